@@ -1,0 +1,9 @@
+//! cupmon's trace side: the trace-window model, the Kineto trace merge and the
+//! standalone Chrome-trace export.
+
+mod window;
+
+pub use window::{
+    overhead_kind_name, ApiEvent, CudaEventEvent, CupmonInfo, ExternalCorrelationEvent, GpuPlace,
+    KernelEvent, MemcpyEvent, MemsetEvent, OverheadEvent, SyncEvent, TraceWindow, WindowEvent,
+};
