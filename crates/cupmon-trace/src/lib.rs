@@ -7,3 +7,7 @@ pub use window::{
     overhead_kind_name, ApiEvent, CudaEventEvent, CupmonInfo, ExternalCorrelationEvent, GpuPlace,
     KernelEvent, MemcpyEvent, MemsetEvent, OverheadEvent, SyncEvent, TraceWindow, WindowEvent,
 };
+
+mod api_names;
+
+pub use api_names::{cbids_named, ApiDomain, DRIVER_NOISE, RUNTIME_BLOCKLIST};
