@@ -1,0 +1,132 @@
+//! Errors: loading libcupti ([`LoadError`]) and CUPTI calls ([`CuptiError`]).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::constants::CuptiStatus;
+use crate::env_vars;
+
+/// A CUPTI call that did not return `CUPTI_SUCCESS`.
+///
+/// Displays as `cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_NOT_INITIALIZED (15): <message>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct CuptiError {
+    /// The CUPTI function, e.g. `cuptiActivityEnable`.
+    pub function: &'static str,
+    /// The interesting argument, already formatted (an activity kind, a cbid), if any.
+    pub argument: Option<String>,
+    pub status: CuptiStatus,
+    /// `cuptiGetResultString`'s text, or cupmon's own name for the status when
+    /// CUPTI could not give one.
+    pub status_text: String,
+    /// `cuptiGetErrorMessage`'s longer explanation, when this libcupti has it.
+    pub message: Option<String>,
+}
+
+impl fmt::Display for CuptiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(", self.function)?;
+        if let Some(argument) = &self.argument {
+            f.write_str(argument)?;
+        }
+        write!(f, "): {} ({})", self.status_text, self.status.0)?;
+        match &self.message {
+            Some(message) if message != &self.status_text => write!(f, ": {message}"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One place the loader looked for libcupti, and why it was not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tried {
+    /// A file, or a directory pattern such as `/usr/local/cuda-13.0/lib64/libcupti.so*`.
+    pub path: PathBuf,
+    pub outcome: String,
+}
+
+impl fmt::Display for Tried {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.outcome)
+    }
+}
+
+/// Why libcupti could not be made ready for use.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The NVIDIA driver library does not load, so CUPTI must not be called (CUPTI
+    /// 13.2 crashes on its first call without a driver).
+    #[error("no NVIDIA driver found (libcuda.so.1 could not be loaded: {detail})")]
+    NoDriver { detail: String },
+
+    #[error(
+        "libcupti not found; set {var}=/path/to/libcupti.so or CUDA_HOME. Tried:\n{}",
+        list(.tried),
+        var = env_vars::CUPMON_LIBCUPTI
+    )]
+    NotFound { tried: Vec<Tried> },
+
+    /// The library named by `CUPMON_LIBCUPTI` does not load (no fallback to a search:
+    /// an explicit choice that fails should be fixed, not silently replaced).
+    #[error("{path} (from {var}) could not be loaded: {detail}", path = .path.display(), var = env_vars::CUPMON_LIBCUPTI)]
+    ExplicitLibrary { path: PathBuf, detail: String },
+
+    #[error(transparent)]
+    Cupti(#[from] CuptiError),
+}
+
+fn list(tried: &[Tried]) -> String {
+    let lines: Vec<String> = tried.iter().map(|t| format!("  {t}")).collect();
+    lines.join("\n")
+}
+
+/// A `cupmonFake*` control function that the loaded library does not export
+/// (so it is not cupmon's fake libcupti).
+#[cfg(feature = "fake")]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{path} does not export {symbol}: it is not cupmon's fake libcupti")]
+pub struct NotFakeError {
+    pub path: PathBuf,
+    pub symbol: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cupti_error_names_call_status_and_text() {
+        let error = CuptiError {
+            function: "cuptiActivityEnable",
+            argument: Some("CONCURRENT_KERNEL".into()),
+            status: CuptiStatus::ERROR_NOT_INITIALIZED,
+            status_text: "CUPTI_ERROR_NOT_INITIALIZED".into(),
+            message: Some("CUPTI is not initialized".into()),
+        };
+        assert_eq!(
+            error.to_string(),
+            "cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_NOT_INITIALIZED (15): CUPTI is not initialized"
+        );
+    }
+
+    #[test]
+    fn not_found_lists_every_path() {
+        let error = LoadError::NotFound {
+            tried: vec![
+                Tried {
+                    path: "/a/libcupti.so*".into(),
+                    outcome: "no match".into(),
+                },
+                Tried {
+                    path: "/b/libcupti.so.13".into(),
+                    outcome: "bad ELF".into(),
+                },
+            ],
+        };
+        let text = error.to_string();
+        assert!(
+            text.contains("  /a/libcupti.so*: no match\n  /b/libcupti.so.13: bad ELF"),
+            "{text}"
+        );
+    }
+}

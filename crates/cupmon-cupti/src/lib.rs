@@ -1,0 +1,37 @@
+//! cupmon's one FFI crate for CUPTI: finds and loads libcupti at run time, checks
+//! that the NVIDIA driver is present first, and wraps the CUPTI calls cupmon makes
+//! in safe functions returning `Result`. CUPTI's buffer callbacks become an
+//! [`ActivitySink`] trait, so the monitor owns and receives buffers without
+//! `unsafe`.
+//!
+//! ```no_run
+//! use cupmon_cupti::{ActivityKind, Cupti};
+//! let cupti = Cupti::load()?;
+//! println!("CUPTI {} from {}", cupti.version(), cupti.path().display());
+//! cupti.enable(ActivityKind::CONCURRENT_KERNEL)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![allow(unsafe_code)]
+
+mod buffer;
+mod callbacks;
+mod constants;
+mod cupti;
+pub mod env_vars;
+mod error;
+mod kernel_names;
+mod load;
+mod locate;
+pub mod raw;
+#[cfg(feature = "fake")]
+pub mod testing;
+
+pub use buffer::{ActivityBuffer, CompletedBuffer};
+pub use callbacks::{callback_stats, ActivitySink, CallbackStats};
+pub use constants::{
+    cbid, ActivityKind, CuptiStatus, ExternalCorrelationKind, FlushFlag, ThreadIdType,
+};
+pub use cupti::Cupti;
+pub use error::{CuptiError, LoadError, Tried};
+pub use load::LoadOptions;
+pub use locate::SearchOptions;
