@@ -31,3 +31,9 @@ pub use record::{
     MemsetRecord, OverheadRecord, Record, SyncRecord,
 };
 pub use version::CuptiVersion;
+
+pub mod dump;
+pub use dump::{
+    BufferCompletion, Chunk, ChunkHeader, ChunkReader, ChunkWriter, Dump, DumpError, DumpWarning,
+    DumpWriter, KernelNameTable, MetaFile, Truncation,
+};

@@ -1,0 +1,83 @@
+//! Opening a dump directory for reading.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use super::{
+    read_user_annotations, ChunkReader, DumpError, KernelNameTable, MetaFile, KERNEL_NAMES_FILE,
+    META_FILE, RAW_BUFFERS_FILE, USER_ANNOTATIONS_FILE,
+};
+use crate::Layout;
+
+/// A dump directory opened for reading: the meta and the side files are read at open;
+/// the raw buffers are streamed by [`Dump::chunks`].
+#[derive(Debug, Clone)]
+pub struct Dump {
+    dir: PathBuf,
+    meta: MetaFile,
+    kernel_names: KernelNameTable,
+    user_annotations: BTreeMap<u64, String>,
+}
+
+impl Dump {
+    /// Open `dir`: the meta must be there and sound; `kernel_names.tsv` and
+    /// `user_annotations.json` may be missing (not malformed).
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, DumpError> {
+        let dir = dir.as_ref().to_path_buf();
+        let meta = MetaFile::read(dir.join(META_FILE))?;
+        let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE))?;
+        let user_annotations = read_user_annotations(dir.join(USER_ANNOTATIONS_FILE))?;
+        Ok(Self {
+            dir,
+            meta,
+            kernel_names,
+            user_annotations,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn meta(&self) -> &MetaFile {
+        &self.meta
+    }
+
+    /// The record layout of the CUPTI version the meta names.
+    pub fn layout(&self) -> Result<Layout, DumpError> {
+        let Some(api) = self.meta.cupti_version() else {
+            return Err(DumpError::meta(
+                META_FILE,
+                "no cupti_version key: cannot tell which CUPTI record layout the buffers use",
+            ));
+        };
+        Layout::for_api_version(api).map_err(|source| DumpError::UnsupportedVersion {
+            file: META_FILE.to_owned(),
+            source,
+        })
+    }
+
+    /// Path of the raw-buffer file.
+    pub fn raw_buffers_path(&self) -> PathBuf {
+        self.dir.join(RAW_BUFFERS_FILE)
+    }
+
+    /// A fresh streaming reader over the raw buffers (chunks larger than the meta's
+    /// `buffer_size` are reported as corrupt).
+    pub fn chunks(&self) -> Result<ChunkReader<BufReader<File>>, DumpError> {
+        Ok(
+            ChunkReader::open(self.raw_buffers_path())?
+                .with_max_chunk_size(self.meta.buffer_size()),
+        )
+    }
+
+    pub fn kernel_names(&self) -> &KernelNameTable {
+        &self.kernel_names
+    }
+
+    pub fn user_annotations(&self) -> &BTreeMap<u64, String> {
+        &self.user_annotations
+    }
+}

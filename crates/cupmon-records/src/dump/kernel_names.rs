@@ -1,0 +1,122 @@
+//! `kernel_names.tsv`: `pointer<TAB>mangled name`, one line per distinct kernel-name
+//! pointer (pointer in decimal). Kernel records hold a `const char *` into the recording
+//! process; this table is how a dump keeps the names.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::error::DumpError;
+use super::meta::file_label;
+use super::KERNEL_NAMES_FILE;
+
+/// Kernel-name pointer -> mangled name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelNameTable {
+    names: HashMap<u64, String>,
+}
+
+impl KernelNameTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parse the file's text; `file` names it in errors. Empty lines are skipped.
+    pub fn parse(text: &str, file: &str) -> Result<Self, DumpError> {
+        let mut names = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.is_empty() {
+                continue;
+            }
+            let bad = |problem: String| DumpError::BadSideFile {
+                file: file.to_owned(),
+                line: i + 1,
+                problem,
+            };
+            let Some((ptr, name)) = line.split_once('\t') else {
+                return Err(bad(format!("no TAB between pointer and name in {line:?}")));
+            };
+            let ptr: u64 = ptr
+                .parse()
+                .map_err(|_| bad(format!("pointer {ptr:?} is not a decimal u64")))?;
+            names.insert(ptr, name.to_owned());
+        }
+        Ok(Self { names })
+    }
+
+    /// Read `path`; a missing file gives an empty table (dumps may lack side files).
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, DumpError> {
+        let path = path.as_ref();
+        let name = file_label(path, KERNEL_NAMES_FILE);
+        match fs::read(path) {
+            Ok(bytes) => Self::parse(&String::from_utf8_lossy(&bytes), &name),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Self::new()),
+            Err(e) => Err(DumpError::io(&name, e)),
+        }
+    }
+
+    /// The mangled name recorded for `ptr`.
+    pub fn get(&self, ptr: u64) -> Option<&str> {
+        self.names.get(&ptr).map(String::as_str)
+    }
+
+    /// Add a name; returns true when the pointer was new (and so should be written).
+    pub fn insert(&mut self, ptr: u64, name: impl Into<String>) -> bool {
+        use std::collections::hash_map::Entry;
+        match self.names.entry(ptr) {
+            Entry::Vacant(v) => {
+                v.insert(name.into());
+                true
+            }
+            Entry::Occupied(_) => false,
+        }
+    }
+
+    pub fn contains(&self, ptr: u64) -> bool {
+        self.names.contains_key(&ptr)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// `(pointer, name)` pairs sorted by pointer.
+    pub fn sorted(&self) -> Vec<(u64, &str)> {
+        let mut v: Vec<_> = self.names.iter().map(|(&p, n)| (p, n.as_str())).collect();
+        v.sort_unstable_by_key(|&(p, _)| p);
+        v
+    }
+
+    /// Write the whole table, sorted by pointer (the fixtures' order).
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        for (ptr, name) in self.sorted() {
+            write_line(out, ptr, name)?;
+        }
+        Ok(())
+    }
+
+    /// Write the whole table to `path`.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), DumpError> {
+        let path = path.as_ref();
+        let mut out = Vec::new();
+        self.write_to(&mut out)
+            .map_err(|e| DumpError::io(KERNEL_NAMES_FILE, e))?;
+        fs::write(path, out).map_err(|e| DumpError::io(&file_label(path, KERNEL_NAMES_FILE), e))
+    }
+}
+
+/// One line of `kernel_names.tsv` (for writers that append names as they first appear).
+/// TABs and newlines in a name (never seen in symbol names) become spaces.
+pub fn write_line(out: &mut impl Write, ptr: u64, name: &str) -> io::Result<()> {
+    if name.contains(['\t', '\n', '\r']) {
+        let clean = name.replace(['\t', '\n', '\r'], " ");
+        writeln!(out, "{ptr}\t{clean}")
+    } else {
+        writeln!(out, "{ptr}\t{name}")
+    }
+}

@@ -1,0 +1,191 @@
+//! `cupti_monitor_meta.bin`: a 16-byte header `<8sII>` (`b"CUPMMETA"`, version 2,
+//! payload length) followed by compact JSON describing the session. Keys cupmon does not
+//! know are kept and written back unchanged, so PyTorch's monitor and cupmon can both
+//! add their own.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::error::{DumpError, Magic};
+use super::META_FILE;
+
+pub const META_MAGIC: [u8; 8] = *b"CUPMMETA";
+pub const META_VERSION: u32 = 2;
+pub const META_HEADER_LEN: usize = 16;
+
+/// The session description of a dump. JSON keys are kept in a map so that unknown keys
+/// survive a read-modify-write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetaFile {
+    json: Map<String, Value>,
+}
+
+impl MetaFile {
+    /// An empty meta (no keys).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn from_json(json: Map<String, Value>) -> Self {
+        Self { json }
+    }
+
+    pub fn json(&self) -> &Map<String, Value> {
+        &self.json
+    }
+
+    pub fn json_mut(&mut self) -> &mut Map<String, Value> {
+        &mut self.json
+    }
+
+    /// Set a key (e.g. `cupti_library`, `dropped_records`, `cupmon_version`).
+    pub fn set(&mut self, key: &str, value: impl Into<Value>) -> &mut Self {
+        self.json.insert(key.to_owned(), value.into());
+        self
+    }
+
+    fn u64_key(&self, key: &str) -> Option<u64> {
+        self.json.get(key).and_then(Value::as_u64)
+    }
+
+    fn str_key(&self, key: &str) -> Option<&str> {
+        self.json.get(key).and_then(Value::as_str)
+    }
+
+    /// `cuptiGetVersion`'s API version (130001 for CUPTI 13.0 update 1).
+    pub fn cupti_version(&self) -> Option<u32> {
+        self.u64_key("cupti_version")
+            .and_then(|v| u32::try_from(v).ok())
+    }
+
+    /// Enabled CUPTI activity kinds.
+    pub fn activities(&self) -> Vec<u32> {
+        let list = self.json.get("activities").and_then(Value::as_array);
+        list.into_iter()
+            .flatten()
+            .filter_map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()))
+            .collect()
+    }
+
+    /// Size of each activity buffer handed to CUPTI: no chunk can be larger.
+    pub fn buffer_size(&self) -> Option<u64> {
+        self.u64_key("buffer_size")
+    }
+
+    pub fn pid(&self) -> Option<u64> {
+        self.u64_key("pid")
+    }
+
+    pub fn session_start_unix_ns(&self) -> Option<u64> {
+        self.u64_key("session_start_unix_ns")
+    }
+
+    pub fn session_start_cupti_ns(&self) -> Option<u64> {
+        self.u64_key("session_start_cupti_ns")
+    }
+
+    pub fn session_start_monotonic_ns(&self) -> Option<u64> {
+        self.u64_key("session_start_monotonic_ns")
+    }
+
+    /// `cupti_default`: record timestamps are CUPTI's default clock (Unix-epoch ns).
+    pub fn timestamp_mode(&self) -> Option<&str> {
+        self.str_key("timestamp_mode")
+    }
+
+    /// Records CUPTI dropped (buffers full), as cupmon adds it at the end of a session.
+    pub fn dropped_records(&self) -> Option<u64> {
+        self.u64_key("dropped_records")
+    }
+
+    /// Path of the libcupti that recorded the dump (cupmon's key).
+    pub fn cupti_library(&self) -> Option<&str> {
+        self.str_key("cupti_library")
+    }
+
+    /// Version of the cupmon that wrote the dump (cupmon's key).
+    pub fn cupmon_version(&self) -> Option<&str> {
+        self.str_key("cupmon_version")
+    }
+
+    /// Parse a meta file's bytes; `file` names it in errors.
+    pub fn from_bytes(bytes: &[u8], file: &str) -> Result<Self, DumpError> {
+        let Some(header) = bytes.first_chunk::<META_HEADER_LEN>() else {
+            let n = bytes.len();
+            let problem = if n == 0 {
+                "empty file (0 bytes), expected a 16-byte CUPMMETA header".to_owned()
+            } else {
+                format!("{n} bytes, too short for the 16-byte CUPMMETA header")
+            };
+            return Err(DumpError::meta(file, problem));
+        };
+        let mut magic = [0u8; 8];
+        magic.copy_from_slice(&header[..8]);
+        if magic != META_MAGIC {
+            let problem = format!("byte 0: bad magic {}, expected b\"CUPMMETA\"", Magic(magic));
+            return Err(DumpError::meta(file, problem));
+        }
+        let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+        if version != META_VERSION {
+            let problem = format!("byte 8: unsupported meta version {version}, expected 2");
+            return Err(DumpError::meta(file, problem));
+        }
+        let len = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
+        let payload = &bytes[META_HEADER_LEN..];
+        if u64::from(len) != payload.len() as u64 {
+            let problem = format!(
+                "byte 12: payload length {len}, but {} bytes follow the header",
+                payload.len()
+            );
+            return Err(DumpError::meta(file, problem));
+        }
+        let value: Value = serde_json::from_slice(payload).map_err(|e| {
+            DumpError::meta(file, format!("byte 16: payload is not valid JSON: {e}"))
+        })?;
+        match value {
+            Value::Object(json) => Ok(Self { json }),
+            other => Err(DumpError::meta(
+                file,
+                format!("byte 16: payload is JSON but not an object: {other}"),
+            )),
+        }
+    }
+
+    /// Read `cupti_monitor_meta.bin` from `path`.
+    pub fn read(path: impl AsRef<Path>) -> Result<Self, DumpError> {
+        let path = path.as_ref();
+        let name = file_label(path, META_FILE);
+        let bytes = fs::read(path).map_err(|e| DumpError::io(&name, e))?;
+        Self::from_bytes(&bytes, &name)
+    }
+
+    /// The file's bytes: header, then compact JSON (keys in the map's order).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload = serde_json::to_vec(&self.json).unwrap_or_else(|_| b"{}".to_vec());
+        let mut out = Vec::with_capacity(META_HEADER_LEN + payload.len());
+        out.extend_from_slice(&META_MAGIC);
+        out.extend_from_slice(&META_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    /// Write to `path` through a temporary file and a rename, so a reader (or a crash)
+    /// never sees half a meta file.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), DumpError> {
+        let path = path.as_ref();
+        let name = file_label(path, META_FILE);
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        fs::write(&tmp, self.to_bytes()).map_err(|e| DumpError::io(&name, e))?;
+        fs::rename(&tmp, path).map_err(|e| DumpError::io(&name, e))
+    }
+}
+
+/// The file name to show in messages: the path's last component, or `default`.
+pub(crate) fn file_label(path: &Path, default: &str) -> String {
+    path.file_name()
+        .map_or_else(|| default.to_owned(), |n| n.to_string_lossy().into_owned())
+}

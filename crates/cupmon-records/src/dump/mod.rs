@@ -1,0 +1,36 @@
+//! The raw dump directory: PyTorch's CUPTI-monitor dump (`cupti_monitor_meta.bin`,
+//! `cupti_monitor_raw_buffers.bin`) plus cupmon's side files (`kernel_names.tsv`,
+//! `user_annotations.json`), which readers treat as optional.
+
+mod annotations;
+mod chunk;
+mod chunk_reader;
+mod chunk_writer;
+mod dir;
+mod error;
+mod kernel_names;
+mod meta;
+mod writer;
+
+pub use annotations::{
+    parse_user_annotations, read_user_annotations, user_annotations_bytes, write_user_annotations,
+};
+pub use chunk::{
+    BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
+};
+pub use chunk_reader::ChunkReader;
+pub use chunk_writer::ChunkWriter;
+pub use dir::Dump;
+pub use error::{DumpError, DumpWarning, Magic, Truncation};
+pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
+pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub use writer::DumpWriter;
+
+/// Session description (CUPMMETA v2).
+pub const META_FILE: &str = "cupti_monitor_meta.bin";
+/// The activity buffers (CUPMRBUF v2 chunks).
+pub const RAW_BUFFERS_FILE: &str = "cupti_monitor_raw_buffers.bin";
+/// Kernel-name pointer -> mangled name.
+pub const KERNEL_NAMES_FILE: &str = "kernel_names.tsv";
+/// External id -> annotation name.
+pub const USER_ANNOTATIONS_FILE: &str = "user_annotations.json";
