@@ -1,0 +1,30 @@
+//! Errors of the trace crate; each names the file and the place.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// An input that is not what the merge accepts (not JSON, wrong types, ...).
+    #[error("{file}: {location}: {msg}")]
+    Input {
+        file: String,
+        location: String,
+        msg: String,
+    },
+    /// A window the seed's merge would reject (a missing field, ...).
+    #[error("trace window: {0}")]
+    Window(String),
+    /// The merged trace would hold no duration event (the seed raises too).
+    #[error("merged trace did not contain any duration events")]
+    NoDurationEvents,
+    /// Writing the output failed (the path is added where it is known).
+    #[error("writing the output: {0}")]
+    Write(#[from] std::io::Error),
+    #[error("{path}: {what}: {err}")]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        err: std::io::Error,
+    },
+}

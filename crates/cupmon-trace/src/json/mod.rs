@@ -1,0 +1,5 @@
+//! JSON reading and writing with Python's `json` module semantics.
+
+pub(crate) mod read;
+pub(crate) mod value;
+pub(crate) mod write;

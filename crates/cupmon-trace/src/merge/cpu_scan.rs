@@ -1,0 +1,267 @@
+//! Pass 1 over a Kineto CPU trace: validate it as Python's `json.load` would,
+//! and collect what the merge needs without keeping the events: the top-level
+//! members, which events stay (as byte ranges to copy in pass 2), the External
+//! id -> (pid, tid) map, and the time range of the duration events.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::ops::Range;
+
+use super::cpu_event::{scan_event, Cat, ExternalId, Name, Ph};
+use super::span::TimeRange;
+use super::stream::{StreamBuf, StreamError};
+use crate::json::read::parse_document;
+use crate::json::value::Value;
+
+/// A top-level member of the CPU trace, in first-seen order.
+#[derive(Debug)]
+pub(crate) struct TopMember {
+    pub key: String,
+    /// The key as written (with its quotes).
+    pub raw_key: Vec<u8>,
+    /// The value's text; `None` for `traceEvents`, which is streamed.
+    pub raw_value: Option<Vec<u8>>,
+}
+
+/// The kept events of `traceEvents`, as byte ranges of the (decompressed) file.
+#[derive(Debug, Default)]
+pub(crate) struct KeptEvents {
+    /// The leading `M` events: cupmon's metadata goes right after them.
+    pub head: Vec<Range<u64>>,
+    pub tail: Vec<Range<u64>>,
+    pub count: u64,
+    pub dropped: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct CpuScan {
+    pub members: Vec<TopMember>,
+    /// `int(data["baseTimeNanoseconds"])` when present (an error text where Python raises).
+    pub base_ns: Option<Result<i128, String>>,
+    pub events: KeptEvents,
+    /// External id -> (pid, tid), only for the ids the window asks about.
+    pub thread_by_external_id: HashMap<i128, (i128, i128)>,
+    pub range: TimeRange,
+}
+
+/// A pass-1 failure: where (absolute byte offset) and why.
+#[derive(Debug)]
+pub(crate) enum ScanError {
+    Stream(StreamError),
+    At { offset: u64, msg: String },
+}
+
+impl From<StreamError> for ScanError {
+    fn from(e: StreamError) -> Self {
+        Self::Stream(e)
+    }
+}
+
+/// Scan a CPU trace. `wanted` lists the external ids the window correlates.
+pub(crate) fn scan_cpu_trace(
+    src: impl Read,
+    wanted: &HashSet<i128>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<CpuScan, ScanError> {
+    let mut s = StreamBuf::new(src);
+    let mut scan = CpuScan::default();
+    let (first, at) = s.step(|r| r.peek())?;
+    if first != b'{' {
+        // Python would load it and then fail on `data.get`: report "not an object"
+        // only for valid JSON, a syntax error otherwise.
+        s.step(|r| r.skip_value())?;
+        s.expect_end()?;
+        return Err(ScanError::At {
+            offset: at.start,
+            msg: "a Chrome trace must be a JSON object".to_owned(),
+        });
+    }
+    s.step(|r| r.expect(b'{', "'{'"))?;
+    let (empty, _) = s.step(|r| r.empty_close(b'}'))?;
+    if !empty {
+        loop {
+            s.skip_ws()?;
+            let (key, key_range) = s.step(|r| r.key_name().map(|k| k.decode()))?;
+            let raw_key = s.bytes(&key_range);
+            check_utf8(raw_key, key_range.start)?;
+            let raw_key = raw_key.to_vec();
+            s.step(|r| r.expect(b':', "':' delimiter"))?;
+            let raw_value = if key == "traceEvents" {
+                scan.events = KeptEvents::default();
+                scan.thread_by_external_id.clear();
+                scan.range = TimeRange::default();
+                scan_events(&mut s, &mut scan, wanted, progress)?;
+                None
+            } else {
+                s.skip_ws()?;
+                let ((), range) = s.step(|r| r.skip_value())?;
+                let bytes = s.bytes(&range);
+                check_utf8(bytes, range.start)?;
+                if key == "baseTimeNanoseconds" {
+                    scan.base_ns = Some(base_time(bytes));
+                }
+                Some(bytes.to_vec())
+            };
+            match scan.members.iter_mut().find(|m| m.key == key) {
+                Some(m) => m.raw_value = raw_value,
+                None => scan.members.push(TopMember {
+                    key,
+                    raw_key,
+                    raw_value,
+                }),
+            }
+            let (more, _) = s.step(|r| r.comma_or(b'}'))?;
+            if !more {
+                break;
+            }
+        }
+    }
+    s.expect_end()?;
+    Ok(scan)
+}
+
+fn check_utf8(bytes: &[u8], offset: u64) -> Result<(), ScanError> {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(ScanError::At {
+            offset: offset + e.valid_up_to() as u64,
+            msg: "invalid UTF-8".to_owned(),
+        }),
+    }
+}
+
+/// `int(data["baseTimeNanoseconds"])`, which the seed does not guard.
+fn base_time(bytes: &[u8]) -> Result<i128, String> {
+    let v =
+        parse_document(bytes).ok_or_else(|| "baseTimeNanoseconds: unreadable value".to_owned())?;
+    match v.py_int() {
+        Ok(Some(i)) => Ok(i),
+        Ok(None) => Err(format!(
+            "baseTimeNanoseconds: {} is not an integer",
+            match v {
+                Value::Str(s) => format!("{s:?}"),
+                other => other.py_str(),
+            }
+        )),
+        Err(e) => Err(format!("baseTimeNanoseconds: {e}")),
+    }
+}
+
+fn scan_events<R: Read>(
+    s: &mut StreamBuf<R>,
+    scan: &mut CpuScan,
+    wanted: &HashSet<i128>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), ScanError> {
+    let (open, at) = s.step(|r| r.peek())?;
+    match open {
+        b'[' => {}
+        b'{' | b'"' => {
+            // list() of an empty dict or string is empty: the seed accepts those.
+            let (v, range) = s.step(|r| r.value())?;
+            return match v {
+                Value::Object(m) if m.is_empty() => Ok(()),
+                Value::Str(t) if t.is_empty() => Ok(()),
+                _ => Err(ScanError::At {
+                    offset: range.start,
+                    msg: "'traceEvents' must be a list of event objects".to_owned(),
+                }),
+            };
+        }
+        _ => {
+            s.step(|r| r.skip_value())?;
+            return Err(ScanError::At {
+                offset: at.start,
+                msg: "'traceEvents' must be a list".to_owned(),
+            });
+        }
+    }
+    s.step(|r| r.expect(b'[', "'['"))?;
+    let (empty, _) = s.step(|r| r.empty_close(b']'))?;
+    if empty {
+        return Ok(());
+    }
+    let mut in_head = true;
+    let mut prev_kept = false;
+    let mut index: u64 = 0;
+    loop {
+        s.skip_ws()?;
+        let (event, range) = s.step(scan_event)?;
+        check_utf8(s.bytes(&range), range.start)?;
+        let Some(event) = event else {
+            return Err(ScanError::At {
+                offset: range.start,
+                msg: format!("traceEvents[{index}] is not a JSON object"),
+            });
+        };
+        if event.name == Name::Unhashable || (event.ph == Ph::X && event.cat == Cat::Unhashable) {
+            return Err(ScanError::At {
+                offset: range.start,
+                msg: format!("traceEvents[{index}]: 'name' and 'cat' must not be lists or objects"),
+            });
+        }
+        if event.ph == Ph::X && event.cat == Cat::Op {
+            if let (Some(pid), Some(tid)) = (event.pid, event.tid) {
+                match &event.external_id {
+                    ExternalId::Id(id) if wanted.contains(id) => {
+                        scan.thread_by_external_id.insert(*id, (pid, tid));
+                    }
+                    ExternalId::Raises(why) => {
+                        return Err(ScanError::At {
+                            offset: range.start,
+                            msg: format!("traceEvents[{index}]: External id: {why}"),
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let dropped = (event.cat == Cat::Trace && event.name == Name::ProfilerSpan)
+            || event.name == Name::ProfilerInstant;
+        if dropped {
+            scan.events.dropped += 1;
+            prev_kept = false;
+        } else {
+            scan.events.count += 1;
+            let to_head = in_head && event.ph == Ph::M;
+            if !to_head && in_head {
+                in_head = false;
+                prev_kept = false;
+            }
+            let runs = if to_head {
+                &mut scan.events.head
+            } else {
+                &mut scan.events.tail
+            };
+            match runs.last_mut() {
+                Some(last) if prev_kept => last.end = range.end,
+                _ => runs.push(range.clone()),
+            }
+            prev_kept = true;
+            if event.ph == Ph::X && event.cat != Cat::Trace {
+                scan.range.add(event.ts, event.dur);
+            }
+        }
+        index += 1;
+        if index.is_multiple_of(65536) {
+            progress(s.offset());
+        }
+        let (more, _) = s.step(|r| r.comma_or(b']'))?;
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
+/// "line L column C (byte B)" for an error at byte `pos` of `bytes`.
+pub(crate) fn describe_position(bytes: &[u8], pos: usize) -> String {
+    let pos = pos.min(bytes.len());
+    let line = bytes[..pos].iter().filter(|&&c| c == b'\n').count() + 1;
+    let col = pos
+        - bytes[..pos]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
+    format!("line {line} column {col} (byte {pos})")
+}

@@ -1,0 +1,333 @@
+//! The Kineto trace merge: `merge_trace_window_into_chrome_trace` of the seed,
+//! streamed. Pass 1 reads the CPU trace for what the merge needs; pass 2
+//! copies the kept CPU events' text into the output around the window's events.
+
+mod args;
+mod cpu_event;
+pub(crate) mod cpu_scan;
+mod entries;
+mod from_typed;
+mod sink;
+mod span;
+mod stream;
+pub(crate) mod window_input;
+mod window_parse;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
+use std::path::Path;
+
+use flate2::read::MultiGzDecoder;
+
+use crate::json::write::{write_json_float, write_json_str, ObjectWriter};
+use crate::output::{is_gz, AtomicOutput};
+use crate::TraceError;
+use cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
+use entries::Entries;
+use sink::EventSink;
+use span::py_max;
+use stream::{RangeCopier, StreamError};
+use window_input::MergeEvent;
+pub use window_input::MergeWindow;
+
+/// Kineto rounds its trace base time down to this many seconds (~3 months).
+pub const TRIMESTER_SECONDS: i128 = 7_889_238;
+
+/// Options of a merge.
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    /// `traceName` of the output; the seed uses the output path when unset.
+    pub trace_name: Option<String>,
+}
+
+/// What a merge did, for the user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    pub cpu_events_kept: u64,
+    pub cpu_events_replaced: u64,
+    pub window_events: usize,
+    pub events_written: u64,
+}
+
+/// Progress of a long merge, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub enum MergeProgress {
+    /// Pass 1 has read this many (decompressed) bytes of the CPU trace.
+    Scanned(u64),
+}
+
+/// The seed's default base time: now, rounded down to a trimester.
+pub fn default_base_ns() -> i128 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i128::from(d.as_secs()));
+    trimester_floor_ns(now * 1_000_000_000)
+}
+
+/// Round a Unix time in ns down to Kineto's trimester boundary.
+pub fn trimester_floor_ns(unix_ns: i128) -> i128 {
+    let secs = unix_ns.div_euclid(1_000_000_000);
+    secs.div_euclid(TRIMESTER_SECONDS) * TRIMESTER_SECONDS * 1_000_000_000
+}
+
+/// Merge `window` into the CPU trace at `cpu_path`, writing `output`
+/// (`.gz` in and out by file name), as the seed's merge does.
+pub fn merge_files(
+    cpu_path: &Path,
+    window: &MergeWindow,
+    output: &Path,
+    options: &MergeOptions,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<MergeStats, TraceError> {
+    let open = || -> io::Result<Box<dyn Read>> {
+        let file = File::open(cpu_path)?;
+        Ok(if is_gz(cpu_path) {
+            Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file)))
+        } else {
+            Box::new(file)
+        })
+    };
+    merge_source(
+        &cpu_path.display().to_string(),
+        &open,
+        window,
+        output,
+        options,
+        progress,
+    )
+}
+
+/// The merge over a CPU trace that `open` can read twice.
+pub(crate) fn merge_source(
+    cpu_name: &str,
+    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
+    window: &MergeWindow,
+    output: &Path,
+    options: &MergeOptions,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<MergeStats, TraceError> {
+    let read_err = |err: io::Error| TraceError::Io {
+        path: cpu_name.into(),
+        what: "cannot read",
+        err,
+    };
+    let wanted: HashSet<i128> = window
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            MergeEvent::ExternalCorrelation(x) if x.correlation_id != 0 => Some(x.external_id),
+            _ => None,
+        })
+        .collect();
+    let scan = scan_cpu_trace(open().map_err(read_err)?, &wanted, &mut |bytes| {
+        progress(MergeProgress::Scanned(bytes))
+    })
+    .map_err(|e| scan_error(cpu_name, open, e))?;
+    let base_ns = match &scan.base_ns {
+        Some(Ok(b)) => *b,
+        Some(Err(msg)) => {
+            return Err(TraceError::Input {
+                file: cpu_name.to_owned(),
+                location: "top level".to_owned(),
+                msg: msg.clone(),
+            })
+        }
+        None => default_base_ns(),
+    };
+    let entries = Entries::new(window, base_ns, &scan.thread_by_external_id);
+    let out = AtomicOutput::create(output)?;
+    let trace_name = options
+        .trace_name
+        .clone()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| output.display().to_string());
+    let mut writer = out.writer()?;
+    let stats = write_merged(&mut writer, &scan, &entries, open, &trace_name, window).map_err(
+        |e| match e {
+            TraceError::Write(err) => TraceError::Io {
+                path: output.to_path_buf(),
+                what: "cannot write",
+                err,
+            },
+            other => other,
+        },
+    )?;
+    out.commit(writer)?;
+    Ok(stats)
+}
+
+fn write_merged<W: Write>(
+    out: &mut W,
+    scan: &CpuScan,
+    entries: &Entries<'_>,
+    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
+    trace_name: &str,
+    window: &MergeWindow,
+) -> Result<MergeStats, TraceError> {
+    let mut stats = MergeStats {
+        cpu_events_kept: scan.events.count,
+        cpu_events_replaced: scan.events.dropped,
+        window_events: window.events.len(),
+        events_written: 0,
+    };
+    let mut first = true;
+    let mut member = |out: &mut W, raw_key: &[u8]| -> io::Result<()> {
+        out.write_all(if first { b"{" } else { b"," })?;
+        first = false;
+        out.write_all(raw_key)?;
+        out.write_all(b":")
+    };
+    let mut wrote_events = false;
+    let mut wrote_name = false;
+    for m in &scan.members {
+        if m.key == "traceEvents" {
+            member(out, &m.raw_key)?;
+            stats.events_written = write_events(out, scan, entries, open)?;
+            wrote_events = true;
+        } else if m.key == "traceName" {
+            member(out, &m.raw_key)?;
+            write_name(out, trace_name)?;
+            wrote_name = true;
+        } else if let Some(v) = &m.raw_value {
+            member(out, &m.raw_key)?;
+            out.write_all(v)?;
+        }
+    }
+    if !wrote_events {
+        member(out, b"\"traceEvents\"")?;
+        stats.events_written = write_events(out, scan, entries, open)?;
+    }
+    if !wrote_name {
+        member(out, b"\"traceName\"")?;
+        write_name(out, trace_name)?;
+    }
+    if let Some(info) = &window.cupmon {
+        if !scan.members.iter().any(|m| m.key == "cupmon") {
+            member(out, b"\"cupmon\"")?;
+            let text = serde_json::to_vec(info).map_err(io::Error::other)?;
+            out.write_all(&text)?;
+        }
+    }
+    out.write_all(b"}")?;
+    Ok(stats)
+}
+
+fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
+    let mut b = Vec::new();
+    write_json_str(&mut b, name);
+    out.write_all(&b)
+}
+
+/// `traceEvents`: leading CPU metadata, the window's metadata, the other CPU
+/// events, the window's events, then the rebuilt profiler span and instants.
+fn write_events<W: Write>(
+    out: &mut W,
+    scan: &CpuScan,
+    entries: &Entries<'_>,
+    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
+) -> Result<u64, TraceError> {
+    out.write_all(b"[")?;
+    let mut sink = EventSink::new(&mut *out);
+    let mut copier = None;
+    let kept = &scan.events;
+    let mut copy_runs = |sink: &mut EventSink<&mut W>, runs: &[std::ops::Range<u64>]| {
+        for run in runs {
+            let copier = match &mut copier {
+                Some(c) => c,
+                None => copier.insert(RangeCopier::new(open()?)),
+            };
+            sink.raw_elements(|o| copier.copy(run.clone(), o))?;
+        }
+        Ok::<(), io::Error>(())
+    };
+    copy_runs(&mut sink, &kept.head)?;
+    entries.write_metadata(&mut sink)?;
+    copy_runs(&mut sink, &kept.tail)?;
+    let range = scan.range.then(entries.write_events(&mut sink)?);
+    if !range.has_events() {
+        return Err(TraceError::NoDurationEvents);
+    }
+    let (min_ts, max_end) = (range.min_ts, range.max_end_ts);
+    ObjectWriter::new(sink.element())
+        .str("ph", "X")
+        .str("cat", "Trace")
+        .str("name", "PyTorch Profiler (0)")
+        .str("pid", "Spans")
+        .str("tid", "PyTorch Profiler")
+        .float("ts", min_ts)
+        .float("dur", py_max(max_end - min_ts, 0.0))
+        .with("args", |b| {
+            ObjectWriter::new(b).int("Op count", 0).end();
+        })
+        .end();
+    ObjectWriter::new(sink.element())
+        .str("ph", "i")
+        .str("s", "g")
+        .str("name", "Iteration Start: PyTorch Profiler")
+        .str("pid", "Traces")
+        .str("tid", "Trace PyTorch Profiler")
+        .with("ts", |b| write_json_float(b, min_ts))
+        .end();
+    ObjectWriter::new(sink.element())
+        .str("ph", "i")
+        .str("s", "g")
+        .str("name", "Record Window End")
+        .str("pid", "")
+        .str("tid", "")
+        .float("ts", max_end + 0.001)
+        .end();
+    let written = sink.written + kept.count;
+    sink.finish()?;
+    out.write_all(b"]")?;
+    Ok(written)
+}
+
+/// Turn a pass-1 failure into an error naming the file, line and column.
+fn scan_error(
+    name: &str,
+    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
+    e: ScanError,
+) -> TraceError {
+    let (offset, msg) = match e {
+        ScanError::Stream(StreamError::Io(err)) => {
+            return TraceError::Io {
+                path: name.into(),
+                what: "cannot read",
+                err,
+            }
+        }
+        ScanError::Stream(StreamError::Syntax { offset, msg }) => (offset, msg),
+        ScanError::At { offset, msg } => (offset, msg),
+    };
+    TraceError::Input {
+        file: name.to_owned(),
+        location: locate(open, offset),
+        msg,
+    }
+}
+
+/// "line L column C (byte B)", found by reading the input again up to `offset`.
+fn locate(open: &dyn Fn() -> io::Result<Box<dyn Read>>, offset: u64) -> String {
+    let Ok(mut src) = open() else {
+        return format!("byte {offset}");
+    };
+    let (mut line, mut col, mut seen) = (1u64, 1u64, 0u64);
+    let mut buf = vec![0u8; 1 << 16];
+    while seen < offset {
+        let Ok(n) = src.read(&mut buf) else { break };
+        if n == 0 {
+            break;
+        }
+        for &c in &buf[..n.min((offset - seen) as usize)] {
+            if c == b'\n' {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+        }
+        seen += n as u64;
+    }
+    format!("line {line} column {col} (byte {offset})")
+}

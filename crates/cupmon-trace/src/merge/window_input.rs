@@ -1,0 +1,180 @@
+//! The trace window as the merge reads it: every field the seed's merge looks
+//! at, converted with the seed's own rules (`_as_int`, `str()`), so that any
+//! window the seed accepts is accepted here and any it rejects is rejected.
+//!
+//! The seed raises `KeyError` for some missing fields and converts others with
+//! defaults; which ones depends on the event's kind (and for overhead events on
+//! whether the event turns out to be the trailing "Activity Buffer Request",
+//! which is only known once all events are read). Fields the seed always
+//! requires are checked while parsing; the overhead ones are kept as [`Lazy`].
+
+use std::collections::HashMap;
+
+use crate::api_names::ApiDomain;
+use crate::json::value::{PyRaise, Value};
+
+/// A window ready for the merge.
+#[derive(Debug, Default)]
+pub struct MergeWindow {
+    pub(crate) events: Vec<MergeEvent>,
+    /// CUSTOM1 external id -> name (`None` when the name is not a string: the seed skips it).
+    pub(crate) user_annotations: HashMap<i128, Option<String>>,
+    /// pid -> (int32 opaque thread id -> OS thread id).
+    pub(crate) thread_resource_map: HashMap<i128, HashMap<i128, i128>>,
+    /// Dropped-record count etc. to put in an exported trace's top level (cupmon's own key).
+    pub(crate) cupmon: Option<crate::CupmonInfo>,
+}
+
+impl MergeWindow {
+    /// Number of events in the window.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The earliest non-zero start time among the window's timed records.
+    pub(crate) fn first_start_ns(&self) -> Option<i128> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                MergeEvent::Gpu(g) => Some(g.start_ns),
+                MergeEvent::Api(a) => Some(a.start_ns),
+                _ => None,
+            })
+            .filter(|&t| t > 0)
+            .min()
+    }
+}
+
+/// One event, with what the merge needs of it.
+#[derive(Debug)]
+pub(crate) enum MergeEvent {
+    Gpu(Box<GpuEvent>),
+    Api(ApiEvent),
+    Overhead(Box<OverheadEvent>),
+    ExternalCorrelation(ExternalCorrelation),
+    /// Any other kind (cuda_event, cuda_sync, unknown): only its `end_ns` matters.
+    Other {
+        end_ns: i128,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GpuKind {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+impl GpuKind {
+    pub fn cat(self) -> &'static str {
+        match self {
+            Self::Kernel => "kernel",
+            Self::Memcpy => "gpu_memcpy",
+            Self::Memset => "gpu_memset",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct GpuEvent {
+    pub kind: GpuKind,
+    pub device_id: i128,
+    pub stream_id: i128,
+    pub context_id: i128,
+    pub correlation_id: i128,
+    pub start_ns: i128,
+    pub end_ns: i128,
+    pub graph_id: i128,
+    pub graph_node_id: i128,
+    pub name: String,
+    pub annotation: Option<Value>,
+    pub detail: GpuDetail,
+}
+
+#[derive(Debug)]
+pub(crate) enum GpuDetail {
+    Kernel,
+    Memcpy {
+        bytes: i128,
+        copy_kind: i128,
+        src_kind: i128,
+        dst_kind: i128,
+        flags: i128,
+    },
+    Memset {
+        bytes: i128,
+        value: i128,
+        memory_kind: i128,
+        flags: i128,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) struct ApiEvent {
+    pub domain: ApiDomain,
+    pub cbid: i128,
+    pub process_id: i128,
+    pub thread_id: i128,
+    pub correlation_id: i128,
+    /// The seed shows this call (its name is not filtered out).
+    pub registered: bool,
+    /// Only read (and required) when `registered`.
+    pub start_ns: i128,
+    pub end_ns: i128,
+    pub end_ns_get: i128,
+}
+
+/// A field whose absence or bad value only matters if the seed reads it.
+#[derive(Debug, Clone)]
+pub(crate) enum Lazy<T> {
+    Missing(&'static str),
+    Raises(PyRaise),
+    Value(T),
+}
+
+impl<T: Clone> Lazy<T> {
+    pub fn get(&self) -> Result<T, PyRaise> {
+        match self {
+            Lazy::Value(v) => Ok(v.clone()),
+            Lazy::Missing(field) => Err(format!("missing field '{field}'")),
+            Lazy::Raises(why) => Err(why.clone()),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct OverheadEvent {
+    /// `str(event.get("name")) == "Activity Buffer Request"`.
+    pub is_buffer_request: bool,
+    /// `_as_int(event.get("start_ns", 0))`.
+    pub start_ns_get: Lazy<i128>,
+    pub name: Lazy<String>,
+    pub start_ns: Lazy<i128>,
+    pub end_ns: Lazy<i128>,
+}
+
+#[derive(Debug)]
+pub(crate) struct ExternalCorrelation {
+    /// Only read when the window has user annotations.
+    pub external_kind: Lazy<i128>,
+    pub external_id: i128,
+    pub correlation_id: i128,
+    pub end_ns_get: i128,
+}
+
+impl MergeEvent {
+    /// `_as_int(event.get("end_ns", 0))` for events whose kind is not "overhead".
+    pub fn non_overhead_end_ns(&self) -> Option<i128> {
+        match self {
+            MergeEvent::Gpu(g) => Some(g.end_ns),
+            MergeEvent::Api(a) => Some(a.end_ns_get),
+            MergeEvent::ExternalCorrelation(x) => Some(x.end_ns_get),
+            MergeEvent::Other { end_ns } => Some(*end_ns),
+            MergeEvent::Overhead(_) => None,
+        }
+    }
+}
