@@ -40,6 +40,8 @@ pub struct FakeStats {
     pub foreign_buffers_delivered: u64,
     pub flush_calls: u64,
     pub register_calls: u64,
+    /// `cuptiFinalize` calls that reached the fake.
+    pub finalize_calls: u64,
     /// Bit `k` set when activity kind `k` (< 64) is enabled.
     pub enabled_kinds: u64,
     /// The last `cuptiSetThreadIdType` value.
@@ -187,7 +189,7 @@ impl FakeControls {
     pub fn stats(&self) -> FakeStats {
         let mut stats = FakeStats::default();
         // SAFETY: the fake writes at most `size` bytes of this repr(C) struct.
-        let status = unsafe { (self.stats)(&mut stats, std::mem::size_of::<FakeStats>()) };
+        let status = unsafe { (self.stats)(&mut stats, size_of::<FakeStats>()) };
         assert_eq!(status, 0, "cupmonFakeStats failed");
         stats
     }

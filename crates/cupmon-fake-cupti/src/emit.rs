@@ -1,0 +1,259 @@
+//! Making records the way CUPTI does for one API call and the GPU work it causes,
+//! and appending them to the client's buffers.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+
+use cupmon_cupti::ActivityKind;
+use cupmon_records::{
+    encoded_size, ApiDomain, ApiRecord, ExternalCorrelationRecord, KernelRecord, MemcpyRecord,
+    MemsetRecord, Record,
+};
+
+use crate::state::{fake, lock, Config, Counters, HeldRecord, LentBuffer};
+use crate::{clock, layout};
+
+/// External correlation kinds CUPTI accepts (UNKNOWN .. CUSTOM2).
+pub(crate) const EXTERNAL_KINDS: std::ops::RangeInclusive<u32> = 1..=5;
+
+thread_local! {
+    /// Pushed external correlation ids per kind, per thread (as in CUPTI).
+    pub(crate) static EXTERNAL_IDS: RefCell<[Vec<u64>; 6]> = RefCell::default();
+}
+
+fn next_correlation_id() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The GPU work a call causes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Work {
+    None,
+    Kernel {
+        stream_id: u32,
+        name_ptr: u64,
+    },
+    Memcpy {
+        stream_id: u32,
+        bytes: u64,
+        copy_kind: u8,
+    },
+    Memset {
+        stream_id: u32,
+        bytes: u64,
+        value: u32,
+    },
+}
+
+/// One API call `cbid` of `domain` and its GPU work, `count` times: the
+/// external-correlation and API records if the call is traced, then the GPU record
+/// if its kind is enabled.
+pub(crate) fn calls(domain: ApiDomain, cbid: u32, work: Work, count: u32) {
+    let fake = fake();
+    let _emit = lock(&fake.emit);
+    for _ in 0..count {
+        let records = {
+            let config = lock(&fake.config);
+            call_records(&config, domain, cbid, work)
+        };
+        for record in records {
+            append(record);
+        }
+    }
+}
+
+fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Vec<HeldRecord> {
+    let correlation_id = next_correlation_id();
+    let start = clock::now();
+    let mut records = Vec::new();
+    let traced = match domain {
+        ApiDomain::Runtime => config.runtime.allows(cbid),
+        ApiDomain::Driver => config.driver.allows(cbid),
+    };
+    if traced {
+        if config.is_enabled(ActivityKind::EXTERNAL_CORRELATION.0) {
+            EXTERNAL_IDS.with_borrow(|stacks| {
+                for kind in EXTERNAL_KINDS {
+                    if let Some(&external_id) = stacks[kind as usize].last() {
+                        let record = ExternalCorrelationRecord {
+                            external_kind: kind,
+                            external_id,
+                            correlation_id,
+                        };
+                        records.push(held(Record::ExternalCorrelation(record)));
+                    }
+                }
+            });
+        }
+        let api = ApiRecord {
+            domain,
+            cbid,
+            start,
+            end: start + 4_000,
+            process_id: std::process::id(),
+            thread_id: clock::thread_id(config.thread_id_type),
+            correlation_id,
+            return_value: 0,
+        };
+        records.push(held(Record::Api(api)));
+    }
+    let (gpu_start, gpu_end) = (start + 2_000, start + 12_000);
+    match work {
+        Work::None => {}
+        Work::Kernel {
+            stream_id,
+            name_ptr,
+        } => {
+            let concurrent = config.is_enabled(ActivityKind::CONCURRENT_KERNEL.0);
+            if concurrent || config.is_enabled(ActivityKind::KERNEL.0) {
+                static GRID_ID: AtomicI64 = AtomicI64::new(1);
+                let pending = config.kernels_pending;
+                let end = if pending { 0 } else { gpu_end };
+                let kernel = KernelRecord {
+                    concurrent,
+                    start: gpu_start,
+                    end,
+                    completed: end,
+                    context_id: 1,
+                    stream_id,
+                    grid: [128, 1, 1],
+                    block: [256, 1, 1],
+                    registers_per_thread: 32,
+                    correlation_id,
+                    grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
+                    name_ptr,
+                    ..KernelRecord::default()
+                };
+                records.push(HeldRecord {
+                    record: Record::Kernel(kernel),
+                    pending,
+                });
+            }
+        }
+        Work::Memcpy {
+            stream_id,
+            bytes,
+            copy_kind,
+        } => {
+            if config.is_enabled(ActivityKind::MEMCPY.0) {
+                // Memory kinds: 2 = pinned host, 3 = device.
+                let (src_kind, dst_kind) = match copy_kind {
+                    1 => (2, 3),
+                    2 => (3, 2),
+                    _ => (3, 3),
+                };
+                let memcpy = MemcpyRecord {
+                    copy_kind,
+                    src_kind,
+                    dst_kind,
+                    flags: 1,
+                    bytes,
+                    start: gpu_start,
+                    end: gpu_end,
+                    context_id: 1,
+                    stream_id,
+                    correlation_id,
+                    ..MemcpyRecord::default()
+                };
+                records.push(held(Record::Memcpy(memcpy)));
+            }
+        }
+        Work::Memset {
+            stream_id,
+            bytes,
+            value,
+        } => {
+            if config.is_enabled(ActivityKind::MEMSET.0) {
+                let memset = MemsetRecord {
+                    value,
+                    bytes,
+                    start: gpu_start,
+                    end: gpu_end,
+                    context_id: 1,
+                    stream_id,
+                    correlation_id,
+                    memory_kind: 3,
+                    ..MemsetRecord::default()
+                };
+                records.push(held(Record::Memset(memset)));
+            }
+        }
+    }
+    records
+}
+
+fn held(record: Record) -> HeldRecord {
+    HeldRecord {
+        record,
+        pending: false,
+    }
+}
+
+/// Appends one record to the open buffer, asking the client for a new buffer
+/// when it does not fit; without one the record is dropped and counted. Called
+/// with the `emit` lock held (and no other).
+fn append(record: HeldRecord) {
+    let fake = fake();
+    let size = encoded_size(&record.record, layout());
+    if !make_room(size) {
+        lock(&fake.buffers).dropped += 1;
+        Counters::bump(&fake.counters.records_dropped);
+        return;
+    }
+    let mut buffers = lock(&fake.buffers);
+    let open = buffers
+        .open
+        .as_mut()
+        .expect("make_room left an open buffer");
+    open.used += size;
+    open.records.push(record);
+    Counters::bump(&fake.counters.records_emitted);
+}
+
+/// Ensures the open buffer has `size` free bytes: retires a full one to the
+/// delivery queue and requests the next from the client.
+fn make_room(size: usize) -> bool {
+    let fake = fake();
+    {
+        let mut buffers = lock(&fake.buffers);
+        if buffers
+            .open
+            .as_ref()
+            .is_some_and(|open| open.used + size <= open.size)
+        {
+            return true;
+        }
+        if let Some(full) = buffers.open.take() {
+            buffers.full.push_back(full);
+            fake.buffers_changed.notify_all();
+        }
+    }
+    let Some(callbacks) = lock(&fake.config).callbacks else {
+        return false;
+    };
+    Counters::bump(&fake.counters.buffers_requested);
+    let (mut ptr, mut lent_size, mut max_records) = (std::ptr::null_mut::<u8>(), 0usize, 0usize);
+    // SAFETY: the client's request callback, called as CUPTI calls it, with valid
+    // out-pointers and no lock held but `emit`.
+    unsafe { (callbacks.request)(&mut ptr, &mut lent_size, &mut max_records) };
+    if ptr.is_null() || lent_size == 0 {
+        Counters::bump(&fake.counters.buffers_refused);
+        return false;
+    }
+    let lent = LentBuffer {
+        ptr: ptr as usize,
+        size: lent_size,
+        used: 0,
+        records: Vec::new(),
+    };
+    let mut buffers = lock(&fake.buffers);
+    if lent.ptr % 8 != 0 || lent_size < size {
+        // Unusable for this record: hand it back empty with the next delivery.
+        buffers.full.push_back(lent);
+        fake.buffers_changed.notify_all();
+        return false;
+    }
+    buffers.open = Some(lent);
+    true
+}

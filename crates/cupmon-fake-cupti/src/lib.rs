@@ -1,0 +1,32 @@
+//! A fake libcupti for cupmon's tests (no GPU, no CUDA): exports the CUPTI
+//! activity functions cupmon calls, under CUPTI's names and C signatures, and
+//! behaves like CUPTI 13.0 (`cuptiGetVersion` = 130001): registered callbacks,
+//! enabled kinds, runtime/driver per-call filters, per-thread external
+//! correlation ids, buffers requested from the client, filled with records in
+//! CUPTI 13.0's byte layout (encoded by `cupmon-records`), delivered from a
+//! thread when full and synchronously by `cuptiActivityFlushAll`, and records
+//! dropped and counted when the client has no buffer.
+//!
+//! Tests make activity with the `cupmonFake*` functions (see `controls`),
+//! reached safely through `cupmon_cupti::testing`. Load it with
+//! `CUPMON_LIBCUPTI=path` and `CUPMON_LIBCUDA=path` (it doubles as the driver).
+#![allow(unsafe_code)]
+
+mod api;
+mod clock;
+mod controls;
+mod delivery;
+mod emit;
+mod names;
+mod results;
+mod state;
+
+use cupmon_records::Layout;
+
+/// What `cuptiGetVersion` returns: CUPTI 13.0 update 1, the fixtures' version.
+pub(crate) const FAKE_VERSION: u32 = 130_001;
+
+/// The record layout of `FAKE_VERSION`.
+pub(crate) fn layout() -> Layout {
+    Layout::for_api_version(FAKE_VERSION).expect("cupmon-records knows CUPTI 13.0")
+}
