@@ -114,8 +114,8 @@ pub(crate) fn search<T>(
 struct Searcher<F> {
     load: F,
     tried: Vec<Tried>,
-    /// Canonical paths already tried: `/usr/local/cuda` is usually a link to one
-    /// of the versioned trees.
+    /// Canonical paths of files and directories already tried: `/usr/local/cuda`
+    /// is usually a link to one of the versioned trees.
     seen: HashSet<PathBuf>,
 }
 
@@ -142,6 +142,11 @@ impl<F> Searcher<F> {
         F: FnMut(&Path) -> Result<T, String>,
     {
         for dir in dirs {
+            // CUDA_HOME is often one of the /usr/local/cuda* trees too.
+            let key = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            if !self.seen.insert(key) {
+                continue;
+            }
             let files = libcupti_files(&dir);
             if files.is_empty() {
                 let outcome = if dir.is_dir() {
@@ -216,7 +221,10 @@ pub(crate) fn cuda_toolkits(parent: Option<&Path>) -> Vec<PathBuf> {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name == "cuda" {
             plain = Some(entry.path());
-        } else if let Some(version) = name.strip_prefix("cuda-") {
+        } else if let Some(version) = name
+            .strip_prefix("cuda-")
+            .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        {
             versioned.push((version_key(version), entry.path()));
         }
     }
@@ -341,7 +349,14 @@ mod tests {
     #[test]
     fn toolkits_newest_first_and_files_sorted() {
         let tmp = tempfile::tempdir().unwrap();
-        for dir in ["cuda-12.8", "cuda-13.0", "cuda-12.10", "cuda", "cudnn"] {
+        for dir in [
+            "cuda-12.8",
+            "cuda-13.0",
+            "cuda-12.10",
+            "cuda",
+            "cudnn",
+            "cuda-home",
+        ] {
             std::fs::create_dir(tmp.path().join(dir)).unwrap();
         }
         let names: Vec<String> = cuda_toolkits(Some(tmp.path()))
