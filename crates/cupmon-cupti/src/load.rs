@@ -50,6 +50,16 @@ impl Cupti {
         Ok(cupti)
     }
 
+    /// Makes `cupti` the process-global instance unless one is loaded already;
+    /// returns the global instance. For tests that load the fake library.
+    #[cfg(feature = "fake")]
+    pub(crate) fn install_global(cupti: &'static Cupti) -> &'static Cupti {
+        let mut global = GLOBAL
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        global.get_or_insert(cupti)
+    }
+
     /// The process-global instance if [`Cupti::load`] has succeeded.
     pub fn loaded() -> Option<&'static Cupti> {
         *GLOBAL
@@ -58,7 +68,13 @@ impl Cupti {
     }
 
     /// Checks the driver, then finds, opens and resolves libcupti as `options`
-    /// say. Each call opens the library again (the dynamic loader shares one copy)
+    /// say. The search order: `options.search.explicit` alone when set
+    /// (`CUPMON_LIBCUPTI`); else a libcupti already mapped into the process; the
+    /// toolkits (`CUDA_HOME`, `CUDA_PATH`, then `/usr/local/cuda-X.Y` newest first,
+    /// then `/usr/local/cuda`; in each `lib64`, `targets/<arch>-linux/lib`,
+    /// `extras/CUPTI/lib64`); the `nvidia-cuda-cupti` wheel in the site-packages of
+    /// `VIRTUAL_ENV`, `CONDA_PREFIX` and the running Python; last, the site-packages
+    /// `python3` reports. The error of a failed search lists every place tried. Each call opens the library again (the dynamic loader shares one copy)
     /// and leaks a small table: meant for [`Cupti::load`] and for tests.
     pub fn load_with(options: &LoadOptions) -> Result<&'static Cupti, LoadError> {
         check_driver(options.libcuda.as_deref())?;

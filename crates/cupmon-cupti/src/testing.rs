@@ -211,12 +211,15 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
 }
 
 /// The fake loaded as this process's libcupti (and as its driver stand-in), with
-/// its controls. Builds the fake on first use.
+/// its controls. Builds the fake on first use and installs it as the
+/// process-global instance, so code calling [`Cupti::load`] gets it without any
+/// environment variable (panics if a real libcupti was loaded first).
 pub fn load_fake() -> (&'static Cupti, FakeControls) {
     static LOADED: OnceLock<(&'static Cupti, FakeControls)> = OnceLock::new();
     *LOADED.get_or_init(|| {
-        let cupti = Cupti::load_with(&fake_load_options())
+        let fake = Cupti::load_with(&fake_load_options())
             .unwrap_or_else(|e| panic!("loading the fake: {e}"));
+        let cupti = Cupti::install_global(fake);
         let controls = cupti.fake().unwrap_or_else(|e| panic!("{e}"));
         (cupti, controls)
     })

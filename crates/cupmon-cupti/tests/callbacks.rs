@@ -6,8 +6,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{decode, session, wait_until};
-use cupmon_cupti::{callback_stats, cbid, ActivityKind, FlushFlag};
-use cupmon_records::Record;
+use cupmon_cupti::{callback_stats, cbid, ActivityKind, Cupti, FlushFlag};
+use cupmon_records::{ApiRecord, KernelRecord, Record};
 
 #[test]
 fn launched_kernels_come_back_decoded_with_names() {
@@ -22,26 +22,8 @@ fn launched_kernels_come_back_decoded_with_names() {
     let names: BTreeMap<u64, String> = collected.iter().flat_map(|c| c.new_names.clone()).collect();
     assert_eq!(names.len(), 2, "one pointer per distinct name: {names:?}");
     let records = decode(&collected);
-    let kernels: Vec<_> = records
-        .iter()
-        .filter_map(|r| {
-            if let Record::Kernel(k) = r {
-                Some(k)
-            } else {
-                None
-            }
-        })
-        .collect();
-    let launches: Vec<_> = records
-        .iter()
-        .filter_map(|r| {
-            if let Record::Api(a) = r {
-                Some(a)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let kernels: Vec<_> = records.iter().filter_map(as_kernel).collect();
+    let launches: Vec<_> = records.iter().filter_map(as_api).collect();
     assert_eq!(kernels.len(), 8);
     assert_eq!(launches.len(), 8);
     assert!(launches
@@ -58,6 +40,10 @@ fn launched_kernels_come_back_decoded_with_names() {
         .collect();
     assert_eq!(by_stream[0], (7, "_Z7kernelAPf"));
     assert_eq!(by_stream[7], (8, "kernelB"));
+    assert!(
+        std::ptr::eq(Cupti::load().unwrap(), s.cupti),
+        "load_fake made the fake the process's libcupti"
+    );
     assert_eq!(
         callback_stats().outstanding_buffers,
         0,
@@ -68,9 +54,7 @@ fn launched_kernels_come_back_decoded_with_names() {
 #[test]
 fn full_buffers_arrive_from_cuptis_thread_and_names_are_read_once() {
     let s = session();
-    s.sink
-        .buffer_size
-        .store(4096, std::sync::atomic::Ordering::SeqCst);
+    s.sink.set_buffer_size(4096);
     s.cupti.enable(ActivityKind::CONCURRENT_KERNEL).unwrap();
     s.fake.launch_kernels(100, 1, "k_fill").unwrap();
     // 4 KiB holds 18 kernel records of 216 bytes: five buffers are full.
@@ -92,16 +76,12 @@ fn refused_requests_drop_records_and_the_next_buffer_counts_them() {
     s.cupti.enable(ActivityKind::CONCURRENT_KERNEL).unwrap();
     s.cupti.enable(ActivityKind::RUNTIME).unwrap();
     let refused_before = callback_stats().requests_refused;
-    s.sink
-        .refuse
-        .store(true, std::sync::atomic::Ordering::SeqCst);
+    s.sink.set(&s.sink.refuse, true);
     s.fake.launch_kernels(10, 1, "dropped").unwrap();
     assert_eq!(s.fake.stats().records_dropped, 20);
     assert!(callback_stats().requests_refused > refused_before);
 
-    s.sink
-        .refuse
-        .store(false, std::sync::atomic::Ordering::SeqCst);
+    s.sink.set(&s.sink.refuse, false);
     s.fake.launch_kernels(1, 1, "kept").unwrap();
     s.cupti.flush_all(FlushFlag::NONE).unwrap();
     let collected = s.sink.take();
@@ -134,9 +114,7 @@ fn a_panicking_sink_does_not_unwind_into_cupti() {
     let s = session();
     s.cupti.enable(ActivityKind::CONCURRENT_KERNEL).unwrap();
     let panics_before = callback_stats().panics;
-    s.sink
-        .panic_on_complete
-        .store(true, std::sync::atomic::Ordering::SeqCst);
+    s.sink.set(&s.sink.panic_on_complete, true);
     s.fake.launch_kernels(2, 1, "boom").unwrap();
     s.cupti.flush_all(FlushFlag::NONE).unwrap();
     assert_eq!(callback_stats().panics, panics_before + 1);
@@ -146,9 +124,17 @@ fn a_panicking_sink_does_not_unwind_into_cupti() {
         "the panicked buffer was freed, not leaked"
     );
 
-    s.sink
-        .panic_on_complete
-        .store(false, std::sync::atomic::Ordering::SeqCst);
+    s.sink.set(&s.sink.panic_on_complete, false);
+    s.sink.set(&s.sink.panic_on_request, true);
+    s.fake.launch_kernels(1, 1, "no_buffer").unwrap();
+    assert_eq!(callback_stats().panics, panics_before + 2);
+    assert_eq!(
+        s.fake.stats().records_dropped,
+        1,
+        "a panicking request is a refusal"
+    );
+
+    s.sink.set(&s.sink.panic_on_request, false);
     s.fake.launch_kernels(1, 1, "after").unwrap();
     s.cupti.flush_all(FlushFlag::NONE).unwrap();
     assert_eq!(decode(&s.sink.take()).len(), 1, "collection goes on");
@@ -275,4 +261,36 @@ fn memcpy_and_memset_records() {
         matches!(&records[..], [Record::Memcpy(a), Record::Memcpy(_), Record::Memset(m)]
         if a.bytes == 4096 && a.copy_kind == 1 && a.stream_id == 5 && m.value == 0xab && m.stream_id == 6)
     );
+}
+
+#[test]
+fn a_slow_completion_thread_leaves_buffers_with_cupti() {
+    let s = session();
+    s.sink.set_buffer_size(4096);
+    s.cupti.enable(ActivityKind::CONCURRENT_KERNEL).unwrap();
+    s.fake
+        .set_completion_delay(std::time::Duration::from_millis(100));
+    s.fake.launch_kernels(60, 1, "k_slow").unwrap(); // 3 full buffers, 1 open
+    let stats = callback_stats();
+    assert_eq!(stats.outstanding_buffers, 4, "{stats:?}");
+    assert_eq!(stats.outstanding_bytes, 4 * 4096);
+    assert!(s.fake.stats().buffers_waiting >= 2);
+    wait_until("the slow deliveries", || s.sink.buffers_so_far() == 3);
+    s.cupti.flush_all(FlushFlag::NONE).unwrap();
+    assert_eq!(decode(&s.sink.take()).len(), 60);
+    assert_eq!(callback_stats().outstanding_buffers, 0);
+}
+
+fn as_kernel(record: &Record) -> Option<&KernelRecord> {
+    match record {
+        Record::Kernel(kernel) => Some(kernel),
+        _ => None,
+    }
+}
+
+fn as_api(record: &Record) -> Option<&ApiRecord> {
+    match record {
+        Record::Api(api) => Some(api),
+        _ => None,
+    }
 }

@@ -22,18 +22,22 @@ pub struct Collected {
 }
 
 /// Lends buffers of `buffer_size` (or none when `refuse`), records what comes
-/// back, panics on completion when `panic_on_complete`.
+/// back, panics when `panic_on_request`/`panic_on_complete`.
 #[derive(Debug, Default)]
 pub struct RecordingSink {
     pub buffer_size: AtomicUsize,
     pub refuse: AtomicBool,
     pub panic_on_complete: AtomicBool,
+    pub panic_on_request: AtomicBool,
     pub collected: Mutex<Vec<Collected>>,
     seen_names: Mutex<HashSet<u64>>,
 }
 
 impl ActivitySink for RecordingSink {
     fn request_buffer(&self) -> Option<ActivityBuffer> {
+        if self.panic_on_request.load(Ordering::SeqCst) {
+            panic!("test sink panics on request on purpose");
+        }
         if self.refuse.load(Ordering::SeqCst) {
             return None;
         }
@@ -56,6 +60,14 @@ impl ActivitySink for RecordingSink {
 }
 
 impl RecordingSink {
+    pub fn set(&self, flag: &AtomicBool, on: bool) {
+        flag.store(on, Ordering::SeqCst);
+    }
+
+    pub fn set_buffer_size(&self, bytes: usize) {
+        self.buffer_size.store(bytes, Ordering::SeqCst);
+    }
+
     pub fn take(&self) -> Vec<Collected> {
         std::mem::take(&mut self.collected.lock().unwrap())
     }
@@ -86,6 +98,7 @@ pub fn session() -> Session {
     });
     sink.refuse.store(false, Ordering::SeqCst);
     sink.panic_on_complete.store(false, Ordering::SeqCst);
+    sink.panic_on_request.store(false, Ordering::SeqCst);
     sink.buffer_size.store(64 * 1024, Ordering::SeqCst);
     fake.reset(); // returns every lent buffer to the sink
     sink.take();
