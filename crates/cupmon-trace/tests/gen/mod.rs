@@ -555,9 +555,7 @@ pub fn edge_cases() -> Vec<Case> {
         raw(
             "thread map with float value",
             CPU,
-            &format!(
-                r#"{{"events":[{{"kind":"cuda_runtime","cbid":20,"process_id":1,"thread_id":2,"correlation_id":3,"start_ns":1790857026000004000,"end_ns":1790857026000004500}}],"thread_resource_map":{{"1":{{"2":77.9}}}}}}"#
-            ),
+            r#"{"events":[{"kind":"cuda_runtime","cbid":20,"process_id":1,"thread_id":2,"correlation_id":3,"start_ns":1790857026000004000,"end_ns":1790857026000004500}],"thread_resource_map":{"1":{"2":77.9}}}"#,
         ),
         raw(
             "user annotation key not an integer",
