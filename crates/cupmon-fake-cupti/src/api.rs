@@ -107,7 +107,8 @@ fn set_kind(kind: u32, enable: bool) -> RawStatus {
     SUCCESS
 }
 
-/// `cuptiActivityEnable`.
+/// `cuptiActivityEnable`. Stricter than CUPTI 13.0, which returns success for a
+/// number outside its enum (seen on the H200): the fake says INVALID_KIND.
 #[no_mangle]
 pub extern "C" fn cuptiActivityEnable(kind: u32) -> RawStatus {
     set_kind(kind, true)
