@@ -37,3 +37,6 @@ pub use dump::{
     BufferCompletion, Chunk, ChunkHeader, ChunkReader, ChunkWriter, Dump, DumpError, DumpWarning,
     DumpWriter, KernelNameTable, MetaFile, Truncation,
 };
+
+mod demangle;
+pub use demangle::demangle;
