@@ -13,11 +13,12 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use crate::cupti::Cupti;
-use crate::error::NotFakeError;
 use crate::load::LoadOptions;
 use crate::locate::SearchOptions;
 use crate::raw::RawStatus;
 use crate::{CuptiError, LoadError};
+
+pub use crate::error::NotFakeError;
 
 /// Counters of the fake, filled by `cupmonFakeStats`. Shared with the fake crate,
 /// which writes this exact `repr(C)` struct.
