@@ -40,3 +40,12 @@ pub use dump::{
 
 mod demangle;
 pub use demangle::demangle;
+
+mod stats;
+mod walk;
+mod window;
+pub use stats::{dump_stats, DumpStats, KernelStat};
+pub use walk::{
+    decode_dump_to_window, decode_to_window, walk_records, DecodeProgress, DecodeReport,
+};
+pub use window::EventBuilder;

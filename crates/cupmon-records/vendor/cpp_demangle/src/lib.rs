@@ -26,6 +26,8 @@
 //! string `space::foo(int, int)`, which is more meaningful to the C++
 //! developer.
 
+// cupmon patch: vendored code is not held to cupmon's clippy settings.
+#![allow(clippy::all)]
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 #![deny(unsafe_code)]

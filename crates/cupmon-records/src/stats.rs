@@ -1,0 +1,140 @@
+//! The summary `cupmon stats` prints: records per kind, chunks, time span, distinct
+//! kernels, top kernels by total GPU time, dropped records.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::dump::{Dump, DumpError};
+use crate::walk::{walk_records, DecodeProgress, DecodeReport};
+use crate::window::EventBuilder;
+use crate::Record;
+
+/// GPU time of one kernel (by demangled name, all launches).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelStat {
+    pub name: String,
+    /// False when the name is a `kernel@0x...` placeholder.
+    pub name_resolved: bool,
+    pub launches: u64,
+    /// Sum of `end - start` over launches with both timestamps (unfinished kernels,
+    /// `end = 0`, and kernels launched before collection, `start = 0`, count as launches
+    /// but add no time).
+    pub total_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Summary of a dump.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpStats {
+    /// Counts per kind, chunks, warnings and dropped records.
+    pub report: DecodeReport,
+    /// Earliest non-zero start and latest end over all timed records, in ns.
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    /// Distinct kernel names.
+    pub distinct_kernels: usize,
+    /// Kernels by total GPU time, largest first (at most `top` of them).
+    pub top_kernels: Vec<KernelStat>,
+    /// Memcpy bytes in total.
+    pub memcpy_bytes: u64,
+}
+
+impl DumpStats {
+    /// `last_ns - first_ns`.
+    pub fn span_ns(&self) -> Option<u64> {
+        Some(self.last_ns?.saturating_sub(self.first_ns?))
+    }
+}
+
+#[derive(Default)]
+struct PtrStat {
+    launches: u64,
+    total_ns: u64,
+    min_ns: Option<u64>,
+    max_ns: u64,
+}
+
+/// Read the dump in `dir` and summarise it; `top` limits `top_kernels`.
+pub fn dump_stats(
+    dir: impl AsRef<Path>,
+    top: usize,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<DumpStats, DumpError> {
+    let dump = Dump::open(dir)?;
+    let mut first: Option<u64> = None;
+    let mut last: Option<u64> = None;
+    let mut memcpy_bytes = 0u64;
+    let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
+    let report = walk_records(&dump, progress, |_, _, record| {
+        if let Some((start, end)) = record.span() {
+            if start != 0 {
+                first = Some(first.map_or(start, |f| f.min(start)));
+            }
+            if end != 0 {
+                last = Some(last.map_or(end, |l| l.max(end)));
+            }
+        }
+        match record {
+            Record::Kernel(k) => {
+                let s = by_ptr.entry(k.name_ptr).or_default();
+                s.launches += 1;
+                if k.start != 0 && k.end >= k.start {
+                    let d = k.end - k.start;
+                    s.total_ns += d;
+                    s.min_ns = Some(s.min_ns.map_or(d, |m| m.min(d)));
+                    s.max_ns = s.max_ns.max(d);
+                }
+            }
+            Record::Memcpy(m) => memcpy_bytes += m.bytes,
+            _ => {}
+        }
+    })?;
+    // Several name pointers can carry the same name (one per module that loads it).
+    let mut builder = EventBuilder::new(dump.kernel_names());
+    let mut by_name: HashMap<String, KernelStat> = HashMap::new();
+    let mut unresolved = 0;
+    for (ptr, s) in by_ptr {
+        let (name, resolved) = builder.kernel_name(ptr);
+        if !resolved {
+            unresolved += s.launches;
+        }
+        let k = by_name
+            .entry(name.to_owned())
+            .or_insert_with(|| KernelStat {
+                name: name.to_owned(),
+                name_resolved: resolved,
+                launches: 0,
+                total_ns: 0,
+                min_ns: u64::MAX,
+                max_ns: 0,
+            });
+        k.launches += s.launches;
+        k.total_ns += s.total_ns;
+        k.min_ns = k.min_ns.min(s.min_ns.unwrap_or(u64::MAX));
+        k.max_ns = k.max_ns.max(s.max_ns);
+    }
+    let distinct_kernels = by_name.len();
+    let mut top_kernels: Vec<KernelStat> = by_name.into_values().collect();
+    for k in &mut top_kernels {
+        if k.min_ns == u64::MAX {
+            k.min_ns = 0;
+        }
+    }
+    top_kernels.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    top_kernels.truncate(top);
+    let mut report = report;
+    report.unresolved_kernel_names = unresolved;
+    Ok(DumpStats {
+        report,
+        first_ns: first,
+        last_ns: last,
+        distinct_kernels,
+        top_kernels,
+        memcpy_bytes,
+    })
+}

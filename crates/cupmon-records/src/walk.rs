@@ -1,0 +1,146 @@
+//! Decoding a whole dump: every record of every chunk in buffer order, with the damage
+//! rules applied (a truncated last chunk and garbage inside a chunk become warnings),
+//! progress reports, and the counts a caller needs to tell the user what happened.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cupmon_trace::{CupmonInfo, TraceWindow};
+
+use crate::dump::{Dump, DumpError, DumpWarning};
+use crate::window::EventBuilder;
+use crate::{ActivityKind, CuptiVersion, Record, RecordIter};
+
+/// Where a long decode is, for progress bars.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeProgress {
+    /// Bytes of `cupti_monitor_raw_buffers.bin` consumed so far.
+    pub bytes_read: u64,
+    /// Its total size.
+    pub total_bytes: u64,
+    pub chunks: u64,
+    pub records: u64,
+}
+
+/// What a decode read and what it had to skip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeReport {
+    pub cupti_version: CuptiVersion,
+    /// Complete chunks read.
+    pub chunks: u64,
+    /// Activity-buffer bytes in those chunks.
+    pub buffer_bytes: u64,
+    pub records: u64,
+    pub records_by_kind: BTreeMap<ActivityKind, u64>,
+    /// Problems that did not stop the decode: print them; the output is incomplete.
+    pub warnings: Vec<DumpWarning>,
+    /// Records CUPTI dropped, as the meta says (None when it does not say).
+    pub dropped_records: Option<u64>,
+    /// Kernel records whose name pointer was not in `kernel_names.tsv`.
+    pub unresolved_kernel_names: u64,
+}
+
+/// Call `f(chunk number, offset in chunk, record)` for every record of `dump`, in buffer
+/// order. Garbage inside a chunk ends that chunk with a warning; a truncated last chunk
+/// ends the walk with a warning; other damage is an error.
+pub fn walk_records(
+    dump: &Dump,
+    mut progress: impl FnMut(&DecodeProgress),
+    mut f: impl FnMut(u64, usize, &Record),
+) -> Result<DecodeReport, DumpError> {
+    let layout = dump.layout()?;
+    let mut chunks = dump.chunks()?;
+    let mut report = DecodeReport {
+        cupti_version: layout.version(),
+        chunks: 0,
+        buffer_bytes: 0,
+        records: 0,
+        records_by_kind: BTreeMap::new(),
+        warnings: Vec::new(),
+        dropped_records: dump.meta().dropped_records(),
+        unresolved_kernel_names: 0,
+    };
+    let mut by_kind = [0u64; 40];
+    let total_bytes = chunks.file_len().unwrap_or(0);
+    let file = chunks.file_name().to_owned();
+    while let Some(chunk) = chunks.next_chunk()? {
+        let mut records = RecordIter::new(chunk.data, layout);
+        while let Some(item) = records.next_with_offset() {
+            match item {
+                Ok((offset, record)) => {
+                    if let Some(n) = by_kind.get_mut(record.kind().as_u32() as usize) {
+                        *n += 1;
+                    }
+                    report.records += 1;
+                    f(chunk.number, offset, &record);
+                }
+                Err(error) => {
+                    let offset = error.offset();
+                    report.warnings.push(DumpWarning::BadRecords {
+                        file: file.clone(),
+                        chunk: chunk.number,
+                        byte: chunk.data_offset() + offset as u64,
+                        error,
+                        skipped_bytes: (chunk.data.len() - offset) as u64,
+                    });
+                }
+            }
+        }
+        report.chunks += 1;
+        report.buffer_bytes += chunk.data.len() as u64;
+        let chunks_so_far = report.chunks;
+        progress(&DecodeProgress {
+            bytes_read: chunks.bytes_read(),
+            total_bytes,
+            chunks: chunks_so_far,
+            records: report.records,
+        });
+    }
+    if let Some(t) = chunks.truncation() {
+        report.warnings.push(DumpWarning::Truncated(t.clone()));
+    }
+    for kind in ActivityKind::ALL {
+        let n = by_kind[kind.as_u32() as usize];
+        if n > 0 {
+            report.records_by_kind.insert(kind, n);
+        }
+    }
+    Ok(report)
+}
+
+/// Decode the dump in `dir` into a trace window (all records in buffer order, `start_ns`
+/// 0, the dump's user annotations) plus a report of counts and warnings.
+pub fn decode_dump_to_window(
+    dir: impl AsRef<Path>,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<(TraceWindow, DecodeReport), DumpError> {
+    let dump = Dump::open(dir)?;
+    decode_to_window(&dump, progress)
+}
+
+/// [`decode_dump_to_window`] for a dump already opened.
+pub fn decode_to_window(
+    dump: &Dump,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<(TraceWindow, DecodeReport), DumpError> {
+    let mut builder = EventBuilder::new(dump.kernel_names());
+    let mut events = Vec::new();
+    let mut report = walk_records(dump, progress, |_, _, record| {
+        events.push(builder.event(record));
+    })?;
+    report.unresolved_kernel_names = builder.unresolved_kernels();
+    let window = TraceWindow {
+        events,
+        extra_activities: Vec::new(),
+        user_annotations: dump.user_annotations().clone(),
+        thread_resource_map: BTreeMap::new(),
+        start_ns: 0,
+        cupmon: Some(CupmonInfo {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            dropped_records: report.dropped_records.unwrap_or(0),
+            cupti_version: Some(report.cupti_version.api()),
+            unresolved_kernel_names: report.unresolved_kernel_names,
+        }),
+    };
+    Ok((window, report))
+}

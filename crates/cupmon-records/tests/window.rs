@@ -1,0 +1,102 @@
+//! The window decoded from each fixture dump equals the fixture's expected_window.json
+//! (made by the reference truth_to_window.py with c++filt): same events in the same
+//! order, every expected key present with an equal value (cupmon's extra keys allowed),
+//! and the same user annotations.
+
+mod common;
+
+use std::fs;
+
+use common::{fixture_dir, FIXTURES};
+use cupmon_records::{decode_dump_to_window, ActivityKind, DumpWarning};
+use cupmon_trace::WindowEvent;
+use serde_json::Value;
+
+#[test]
+fn fixture_windows_equal_the_expected_windows() {
+    for fixture in FIXTURES {
+        let dir = fixture_dir(fixture);
+        let mut progress_calls = 0;
+        let (window, report) = decode_dump_to_window(&dir, |_| progress_calls += 1).unwrap();
+        assert!(
+            report.warnings.is_empty(),
+            "{fixture}: {:?}",
+            report.warnings
+        );
+        assert_eq!(report.unresolved_kernel_names, 0);
+        assert_eq!(progress_calls, report.chunks);
+        let got = serde_json::to_value(&window).unwrap();
+        let want: Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("expected_window.json")).unwrap())
+                .unwrap();
+        let got_events = got["events"].as_array().unwrap();
+        let want_events = want["events"].as_array().unwrap();
+        assert_eq!(
+            got_events.len(),
+            want_events.len(),
+            "{fixture}: event count"
+        );
+        for (i, (g, w)) in got_events.iter().zip(want_events).enumerate() {
+            for (key, value) in w.as_object().unwrap() {
+                assert_eq!(
+                    g.get(key),
+                    Some(value),
+                    "{fixture} event {i} key {key}: {g}"
+                );
+            }
+        }
+        assert_eq!(
+            got["user_annotations"], want["user_annotations"],
+            "{fixture}"
+        );
+        assert_eq!(got["start_ns"], 0);
+        assert_eq!(got["extra_activities"], Value::Array(vec![]));
+    }
+}
+
+#[test]
+fn report_counts_records_per_kind() {
+    let (_, report) = decode_dump_to_window(fixture_dir("cuda_workload"), |_| {}).unwrap();
+    let count = |k| report.records_by_kind.get(&k).copied().unwrap_or(0);
+    // fixtures/README.md: 16 kernels, 12 memcpy, 5 memset, 56 runtime, 136 driver,
+    // 56 external correlation, 14 overhead, 3 cuda_event, 10 synchronization.
+    assert_eq!(count(ActivityKind::ConcurrentKernel), 16);
+    assert_eq!(count(ActivityKind::Memcpy), 12);
+    assert_eq!(count(ActivityKind::Memset), 5);
+    assert_eq!(count(ActivityKind::Runtime), 56);
+    assert_eq!(count(ActivityKind::Driver), 136);
+    assert_eq!(count(ActivityKind::ExternalCorrelation), 56);
+    assert_eq!(count(ActivityKind::Overhead), 14);
+    assert_eq!(count(ActivityKind::CudaEvent), 3);
+    assert_eq!(count(ActivityKind::Synchronization), 10);
+    assert_eq!(report.records, 308);
+    assert_eq!(report.chunks, 2);
+}
+
+#[test]
+fn dump_without_side_files_names_kernels_by_pointer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixture_dir("cuda_workload");
+    for f in ["cupti_monitor_meta.bin", "cupti_monitor_raw_buffers.bin"] {
+        fs::copy(src.join(f), tmp.path().join(f)).unwrap();
+    }
+    let (window, report) = decode_dump_to_window(tmp.path(), |_| {}).unwrap();
+    assert!(window.user_annotations.is_empty());
+    assert_eq!(report.unresolved_kernel_names, 16);
+    assert!(report
+        .warnings
+        .iter()
+        .all(|w| !matches!(w, DumpWarning::Truncated(_))));
+    let kernel = window
+        .events
+        .iter()
+        .find_map(|e| match e {
+            WindowEvent::Kernel(k) => Some(k),
+            _ => None,
+        })
+        .unwrap();
+    // The first kernel: demo::scale<float>, name pointer 94549417777504.
+    assert_eq!(kernel.name, "kernel@0x55fe0075d960");
+    assert!(!kernel.name_resolved);
+    assert_eq!(window.cupmon.as_ref().unwrap().unresolved_kernel_names, 16);
+}
