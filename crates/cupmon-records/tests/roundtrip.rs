@@ -335,7 +335,7 @@ proptest! {
         prop_assert_eq!(back[0].span(), record.span());
         let mut w2 = RecordWriter::new(layout);
         w2.push(&back[0]);
-        prop_assert_eq!(&w2.as_bytes()[..], &w.as_bytes()[..w2.len()]);
+        prop_assert_eq!(w2.as_bytes(), &w.as_bytes()[..w2.len()]);
     }
 
     #[test]
