@@ -4,7 +4,7 @@
 use std::io::{self, Cursor, Read};
 use std::path::Path;
 
-use crate::merge::{merge_source, trimester_floor_ns, MergeOptions, MergeProgress};
+use crate::merge::{merge_source, trimester_floor_ns, MergeOptions, MergeProgress, WindowSource};
 use crate::{default_base_ns, MergeStats, MergeWindow, TraceError};
 
 /// Options of [`export_window`].
@@ -48,7 +48,7 @@ pub fn export_window(
     merge_source(
         "exported trace",
         &open,
-        window,
+        WindowSource::Loaded(window),
         output,
         &merge_options,
         &mut |_: MergeProgress| {},

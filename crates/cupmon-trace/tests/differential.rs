@@ -9,7 +9,9 @@ mod gen;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cupmon_trace::{compare::trace_differences, merge_files, MergeOptions, MergeWindow};
+use cupmon_trace::{
+    compare::trace_differences, merge_files, MergeOptions, MergeWindow, WindowSource,
+};
 
 fn oracle_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference");
@@ -125,7 +127,7 @@ fn run_cases(cases: &[gen::Case], dir: &Path) {
         let result = MergeWindow::from_json(case.window.as_bytes(), "window.json").and_then(|w| {
             merge_files(
                 &cpu,
-                &w,
+                WindowSource::Loaded(&w),
                 &ours,
                 &MergeOptions {
                     trace_name: case.trace_name.clone(),

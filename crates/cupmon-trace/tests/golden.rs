@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cupmon_trace::{compare::trace_differences, merge_files, MergeOptions, MergeWindow};
+use cupmon_trace::{
+    compare::trace_differences, merge_files, MergeOptions, MergeWindow, WindowSource,
+};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,7 +26,7 @@ fn check(name: &str, cpu: &str) {
         let out = out_dir.path().join(out_name);
         merge_files(
             &dir.join(cpu),
-            &window,
+            WindowSource::Loaded(&window),
             &out,
             &MergeOptions {
                 trace_name: Some(name.to_owned()),

@@ -14,17 +14,16 @@ const MAX_DEPTH: u32 = 1000;
 pub(crate) enum ReadError {
     /// The bytes ended before the value did.
     Incomplete,
-    /// Not JSON: what was expected and at which byte of the slice.
-    Syntax { pos: usize, msg: String },
+    /// Not JSON: what was expected and at which byte of the slice. (A static
+    /// message keeps results small on the hot path.)
+    Syntax { pos: usize, msg: &'static str },
 }
 
 pub(crate) type ReadResult<T> = Result<T, ReadError>;
 
-fn syntax<T>(pos: usize, msg: impl Into<String>) -> ReadResult<T> {
-    Err(ReadError::Syntax {
-        pos,
-        msg: msg.into(),
-    })
+#[cold]
+fn syntax<T>(pos: usize, msg: &'static str) -> ReadResult<T> {
+    Err(ReadError::Syntax { pos, msg })
 }
 
 /// A string as it appears between its quotes, validated but not yet unescaped.
@@ -47,7 +46,10 @@ impl RawStr<'_> {
     /// The decoded string. Lone surrogates (which Python keeps) become U+FFFD.
     pub fn decode(&self) -> String {
         if !self.escaped {
-            return String::from_utf8_lossy(self.raw).into_owned();
+            return match std::str::from_utf8(self.raw) {
+                Ok(s) => s.to_owned(),
+                Err(_) => String::from_utf8_lossy(self.raw).into_owned(),
+            };
         }
         let mut out: Vec<u16> = Vec::new();
         let mut text = String::with_capacity(self.raw.len());
@@ -97,7 +99,41 @@ pub(crate) struct RawNum<'a> {
     pub is_int: bool,
 }
 
-/// Byte classes for the string scanner: 0 = plain, 1 = quote, 2 = backslash, 3 = control.
+impl RawNum<'_> {
+    /// The integer value of an integer literal, if it fits in i128.
+    #[inline]
+    pub fn as_i128(&self) -> Option<i128> {
+        if !self.is_int {
+            return None;
+        }
+        let (neg, digits) = match self.text.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, self.text),
+        };
+        let mut v: i128 = 0;
+        for &d in digits {
+            v = v.checked_mul(10)?.checked_add(i128::from(d - b'0'))?;
+        }
+        Some(if neg { -v } else { v })
+    }
+
+    /// The value as Python's `float()` of the parsed number gives it.
+    #[inline]
+    pub fn as_f64(&self) -> f64 {
+        if let Some(v) = self.as_i128() {
+            return v as f64;
+        }
+        match self.text {
+            b"NaN" => f64::NAN,
+            b"Infinity" => f64::INFINITY,
+            b"-Infinity" => f64::NEG_INFINITY,
+            text => fast_float2::parse(text).unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// Byte classes for the string scanner: 0 = plain ASCII, 1 = quote,
+/// 2 = backslash, 3 = control, 4 = part of a multi-byte UTF-8 sequence.
 static STRING_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
@@ -105,10 +141,41 @@ static STRING_CLASS: [u8; 256] = {
         t[i] = 3;
         i += 1;
     }
+    while i < 0x100 {
+        if i >= 0x80 {
+            t[i] = 4;
+        }
+        i += 1;
+    }
     t[b'"' as usize] = 1;
     t[b'\\' as usize] = 2;
     t
 };
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The index of the first byte at or after `i` that is not plain string
+/// content (quote, backslash, control or non-ASCII), eight bytes at a time.
+#[inline]
+fn skip_plain_ascii(b: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        // A byte is special when it is '"' or '\\', below 0x20, or has its high bit set.
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+        let special = zero_in(quote)
+            | zero_in(backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
+            | (x & HIGHS);
+        if special != 0 {
+            return i + (special.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i
+}
 
 #[derive(Debug)]
 pub(crate) struct Reader<'a> {
@@ -148,16 +215,19 @@ impl<'a> Reader<'a> {
         self.b.get(self.pos).copied().ok_or(ReadError::Incomplete)
     }
 
-    pub fn expect(&mut self, byte: u8, what: &str) -> ReadResult<()> {
+    /// Consume `byte`; `what` names it in the error ("expecting ':' delimiter").
+    #[inline]
+    pub fn expect(&mut self, byte: u8, what: &'static str) -> ReadResult<()> {
         if self.peek()? == byte {
             self.pos += 1;
             Ok(())
         } else {
-            syntax(self.pos, format!("expecting {what}"))
+            syntax(self.pos, what)
         }
     }
 
     /// After a member or element: consume `,` (true: another follows) or `close` (false).
+    #[inline]
     pub fn comma_or(&mut self, close: u8) -> ReadResult<bool> {
         match self.peek()? {
             b',' => {
@@ -171,15 +241,16 @@ impl<'a> Reader<'a> {
             _ => syntax(
                 self.pos,
                 if close == b'}' {
-                    "expecting ',' or '}'"
+                    "expecting ',' delimiter or '}'"
                 } else {
-                    "expecting ',' or ']'"
+                    "expecting ',' delimiter or ']'"
                 },
             ),
         }
     }
 
     /// Just after `{`: consume `}` of an empty object (true) or nothing (false).
+    #[inline]
     pub fn empty_close(&mut self, close: u8) -> ReadResult<bool> {
         if self.peek()? == close {
             self.pos += 1;
@@ -190,13 +261,15 @@ impl<'a> Reader<'a> {
     }
 
     /// An object key and its colon.
+    #[inline]
     pub fn key(&mut self) -> ReadResult<RawStr<'a>> {
         let k = self.key_name()?;
-        self.expect(b':', "':' delimiter")?;
+        self.expect(b':', "expecting ':' delimiter")?;
         Ok(k)
     }
 
     /// An object key without its colon.
+    #[inline]
     pub fn key_name(&mut self) -> ReadResult<RawStr<'a>> {
         if self.peek()? != b'"' {
             return syntax(
@@ -207,13 +280,17 @@ impl<'a> Reader<'a> {
         self.string()
     }
 
-    /// A string at the cursor (which must be on its opening quote).
+    /// A string at the cursor (which must be on its opening quote). Validates
+    /// escapes, control characters and UTF-8 (Python decodes the file first).
+    #[inline]
     pub fn string(&mut self) -> ReadResult<RawStr<'a>> {
         let start = self.pos + 1;
         let mut i = start;
         let mut escaped = false;
+        let mut non_ascii = false;
         let b = self.b;
         loop {
+            i = skip_plain_ascii(b, i);
             let Some(&c) = b.get(i) else {
                 return Err(ReadError::Incomplete);
             };
@@ -221,10 +298,15 @@ impl<'a> Reader<'a> {
                 0 => i += 1,
                 1 => {
                     self.pos = i + 1;
-                    return Ok(RawStr {
-                        raw: &b[start..i],
-                        escaped,
-                    });
+                    let raw = &b[start..i];
+                    if non_ascii && std::str::from_utf8(raw).is_err() {
+                        return syntax(start, "invalid UTF-8 in string");
+                    }
+                    return Ok(RawStr { raw, escaped });
+                }
+                4 => {
+                    non_ascii = true;
+                    i += 1;
                 }
                 2 => {
                     escaped = true;
@@ -263,6 +345,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A number (or NaN / Infinity / -Infinity, which Python accepts).
+    #[inline]
     pub fn number(&mut self) -> ReadResult<RawNum<'a>> {
         let start = self.pos;
         if self.b.get(self.pos) == Some(&b'-') {

@@ -23,19 +23,17 @@ pub(crate) enum Value {
 pub(crate) type PyRaise = String;
 
 impl Value {
+    #[inline]
     pub fn from_num(n: RawNum<'_>) -> Self {
-        let text = std::str::from_utf8(n.text).unwrap_or("0");
-        if n.is_int {
-            match text.parse::<i128>() {
-                Ok(v) => Value::Int(v),
-                Err(_) => {
-                    let digits = text.trim_start_matches('-');
-                    let sign = if text.starts_with('-') { "-" } else { "" };
-                    Value::BigInt(format!("{sign}{digits}"))
-                }
+        if !n.is_int {
+            return Value::Float(n.as_f64());
+        }
+        match n.as_i128() {
+            Some(v) => Value::Int(v),
+            None => {
+                // Python keeps any integer; "-0" is just 0, which fits above.
+                Value::BigInt(String::from_utf8_lossy(n.text).into_owned())
             }
-        } else {
-            Value::Float(parse_json_float(text))
         }
     }
 
@@ -155,16 +153,6 @@ impl Value {
                 out.push('}');
             }
         }
-    }
-}
-
-/// JSON float text (including Python's NaN/Infinity literals) to f64.
-pub(crate) fn parse_json_float(text: &str) -> f64 {
-    match text {
-        "NaN" => f64::NAN,
-        "Infinity" => f64::INFINITY,
-        "-Infinity" => f64::NEG_INFINITY,
-        _ => fast_float2::parse(text).unwrap_or(f64::NAN),
     }
 }
 

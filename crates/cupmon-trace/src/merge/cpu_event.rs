@@ -4,7 +4,7 @@
 //! event once, keeps only these facts and copies the event's text unchanged.
 
 use crate::json::read::{RawNum, ReadResult, Reader};
-use crate::json::value::{parse_json_float, py_float_from_str, Value};
+use crate::json::value::{py_float_from_str, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Ph {
@@ -51,17 +51,7 @@ impl Num<'_> {
     fn as_float(&self) -> f64 {
         match self {
             Num::Missing => 0.0,
-            Num::Text(n) => {
-                let text = std::str::from_utf8(n.text).unwrap_or("0");
-                if n.is_int {
-                    match text.parse::<i128>() {
-                        Ok(v) => v as f64,
-                        Err(_) => parse_json_float(text),
-                    }
-                } else {
-                    parse_json_float(text)
-                }
-            }
+            Num::Text(n) => n.as_f64(),
             Num::Other(Value::Str(s)) => py_float_from_str(s).unwrap_or(0.0),
             Num::Other(v) => v.py_float().unwrap_or(0.0),
         }
@@ -205,9 +195,7 @@ fn int_literal(r: &mut Reader<'_>) -> ReadResult<Option<i128>> {
             if !n.is_int {
                 return Ok(None);
             }
-            Ok(std::str::from_utf8(n.text)
-                .ok()
-                .and_then(|t| t.parse::<i128>().ok()))
+            Ok(n.as_i128())
         }
         _ => {
             r.skip_value()?;
@@ -237,13 +225,15 @@ fn args_external_id(r: &mut Reader<'_>) -> ReadResult<ExternalId> {
     loop {
         let key = r.key()?;
         if key.eq_str("External id") {
-            id = match r.value()? {
-                Value::Null => ExternalId::None,
-                v => match v.py_int() {
-                    Ok(Some(i)) => ExternalId::Id(i),
-                    Ok(None) => ExternalId::None,
-                    Err(e) => ExternalId::Raises(e),
+            id = match r.peek()? {
+                b'-' | b'0'..=b'9' => match r.number()? {
+                    n if n.is_int => n.as_i128().map_or_else(
+                        || ExternalId::Raises("External id is out of range".to_owned()),
+                        ExternalId::Id,
+                    ),
+                    n => external_id_from(Value::from_num(n)),
                 },
+                _ => external_id_from(r.value()?),
             };
         } else {
             r.skip_value()?;
@@ -251,6 +241,18 @@ fn args_external_id(r: &mut Reader<'_>) -> ReadResult<ExternalId> {
         if !r.comma_or(b'}')? {
             return Ok(id);
         }
+    }
+}
+
+/// `int(v)` of a non-integer External id, as the seed handles it.
+fn external_id_from(v: Value) -> ExternalId {
+    match v {
+        Value::Null => ExternalId::None,
+        v => match v.py_int() {
+            Ok(Some(i)) => ExternalId::Id(i),
+            Ok(None) => ExternalId::None,
+            Err(e) => ExternalId::Raises(e),
+        },
     }
 }
 

@@ -3,7 +3,7 @@
 //! members, which events stay (as byte ranges to copy in pass 2), the External
 //! id -> (pid, tid) map, and the time range of the duration events.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::io::Read;
 use std::ops::Range;
 
@@ -39,8 +39,11 @@ pub(crate) struct CpuScan {
     /// `int(data["baseTimeNanoseconds"])` when present (an error text where Python raises).
     pub base_ns: Option<Result<i128, String>>,
     pub events: KeptEvents,
-    /// External id -> (pid, tid), only for the ids the window asks about.
-    pub thread_by_external_id: HashMap<i128, (i128, i128)>,
+    /// (External id, (pid, tid)) of every CPU op, in trace order, until
+    /// [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
+    candidates: Vec<(i128, (i128, i128))>,
+    /// External id -> (pid, tid) (later ops win, as in the seed's dict).
+    pub thread_by_external_id: FxHashMap<i128, (i128, i128)>,
     pub range: TimeRange,
 }
 
@@ -57,10 +60,21 @@ impl From<StreamError> for ScanError {
     }
 }
 
-/// Scan a CPU trace. `wanted` lists the external ids the window correlates.
+impl CpuScan {
+    /// Build the External id map from the ops whose ids are in `wanted`.
+    pub fn keep_external_ids(&mut self, wanted: &FxHashSet<i128>) {
+        for (id, thread) in self.candidates.drain(..) {
+            if wanted.contains(&id) {
+                self.thread_by_external_id.insert(id, thread);
+            }
+        }
+        self.candidates = Vec::new();
+    }
+}
+
+/// Scan a CPU trace.
 pub(crate) fn scan_cpu_trace(
     src: impl Read,
-    wanted: &HashSet<i128>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<CpuScan, ScanError> {
     let mut s = StreamBuf::new(src);
@@ -83,20 +97,18 @@ pub(crate) fn scan_cpu_trace(
             s.skip_ws()?;
             let (key, key_range) = s.step(|r| r.key_name().map(|k| k.decode()))?;
             let raw_key = s.bytes(&key_range);
-            check_utf8(raw_key, key_range.start)?;
             let raw_key = raw_key.to_vec();
             s.step(|r| r.expect(b':', "':' delimiter"))?;
             let raw_value = if key == "traceEvents" {
                 scan.events = KeptEvents::default();
-                scan.thread_by_external_id.clear();
+                scan.candidates.clear();
                 scan.range = TimeRange::default();
-                scan_events(&mut s, &mut scan, wanted, progress)?;
+                scan_events(&mut s, &mut scan, progress)?;
                 None
             } else {
                 s.skip_ws()?;
                 let ((), range) = s.step(|r| r.skip_value())?;
                 let bytes = s.bytes(&range);
-                check_utf8(bytes, range.start)?;
                 if key == "baseTimeNanoseconds" {
                     scan.base_ns = Some(base_time(bytes));
                 }
@@ -120,16 +132,6 @@ pub(crate) fn scan_cpu_trace(
     Ok(scan)
 }
 
-fn check_utf8(bytes: &[u8], offset: u64) -> Result<(), ScanError> {
-    match std::str::from_utf8(bytes) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(ScanError::At {
-            offset: offset + e.valid_up_to() as u64,
-            msg: "invalid UTF-8".to_owned(),
-        }),
-    }
-}
-
 /// `int(data["baseTimeNanoseconds"])`, which the seed does not guard.
 fn base_time(bytes: &[u8]) -> Result<i128, String> {
     let v =
@@ -150,7 +152,6 @@ fn base_time(bytes: &[u8]) -> Result<i128, String> {
 fn scan_events<R: Read>(
     s: &mut StreamBuf<R>,
     scan: &mut CpuScan,
-    wanted: &HashSet<i128>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), ScanError> {
     let (open, at) = s.step(|r| r.peek())?;
@@ -187,7 +188,6 @@ fn scan_events<R: Read>(
     loop {
         s.skip_ws()?;
         let (event, range) = s.step(scan_event)?;
-        check_utf8(s.bytes(&range), range.start)?;
         let Some(event) = event else {
             return Err(ScanError::At {
                 offset: range.start,
@@ -203,9 +203,7 @@ fn scan_events<R: Read>(
         if event.ph == Ph::X && event.cat == Cat::Op {
             if let (Some(pid), Some(tid)) = (event.pid, event.tid) {
                 match &event.external_id {
-                    ExternalId::Id(id) if wanted.contains(id) => {
-                        scan.thread_by_external_id.insert(*id, (pid, tid));
-                    }
+                    ExternalId::Id(id) => scan.candidates.push((*id, (pid, tid))),
                     ExternalId::Raises(why) => {
                         return Err(ScanError::At {
                             offset: range.start,

@@ -3,7 +3,9 @@
 //! metadata events (inserted after the CPU trace's leading `M` events) and
 //! trace events (appended after the CPU events).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
 use std::io::Write;
 
 use super::args::{gpu_args, ArgValue};
@@ -23,7 +25,7 @@ const USER_EXTERNAL_CORRELATION_KIND: i128 = 4;
 pub(crate) struct Entries<'w> {
     window: &'w MergeWindow,
     base_ns: i128,
-    thread_by_correlation: HashMap<i128, (i128, i128)>,
+    thread_by_correlation: FxHashMap<i128, (i128, i128)>,
     max_non_overhead_end_ns: i128,
 }
 
@@ -55,9 +57,9 @@ impl<'w> Entries<'w> {
     pub fn new(
         window: &'w MergeWindow,
         base_ns: i128,
-        thread_by_external_id: &HashMap<i128, (i128, i128)>,
+        thread_by_external_id: &FxHashMap<i128, (i128, i128)>,
     ) -> Self {
-        let mut thread_by_correlation = HashMap::new();
+        let mut thread_by_correlation = FxHashMap::default();
         for event in &window.events {
             if let MergeEvent::ExternalCorrelation(x) = event {
                 if x.correlation_id == 0 {
@@ -412,7 +414,7 @@ impl<'w> Entries<'w> {
         if annotations.is_empty() {
             return Ok(());
         }
-        let mut user_external_by_correlation: HashMap<i128, i128> = HashMap::new();
+        let mut user_external_by_correlation: FxHashMap<i128, i128> = FxHashMap::default();
         for event in &self.window.events {
             let MergeEvent::ExternalCorrelation(x) = event else {
                 continue;

@@ -13,7 +13,6 @@ mod stream;
 pub(crate) mod window_input;
 mod window_parse;
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
@@ -28,7 +27,6 @@ use entries::Entries;
 use sink::EventSink;
 use span::py_max;
 use stream::{RangeCopier, StreamError};
-use window_input::MergeEvent;
 pub use window_input::MergeWindow;
 
 /// Kineto rounds its trace base time down to this many seconds (~3 months).
@@ -71,14 +69,22 @@ pub fn trimester_floor_ns(unix_ns: i128) -> i128 {
     secs.div_euclid(TRIMESTER_SECONDS) * TRIMESTER_SECONDS * 1_000_000_000
 }
 
-/// Merge `window` into the CPU trace at `cpu_path`, writing `output`
+/// Where the merge gets its window: already in memory, or read from a file
+/// while the CPU trace's first pass runs on another thread.
+#[derive(Debug)]
+pub enum WindowSource<'a> {
+    Loaded(&'a MergeWindow),
+    File(&'a Path),
+}
+
+/// Merge a window into the CPU trace at `cpu_path`, writing `output`
 /// (`.gz` in and out by file name), as the seed's merge does.
 pub fn merge_files(
     cpu_path: &Path,
-    window: &MergeWindow,
+    window: WindowSource<'_>,
     output: &Path,
     options: &MergeOptions,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut (dyn FnMut(MergeProgress) + Send),
 ) -> Result<MergeStats, TraceError> {
     let open = || -> io::Result<Box<dyn Read>> {
         let file = File::open(cpu_path)?;
@@ -101,29 +107,38 @@ pub fn merge_files(
 /// The merge over a CPU trace that `open` can read twice.
 pub(crate) fn merge_source(
     cpu_name: &str,
-    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
-    window: &MergeWindow,
+    open: &(dyn Fn() -> io::Result<Box<dyn Read>> + Sync),
+    window: WindowSource<'_>,
     output: &Path,
     options: &MergeOptions,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut (dyn FnMut(MergeProgress) + Send),
 ) -> Result<MergeStats, TraceError> {
     let read_err = |err: io::Error| TraceError::Io {
         path: cpu_name.into(),
         what: "cannot read",
         err,
     };
-    let wanted: HashSet<i128> = window
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            MergeEvent::ExternalCorrelation(x) if x.correlation_id != 0 => Some(x.external_id),
-            _ => None,
-        })
-        .collect();
-    let scan = scan_cpu_trace(open().map_err(read_err)?, &wanted, &mut |bytes| {
-        progress(MergeProgress::Scanned(bytes))
-    })
-    .map_err(|e| scan_error(cpu_name, open, e))?;
+    // Pass 1 and reading the window are independent: do them side by side.
+    let (scan, loaded) = std::thread::scope(|scope| {
+        let loader = match window {
+            WindowSource::File(path) => Some(scope.spawn(move || MergeWindow::read(path))),
+            WindowSource::Loaded(_) => None,
+        };
+        let scan = open().map_err(read_err).and_then(|src| {
+            scan_cpu_trace(src, &mut |bytes| progress(MergeProgress::Scanned(bytes)))
+                .map_err(|e| scan_error(cpu_name, open, e))
+        });
+        let loaded = loader.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (scan, loaded)
+    });
+    let loaded = loaded.transpose()?;
+    let window = match (&window, &loaded) {
+        (_, Some(w)) => w,
+        (WindowSource::Loaded(w), None) => *w,
+        (WindowSource::File(_), None) => unreachable!("a file source is always loaded"),
+    };
+    let mut scan = scan?;
+    scan.keep_external_ids(&window.correlated_external_ids());
     let base_ns = match &scan.base_ns {
         Some(Ok(b)) => *b,
         Some(Err(msg)) => {

@@ -105,7 +105,7 @@ impl<R: Read> StreamBuf<R> {
                 Err(ReadError::Syntax { pos, msg }) => {
                     return Err(StreamError::Syntax {
                         offset: self.base + pos as u64,
-                        msg,
+                        msg: msg.to_owned(),
                     })
                 }
             }

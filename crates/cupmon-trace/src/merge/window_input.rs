@@ -8,7 +8,7 @@
 //! which is only known once all events are read). Fields the seed always
 //! requires are checked while parsing; the overhead ones are kept as [`Lazy`].
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::api_names::ApiDomain;
 use crate::json::value::{PyRaise, Value};
@@ -18,9 +18,9 @@ use crate::json::value::{PyRaise, Value};
 pub struct MergeWindow {
     pub(crate) events: Vec<MergeEvent>,
     /// CUSTOM1 external id -> name (`None` when the name is not a string: the seed skips it).
-    pub(crate) user_annotations: HashMap<i128, Option<String>>,
+    pub(crate) user_annotations: FxHashMap<i128, Option<String>>,
     /// pid -> (int32 opaque thread id -> OS thread id).
-    pub(crate) thread_resource_map: HashMap<i128, HashMap<i128, i128>>,
+    pub(crate) thread_resource_map: FxHashMap<i128, FxHashMap<i128, i128>>,
     /// Dropped-record count etc. to put in an exported trace's top level (cupmon's own key).
     pub(crate) cupmon: Option<crate::CupmonInfo>,
 }
@@ -33,6 +33,18 @@ impl MergeWindow {
 
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
+    }
+
+    /// External ids of external-correlation records with a correlation id:
+    /// the CPU ops whose threads the merge needs.
+    pub(crate) fn correlated_external_ids(&self) -> FxHashSet<i128> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                MergeEvent::ExternalCorrelation(x) if x.correlation_id != 0 => Some(x.external_id),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The earliest non-zero start time among the window's timed records.

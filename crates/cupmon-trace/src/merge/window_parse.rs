@@ -1,7 +1,8 @@
 //! Reading a trace-window JSON document into a [`MergeWindow`], with the
 //! checks that `seed_merge.py`'s `load_window` and the seed's merge make.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use std::path::Path;
 
 use super::window_input::{
     ApiEvent, ExternalCorrelation, GpuDetail, GpuEvent, GpuKind, Lazy, MergeEvent, MergeWindow,
@@ -117,6 +118,25 @@ fn as_int(v: &Value) -> Result<i128, String> {
 }
 
 impl MergeWindow {
+    /// Read a window file (`.gz` decompressed by name).
+    pub fn read(path: &Path) -> Result<Self, TraceError> {
+        let io_err = |err| TraceError::Io {
+            path: path.to_path_buf(),
+            what: "cannot read",
+            err,
+        };
+        let raw = std::fs::read(path).map_err(io_err)?;
+        let bytes = if crate::is_gz(path) {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
+                .map_err(io_err)?;
+            out
+        } else {
+            raw
+        };
+        Self::from_json(&bytes, &path.display().to_string())
+    }
+
     /// Parse a window document. `source` names it in errors (usually the file path).
     pub fn from_json(bytes: &[u8], source: &str) -> Result<Self, TraceError> {
         parse_window(bytes).map_err(|(pos, msg)| TraceError::Input {
@@ -132,15 +152,11 @@ type ParseResult<T> = Result<T, (usize, String)>;
 fn read_err(e: ReadError, len: usize) -> (usize, String) {
     match e {
         ReadError::Incomplete => (len, "unexpected end of data (truncated JSON?)".to_owned()),
-        ReadError::Syntax { pos, msg } => (pos, msg),
+        ReadError::Syntax { pos, msg } => (pos, msg.to_owned()),
     }
 }
 
 fn parse_window(bytes: &[u8]) -> ParseResult<MergeWindow> {
-    if std::str::from_utf8(bytes).is_err() {
-        let valid = std::str::from_utf8(bytes).map_or_else(|e| e.valid_up_to(), |_| 0);
-        return Err((valid, "invalid UTF-8".to_owned()));
-    }
     let len = bytes.len();
     let mut r = Reader::new(bytes);
     let mut window = MergeWindow::default();
@@ -392,11 +408,11 @@ fn strict_int(v: &Value, what: &str) -> Result<i128, String> {
     }
 }
 
-fn user_annotations(v: Value) -> Result<HashMap<i128, Option<String>>, String> {
+fn user_annotations(v: Value) -> Result<FxHashMap<i128, Option<String>>, String> {
     let Value::Object(members) = v else {
         return Err("'user_annotations' must be an object".to_owned());
     };
-    let mut out = HashMap::with_capacity(members.len());
+    let mut out = FxHashMap::with_capacity_and_hasher(members.len(), Default::default());
     for (k, v) in members {
         let id = int_key(&k, "user_annotations")?;
         out.insert(
@@ -410,17 +426,17 @@ fn user_annotations(v: Value) -> Result<HashMap<i128, Option<String>>, String> {
     Ok(out)
 }
 
-fn thread_resource_map(v: Value) -> Result<HashMap<i128, HashMap<i128, i128>>, String> {
+fn thread_resource_map(v: Value) -> Result<FxHashMap<i128, FxHashMap<i128, i128>>, String> {
     let Value::Object(members) = v else {
         return Err("'thread_resource_map' must be an object".to_owned());
     };
-    let mut out: HashMap<i128, HashMap<i128, i128>> = HashMap::new();
+    let mut out: FxHashMap<i128, FxHashMap<i128, i128>> = FxHashMap::default();
     for (pid, inner) in members {
         let pid = int_key(&pid, "thread_resource_map")?;
         let Value::Object(threads) = inner else {
             return Err(format!("thread_resource_map[{pid}] must be an object"));
         };
-        let mut map = HashMap::with_capacity(threads.len());
+        let mut map = FxHashMap::with_capacity_and_hasher(threads.len(), Default::default());
         for (k, v) in threads {
             let k = int_key(&k, "thread_resource_map")?;
             map.insert(k, strict_int(&v, "thread_resource_map")?);
