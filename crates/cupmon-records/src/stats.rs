@@ -29,9 +29,14 @@ pub struct KernelStat {
 pub struct DumpStats {
     /// Counts per kind, chunks, warnings and dropped records.
     pub report: DecodeReport,
-    /// Earliest non-zero start and latest end over all timed records, in ns.
+    /// Earliest non-zero start and latest end over all timed records on the session's
+    /// clock, in ns.
     pub first_ns: Option<u64>,
     pub last_ns: Option<u64>,
+    /// Timed records whose start lies more than an hour before the meta's
+    /// `session_start_unix_ns`: another clock (torch.profiler's CUPTI timestamp callback
+    /// does this to some API records). Left out of the time span.
+    pub off_clock_records: u64,
     /// Distinct kernel names.
     pub distinct_kernels: usize,
     /// Kernels by total GPU time, largest first (at most `top` of them).
@@ -65,14 +70,24 @@ pub fn dump_stats(
     let mut first: Option<u64> = None;
     let mut last: Option<u64> = None;
     let mut memcpy_bytes = 0u64;
+    let mut off_clock_records = 0u64;
+    // Timestamps are Unix-epoch ns; anything far before the session start is another clock.
+    let floor = dump
+        .meta()
+        .session_start_unix_ns()
+        .map_or(1, |s| s.saturating_sub(3_600_000_000_000).max(1));
     let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
     let report = walk_records(&dump, progress, |_, _, record| {
         if let Some((start, end)) = record.span() {
-            if start != 0 {
-                first = Some(first.map_or(start, |f| f.min(start)));
-            }
-            if end != 0 {
-                last = Some(last.map_or(end, |l| l.max(end)));
+            if start != 0 && start < floor {
+                off_clock_records += 1;
+            } else {
+                if start != 0 {
+                    first = Some(first.map_or(start, |f| f.min(start)));
+                }
+                if end >= floor {
+                    last = Some(last.map_or(end, |l| l.max(end)));
+                }
             }
         }
         match record {
@@ -133,6 +148,7 @@ pub fn dump_stats(
         report,
         first_ns: first,
         last_ns: last,
+        off_clock_records,
         distinct_kernels,
         top_kernels,
         memcpy_bytes,
