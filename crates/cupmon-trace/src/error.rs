@@ -19,12 +19,18 @@ pub enum TraceError {
     NoDurationEvents,
     /// Writing the output failed (the path is added where it is known).
     #[error("writing the output: {0}")]
-    Write(#[from] std::io::Error),
+    Write(std::io::Error),
     #[error("{path}: {what}: {err}")]
     Io {
         path: PathBuf,
         what: &'static str,
-        #[source]
+        // Shown in the message, so not also a `source` (that would print it twice).
         err: std::io::Error,
     },
+}
+
+impl From<std::io::Error> for TraceError {
+    fn from(err: std::io::Error) -> Self {
+        TraceError::Write(err)
+    }
 }

@@ -131,13 +131,13 @@ pub(crate) fn merge_source(
         let loaded = loader.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         (scan, loaded)
     });
+    let mut scan = scan?;
     let loaded = loaded.transpose()?;
     let window = match (&window, &loaded) {
         (_, Some(w)) => w,
         (WindowSource::Loaded(w), None) => *w,
         (WindowSource::File(_), None) => unreachable!("a file source is always loaded"),
     };
-    let mut scan = scan?;
     scan.keep_external_ids(&window.correlated_external_ids());
     let base_ns = match &scan.base_ns {
         Some(Ok(b)) => *b,

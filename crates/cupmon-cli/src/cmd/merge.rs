@@ -1,0 +1,32 @@
+//! `cupmon merge`: a trace window into a torch.profiler CPU trace.
+
+use anyhow::Result;
+use cupmon_trace::{merge_files, MergeOptions, MergeProgress, WindowSource};
+
+use super::{check_output, print_trace_written};
+use crate::cli::MergeArgs;
+use crate::progress::Progress;
+
+pub fn run(args: &MergeArgs) -> Result<i32> {
+    check_output(&args.output, &[&args.cpu, &args.window])?;
+    let size = std::fs::metadata(&args.cpu).map_or(0, |m| m.len());
+    let mut progress = Progress::bytes("reading the CPU trace", size);
+    let stats = merge_files(
+        &args.cpu,
+        WindowSource::File(&args.window),
+        &args.output,
+        &MergeOptions {
+            trace_name: args.trace_name.clone(),
+        },
+        &mut |p| match p {
+            MergeProgress::Scanned(done) => progress.update(done),
+        },
+    )?;
+    progress.finish();
+    eprintln!(
+        "merged {} window events into {} CPU events",
+        stats.window_events, stats.cpu_events_kept
+    );
+    print_trace_written(&args.output, stats.events_written);
+    Ok(0)
+}

@@ -1,0 +1,70 @@
+//! One module per subcommand; each returns the process exit code.
+
+pub mod decode;
+pub mod demo;
+pub mod export;
+pub mod merge;
+pub mod stats;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::exit::BadInput;
+
+/// Check an output path before the work starts: not a directory, not one of
+/// the inputs (which the rename at the end would replace), in a directory
+/// that exists.
+pub fn check_output(output: &Path, inputs: &[&Path]) -> Result<()> {
+    if output.is_dir() {
+        return Err(BadInput(format!(
+            "{}: is a directory; give a file name",
+            output.display()
+        ))
+        .into());
+    }
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(BadInput(format!(
+                "{}: the directory {} does not exist",
+                output.display(),
+                parent.display()
+            ))
+            .into());
+        }
+    }
+    if let Ok(out) = output.canonicalize() {
+        for input in inputs {
+            if input.canonicalize().is_ok_and(|i| i == out) {
+                return Err(BadInput(format!(
+                    "{}: the output would replace an input; choose another name",
+                    output.display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read an input file whole (`.gz` decompressed), naming it in errors.
+pub fn read_input(path: &Path) -> Result<Vec<u8>> {
+    let io_err = |e: std::io::Error| BadInput(format!("{}: cannot read: {e}", path.display()));
+    let raw = std::fs::read(path).map_err(io_err)?;
+    if cupmon_trace::is_gz(path) {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
+            .map_err(io_err)?;
+        Ok(out)
+    } else {
+        Ok(raw)
+    }
+}
+
+/// The closing line of every command that writes a trace.
+pub fn print_trace_written(path: &Path, events: u64) {
+    println!(
+        "wrote {} ({events} events); open it in https://ui.perfetto.dev",
+        path.display()
+    );
+}

@@ -1,0 +1,78 @@
+//! `cupmon stats`: what a dump holds.
+
+use std::io::Write;
+
+use anyhow::Result;
+use cupmon_records::{dump_stats, DumpStats};
+
+use crate::cli::StatsArgs;
+use crate::progress::Progress;
+
+pub fn run(args: &StatsArgs) -> Result<i32> {
+    let raw = args.dump_dir.join("cupti_monitor_raw_buffers.bin");
+    let size = std::fs::metadata(&raw).map_or(0, |m| m.len());
+    let mut progress = Progress::bytes("reading", size);
+    let stats = dump_stats(&args.dump_dir, args.top, |p| progress.update(p.bytes_read))?;
+    progress.finish();
+    super::decode::print_report(&stats.report);
+    let mut out = std::io::stdout().lock();
+    print_stats(&mut out, &args.dump_dir, &stats)?;
+    Ok(0)
+}
+
+fn print_stats(out: &mut impl Write, dir: &std::path::Path, s: &DumpStats) -> std::io::Result<()> {
+    let r = &s.report;
+    writeln!(out, "dump:            {}", dir.display())?;
+    writeln!(
+        out,
+        "CUPTI:           {} ({} chunks, {:.1} MB of activity buffers)",
+        r.cupti_version,
+        r.chunks,
+        r.buffer_bytes as f64 / 1e6
+    )?;
+    match (s.first_ns, s.span_ns()) {
+        (Some(first), Some(span)) => writeln!(
+            out,
+            "time span:       {:.3} s from {} (Unix ns)",
+            span as f64 / 1e9,
+            first
+        )?,
+        _ => writeln!(out, "time span:       no timed records")?,
+    }
+    writeln!(
+        out,
+        "dropped records: {}",
+        r.dropped_records
+            .map_or_else(|| "not recorded in the meta".to_owned(), |d| d.to_string())
+    )?;
+    writeln!(out, "records:         {}", r.records)?;
+    for (kind, n) in &r.records_by_kind {
+        writeln!(out, "  {:<22} {n:>12}", kind.cupti_name())?;
+    }
+    writeln!(out, "memcpy bytes:    {}", s.memcpy_bytes)?;
+    writeln!(out, "distinct kernels: {}", s.distinct_kernels)?;
+    if !s.top_kernels.is_empty() {
+        writeln!(out, "top kernels by total GPU time:")?;
+        writeln!(
+            out,
+            "  {:>10} {:>9} {:>10}  name",
+            "total ms", "launches", "avg us"
+        )?;
+        for k in &s.top_kernels {
+            let avg_us = if k.launches > 0 {
+                k.total_ns as f64 / k.launches as f64 / 1e3
+            } else {
+                0.0
+            };
+            writeln!(
+                out,
+                "  {:>10.3} {:>9} {:>10.2}  {}",
+                k.total_ns as f64 / 1e6,
+                k.launches,
+                avg_us,
+                k.name
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! A progress line on stderr for long work (only on a terminal, only for
+//! inputs large enough to be worth it).
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// Inputs smaller than this finish before a progress line would help.
+pub const WORTH_SHOWING: u64 = 100 << 20;
+
+#[derive(Debug)]
+pub struct Progress {
+    what: &'static str,
+    total: u64,
+    shown: bool,
+    last: Instant,
+}
+
+impl Progress {
+    /// A progress line for `total` bytes of `what`; silent when stderr is not
+    /// a terminal or the work is small.
+    pub fn bytes(what: &'static str, total: u64) -> Self {
+        Self {
+            what,
+            total,
+            shown: total >= WORTH_SHOWING && std::io::stderr().is_terminal(),
+            last: Instant::now() - Duration::from_secs(1),
+        }
+    }
+
+    pub fn update(&mut self, done: u64) {
+        if !self.shown || self.last.elapsed() < Duration::from_millis(100) {
+            return;
+        }
+        self.last = Instant::now();
+        let pct = (done.min(self.total) * 100)
+            .checked_div(self.total)
+            .unwrap_or(0);
+        eprint!(
+            "\r{}: {} / {} MB ({pct}%)   ",
+            self.what,
+            done >> 20,
+            self.total >> 20
+        );
+        std::io::stderr().flush().ok();
+    }
+
+    pub fn finish(&mut self) {
+        if self.shown {
+            eprint!("\r{:60}\r", "");
+            self.shown = false;
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
