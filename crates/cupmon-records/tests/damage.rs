@@ -56,10 +56,13 @@ fn truncated_last_chunk_is_a_warning_naming_chunk_and_byte() {
         };
         assert_eq!((t.chunk, t.byte), (1, SECOND_CHUNK));
         assert_eq!(t.available, (cut as u64) - SECOND_CHUNK);
-        let text = report.warnings[0].to_string();
-        assert!(
-            text.starts_with("cupti_monitor_raw_buffers.bin: truncated: chunk 1 at byte 15464"),
-            "{text}"
+        assert_eq!(
+            report.warnings[0].to_string(),
+            format!(
+                "cupti_monitor_raw_buffers.bin: truncated: chunk 1 at byte 15464 needs {} bytes \
+                 but only {} remain; kept the 1 complete chunk before it",
+                t.needed, t.available
+            )
         );
     }
 }

@@ -121,10 +121,11 @@ pub struct Truncation {
 
 impl fmt::Display for Truncation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = if self.chunk == 1 { "" } else { "s" };
         write!(
             f,
             "{}: truncated: chunk {} at byte {} needs {} bytes but only {} remain; \
-             the {} complete chunks before it were read",
+             kept the {} complete chunk{plural} before it",
             self.file, self.chunk, self.byte, self.needed, self.available, self.chunk
         )
     }
