@@ -15,6 +15,7 @@
 
 mod buffer;
 mod callbacks;
+mod clock;
 mod constants;
 mod cupti;
 pub mod env_vars;
@@ -28,6 +29,7 @@ pub mod testing;
 
 pub use buffer::{ActivityBuffer, CompletedBuffer};
 pub use callbacks::{callback_stats, ActivitySink, CallbackStats};
+pub use clock::monotonic_ns;
 pub use constants::{
     cbid, ActivityKind, CuptiStatus, ExternalCorrelationKind, FlushFlag, ThreadIdType,
 };

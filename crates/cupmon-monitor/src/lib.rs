@@ -1,0 +1,34 @@
+//! cupmon's live monitor. Always on: every kernel, copy and memset goes from
+//! CUPTI's buffers to a raw dump, through a pool of buffers allocated ahead
+//! (CUPTI's request callback is a pop) and a worker thread (the completion
+//! callback only queues). On request: trace windows that add CPU-side API
+//! records and correlation, and named user annotations.
+//!
+//! ```no_run
+//! use cupmon_monitor::{Monitor, MonitorConfig};
+//! let monitor = Monitor::start(MonitorConfig::new("cupmon-out/1234"))?;
+//! monitor.start_window()?;
+//! // ... the program runs ...
+//! let window = monitor.end_window()?;
+//! let (stats, _) = monitor.stop()?;
+//! # Ok::<(), cupmon_monitor::MonitorError>(())
+//! ```
+
+mod config;
+pub mod env_vars;
+mod error;
+mod flusher;
+mod meta;
+mod monitor;
+mod pool;
+mod shared;
+mod stats;
+mod window_filters;
+mod worker;
+
+pub use config::{
+    parse_kinds, parse_seconds, parse_size, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS,
+};
+pub use error::MonitorError;
+pub use monitor::Monitor;
+pub use stats::MonitorStats;

@@ -1,0 +1,43 @@
+//! The dump's meta file: the session as PyTorch's monitor describes it, plus
+//! cupmon's keys (library path, version, dropped records, rank).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cupmon_cupti::Cupti;
+use cupmon_records::MetaFile;
+
+use crate::{MonitorConfig, MonitorError};
+
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The dump's meta, as PyTorch's monitor writes it plus cupmon's keys.
+pub(crate) fn session_meta(
+    cupti: &'static Cupti,
+    config: &MonitorConfig,
+) -> Result<MetaFile, MonitorError> {
+    let mut meta = MetaFile::new();
+    meta.set(
+        "activities",
+        config.kinds.iter().map(|k| k.0).collect::<Vec<u32>>(),
+    )
+    .set("buffer_size", config.buffer_size as u64)
+    .set("cupti_version", cupti.version())
+    .set("meta_version", 2)
+    .set("pid", std::process::id())
+    .set("raw_buffer_dump", true)
+    .set("session_start_cupti_ns", cupti.timestamp()?)
+    .set("session_start_monotonic_ns", cupmon_cupti::monotonic_ns())
+    .set("session_start_unix_ns", unix_ns())
+    .set("timestamp_mode", "cupti_default")
+    .set("cupmon_version", env!("CARGO_PKG_VERSION"))
+    .set("cupti_library", cupti.path().display().to_string())
+    .set("dropped_records", 0);
+    if let Ok(rank) = std::env::var(crate::env_vars::RANK) {
+        meta.set("rank", rank);
+    }
+    Ok(meta)
+}

@@ -1,0 +1,150 @@
+//! Buffers for CUPTI, allocated ahead by the worker so that CUPTI's request
+//! callback (on the application's launch path) is only a pop from a free list.
+//! The number of buffers in existence is capped: past the cap CUPTI gets no
+//! buffer, drops records and counts them, and the heap stays bounded.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use cupmon_cupti::ActivityBuffer;
+
+#[derive(Debug)]
+pub(crate) struct Pool {
+    free: Mutex<Vec<ActivityBuffer>>,
+    buffer_size: usize,
+    max_buffers: usize,
+    /// Buffers allocated and not freed: free, lent to CUPTI, or queued.
+    existing: AtomicUsize,
+    allocated_total: AtomicU64,
+    /// Requests answered with no buffer.
+    refused: AtomicU64,
+    /// How many free buffers the worker keeps ready; doubles (up to the cap)
+    /// each time a request finds the list empty, so bursts stop losing records.
+    reserve: AtomicUsize,
+    /// A refill has been asked for and not yet done.
+    refill_asked: AtomicBool,
+}
+
+impl Pool {
+    pub fn new(buffer_size: usize, max_buffers: usize, reserve: usize) -> Self {
+        Self {
+            reserve: AtomicUsize::new(reserve.clamp(1, max_buffers)),
+            refill_asked: AtomicBool::new(false),
+            free: Mutex::new(Vec::with_capacity(max_buffers)),
+            buffer_size,
+            max_buffers,
+            existing: AtomicUsize::new(0),
+            allocated_total: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ActivityBuffer>> {
+        // A panic while holding the lock cannot leave the Vec inconsistent.
+        self.free.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A ready buffer, or None (counted) when none is free; the flag asks the
+    /// caller to wake the worker for a refill (at most once until it is done).
+    pub fn take(&self) -> (Option<ActivityBuffer>, bool) {
+        let (buffer, left) = {
+            let mut free = self.lock();
+            let buffer = free.pop();
+            (buffer, free.len())
+        };
+        if buffer.is_none() {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            let max = self.max_buffers;
+            let _ = self
+                .reserve
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+                    Some((r * 2).min(max))
+                });
+        }
+        let low = left * 2 < self.reserve.load(Ordering::Relaxed);
+        let wake = low && !self.refill_asked.swap(true, Ordering::Relaxed);
+        (buffer, wake)
+    }
+
+    /// Return a buffer CUPTI is done with (after the worker wrote it).
+    pub fn give_back(&self, buffer: ActivityBuffer) {
+        if buffer.capacity() == self.buffer_size {
+            self.lock().push(buffer);
+        } else {
+            self.existing.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Allocate until the reserve is free or the cap is reached. Runs on the
+    /// worker thread, never in a CUPTI callback.
+    pub fn refill(&self) {
+        self.refill_asked.store(false, Ordering::Relaxed);
+        let target = self.reserve.load(Ordering::Relaxed);
+        loop {
+            if self.lock().len() >= target
+                || self.existing.load(Ordering::Relaxed) >= self.max_buffers
+            {
+                return;
+            }
+            let Some(buffer) = ActivityBuffer::try_new(self.buffer_size) else {
+                return;
+            };
+            self.existing.fetch_add(1, Ordering::Relaxed);
+            self.allocated_total.fetch_add(1, Ordering::Relaxed);
+            self.lock().push(buffer);
+        }
+    }
+
+    /// Free every buffer in the free list (at stop).
+    pub fn drain(&self) {
+        let freed = std::mem::take(&mut *self.lock());
+        self.existing.fetch_sub(freed.len(), Ordering::Relaxed);
+    }
+
+    pub fn free_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn allocated_total(&self) -> u64 {
+        self.allocated_total.load(Ordering::Relaxed)
+    }
+
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_list_doubles_the_reserve() {
+        let pool = Pool::new(64 << 10, 16, 2);
+        pool.refill();
+        let _a = pool.take();
+        let _b = pool.take();
+        assert!(pool.take().0.is_none());
+        pool.refill();
+        assert_eq!(pool.free_count(), 4);
+    }
+
+    #[test]
+    fn refill_respects_the_cap_and_take_counts_refusals() {
+        let pool = Pool::new(64 << 10, 3, 8);
+        pool.refill();
+        assert_eq!(pool.free_count(), 3);
+        let a = pool.take().0.expect("buffer");
+        let (_b, wake) = pool.take();
+        assert!(wake, "running low asks for a refill");
+        let (_c, wake) = pool.take();
+        assert!(!wake, "once");
+        assert!(pool.take().0.is_none());
+        assert_eq!(pool.refused(), 1);
+        pool.refill();
+        assert_eq!(pool.free_count(), 0, "all three exist, lent out");
+        pool.give_back(a);
+        assert_eq!(pool.free_count(), 1);
+        assert_eq!(pool.allocated_total(), 3);
+    }
+}

@@ -1,0 +1,77 @@
+//! The state CUPTI's callbacks reach: the pool, the queue to the worker and
+//! the counters. It lives for the rest of the process (CUPTI keeps calling
+//! the registered callbacks), so a monitor leaks one per session.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cupmon_cupti::{ActivityBuffer, ActivitySink, CompletedBuffer, Cupti};
+
+use crate::config::MonitorConfig;
+use crate::pool::Pool;
+use crate::stats::Counters;
+use crate::worker::{note_backlog, Msg};
+
+pub(crate) struct Shared {
+    pub cupti: &'static Cupti,
+    pub config: MonitorConfig,
+    pub pool: Pool,
+    /// To the worker; `None` once the session has stopped.
+    pub queue: Mutex<Option<Sender<Msg>>>,
+    pub counters: Counters,
+    pub warned_backlog: AtomicBool,
+}
+
+impl Shared {
+    pub fn new(cupti: &'static Cupti, config: MonitorConfig, queue: Sender<Msg>) -> Self {
+        Self {
+            cupti,
+            pool: Pool::new(
+                config.buffer_size,
+                config.max_buffers(),
+                config.free_buffers,
+            ),
+            config,
+            queue: Mutex::new(Some(queue)),
+            counters: Counters::default(),
+            warned_backlog: AtomicBool::new(false),
+        }
+    }
+
+    /// Send to the worker; false when the session is over.
+    pub fn send(&self, msg: Msg) -> bool {
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        queue.as_ref().is_some_and(|q| q.send(msg).is_ok())
+    }
+
+    pub fn close_queue(&self) {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+impl ActivitySink for Shared {
+    fn request_buffer(&self) -> Option<ActivityBuffer> {
+        let (buffer, wake_worker) = self.pool.take();
+        if wake_worker {
+            self.send(Msg::Refill);
+        }
+        buffer
+    }
+
+    fn buffer_completed(&self, buffer: CompletedBuffer) {
+        let cupti_ns = self.cupti.timestamp().unwrap_or(0);
+        let unix_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        self.counters.buffers_queued.fetch_add(1, Ordering::Relaxed);
+        // After the session stopped the buffer is simply freed.
+        self.send(Msg::Buffer {
+            buffer,
+            cupti_ns,
+            unix_ns,
+        });
+        note_backlog(self);
+    }
+}

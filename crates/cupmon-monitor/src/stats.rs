@@ -1,0 +1,58 @@
+//! What the monitor has done so far, for users (`monitor_stats()`, the
+//! summary of `cupmon run`) and for the dump's meta.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+/// Counters updated by the worker thread and the callbacks.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub buffers_completed: AtomicU64,
+    pub buffers_queued: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub records: AtomicU64,
+    /// Records CUPTI reported dropped (per buffer, `cuptiActivityGetNumDroppedRecords`).
+    pub dropped_by_cupti: AtomicU64,
+    pub records_by_kind: Mutex<BTreeMap<String, u64>>,
+    pub decode_errors: AtomicU64,
+    pub windows: AtomicU64,
+    pub kernel_names: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(&self, counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A snapshot of the monitor's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MonitorStats {
+    pub running: bool,
+    pub dump_dir: String,
+    pub cupti_version: u32,
+    pub cupti_library: String,
+    /// Buffers CUPTI completed and cupmon received.
+    pub buffers_completed: u64,
+    /// Buffers allocated since the start (the pool reuses them).
+    pub buffers_allocated: u64,
+    /// Buffers lent to CUPTI or waiting for the worker.
+    pub buffers_pending: u64,
+    pub buffers_free: u64,
+    /// Bytes written to the raw dump (chunk headers included).
+    pub bytes_written: u64,
+    pub records: u64,
+    pub records_by_kind: BTreeMap<String, u64>,
+    /// Records lost: CUPTI's count plus records lost to an empty pool.
+    pub dropped_records: u64,
+    /// Buffer requests refused because the cap was reached (each loses records).
+    pub buffer_requests_refused: u64,
+    /// Buffers that did not decode completely (their bytes are still in the dump).
+    pub decode_errors: u64,
+    pub windows_taken: u64,
+    pub window_open: bool,
+    pub kernel_names: u64,
+}

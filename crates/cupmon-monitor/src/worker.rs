@@ -1,0 +1,209 @@
+//! The worker thread: everything that is too slow for CUPTI's callbacks.
+//! For each completed buffer it writes new kernel names, then the buffer as a
+//! CUPMRBUF chunk, counts its records, keeps them for an open trace window,
+//! and returns the buffer to the pool.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender};
+
+use cupmon_cupti::CompletedBuffer;
+use cupmon_records::{
+    BufferCompletion, DumpError, DumpWriter, EventBuilder, Layout, Record, RecordIter,
+};
+use cupmon_trace::WindowEvent;
+
+use crate::shared::Shared;
+
+/// Work for the worker, in arrival order.
+pub(crate) enum Msg {
+    Buffer {
+        buffer: CompletedBuffer,
+        cupti_ns: u64,
+        unix_ns: u64,
+    },
+    /// The free list is running low.
+    Refill,
+    /// Answered once everything sent before it is done.
+    Barrier(SyncSender<()>),
+    /// Start keeping records for a trace window.
+    WindowStart,
+    /// Stop keeping records; answer with them as window events.
+    WindowEnd(SyncSender<Vec<WindowEvent>>),
+    /// Flush and close the dump; answer with the first write error, if any.
+    Stop(SyncSender<Option<String>>),
+}
+
+pub(crate) struct Worker {
+    shared: &'static Shared,
+    dump: DumpWriter,
+    seen_names: HashSet<u64>,
+    window: Option<Vec<Record>>,
+    /// The first write error; writing stops after it (the disk is full or gone).
+    write_error: Option<String>,
+    by_kind: BTreeMap<&'static str, u64>,
+    warned_layout: bool,
+}
+
+impl Worker {
+    pub fn new(shared: &'static Shared, dump: DumpWriter) -> Self {
+        Self {
+            shared,
+            dump,
+            seen_names: HashSet::new(),
+            window: None,
+            write_error: None,
+            by_kind: BTreeMap::new(),
+            warned_layout: false,
+        }
+    }
+
+    pub fn run(mut self, rx: Receiver<Msg>) {
+        self.shared.pool.refill();
+        while let Ok(msg) = rx.recv() {
+            match msg {
+                Msg::Buffer {
+                    buffer,
+                    cupti_ns,
+                    unix_ns,
+                } => self.on_buffer(buffer, cupti_ns, unix_ns),
+                Msg::Refill => self.shared.pool.refill(),
+                Msg::Barrier(reply) => {
+                    let _ = reply.send(());
+                }
+                Msg::WindowStart => self.window = Some(Vec::new()),
+                Msg::WindowEnd(reply) => {
+                    let records = self.window.take().unwrap_or_default();
+                    let mut builder = EventBuilder::new(self.dump.kernel_names());
+                    let events = records.iter().map(|r| builder.event(r)).collect();
+                    let _ = reply.send(events);
+                }
+                Msg::Stop(reply) => {
+                    let result = self.finish();
+                    let _ = reply.send(result);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_buffer(&mut self, buffer: CompletedBuffer, cupti_ns: u64, unix_ns: u64) {
+        let shared = self.shared;
+        let counters = &shared.counters;
+        counters.add(&counters.dropped_by_cupti, buffer.dropped());
+        if let Err(e) = self.write(&buffer, cupti_ns, unix_ns) {
+            if self.write_error.is_none() {
+                eprintln!(
+                    "cupmon: cannot write the dump in {}: {e}; recording continues in memory only",
+                    self.dump.dir().display()
+                );
+                self.write_error = Some(e.to_string());
+            }
+        }
+        self.count_records(&buffer);
+        counters.add(&counters.buffers_completed, 1);
+        shared.pool.give_back(buffer.into_buffer());
+        shared.pool.refill();
+    }
+
+    /// Names first, then the chunk, each flushed: a process killed at any
+    /// point leaves complete chunks whose kernels all have names.
+    fn write(
+        &mut self,
+        buffer: &CompletedBuffer,
+        cupti_ns: u64,
+        unix_ns: u64,
+    ) -> Result<(), DumpError> {
+        if self.write_error.is_some() {
+            return Ok(());
+        }
+        let seen = &mut self.seen_names;
+        let names: Vec<(u64, String)> = buffer.kernel_names(|ptr| seen.insert(ptr)).collect();
+        if !names.is_empty() {
+            for (ptr, name) in &names {
+                self.dump.add_kernel_name(*ptr, name)?;
+            }
+            self.dump.flush()?;
+            let counters = &self.shared.counters;
+            counters.add(&counters.kernel_names, names.len() as u64);
+        }
+        let header = self.dump.write_chunk(
+            BufferCompletion {
+                stream_id: buffer.stream_id(),
+                context: buffer.context(),
+                cupti_completed_ns: cupti_ns,
+                unix_completed_ns: unix_ns,
+            },
+            buffer.bytes(),
+        )?;
+        self.dump.flush()?;
+        let counters = &self.shared.counters;
+        counters.add(
+            &counters.bytes_written,
+            u64::from(header.valid_size) + cupmon_records::dump::CHUNK_HEADER_LEN as u64,
+        );
+        Ok(())
+    }
+
+    fn count_records(&mut self, buffer: &CompletedBuffer) {
+        let counters = &self.shared.counters;
+        let Ok(layout) = Layout::for_api_version(buffer.cupti_version()) else {
+            if !self.warned_layout {
+                eprintln!(
+                    "cupmon: CUPTI API version {} is newer than this cupmon knows; buffers are \
+                     written to the dump but not counted or kept for windows",
+                    buffer.cupti_version()
+                );
+                self.warned_layout = true;
+            }
+            counters.add(&counters.decode_errors, 1);
+            return;
+        };
+        let mut n = 0u64;
+        for item in RecordIter::new(buffer.bytes(), layout) {
+            match item {
+                Ok(record) => {
+                    n += 1;
+                    *self.by_kind.entry(record.kind().cupti_name()).or_default() += 1;
+                    if let Some(window) = &mut self.window {
+                        window.push(record);
+                    }
+                }
+                Err(_) => {
+                    counters.add(&counters.decode_errors, 1);
+                    break;
+                }
+            }
+        }
+        counters.add(&counters.records, n);
+        let mut shared_kinds = counters
+            .records_by_kind
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for (kind, count) in &self.by_kind {
+            *shared_kinds.entry((*kind).to_owned()).or_default() = *count;
+        }
+    }
+
+    fn finish(self) -> Option<String> {
+        if let Some(e) = self.write_error {
+            return Some(e);
+        }
+        self.dump.finish().err().map(|e| e.to_string())
+    }
+}
+
+/// Flag the first time the queue grows past half the buffer budget.
+pub(crate) fn note_backlog(shared: &Shared) {
+    let queued = shared.counters.buffers_queued.load(Ordering::Relaxed);
+    let done = shared.counters.buffers_completed.load(Ordering::Relaxed);
+    let backlog = queued.saturating_sub(done) as usize;
+    if backlog * 2 > shared.config.max_buffers()
+        && !shared.warned_backlog.swap(true, Ordering::Relaxed)
+    {
+        eprintln!(
+            "cupmon: warning: the dump writer is falling behind ({backlog} buffers waiting); \
+             if it stays behind, CUPTI will drop records (they are counted)"
+        );
+    }
+}

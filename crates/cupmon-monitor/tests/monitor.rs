@@ -1,0 +1,241 @@
+//! The monitor's threading, pool, cap, windows, flush and shutdown, against
+//! the fake libcupti (`cupmon-fake-cupti`), which behaves like CUPTI 13.0.
+
+use std::time::Duration;
+
+use cupmon_cupti::testing::{exclusive, load_fake, FakeControls};
+use cupmon_cupti::{ActivityKind, Cupti};
+use cupmon_monitor::{Monitor, MonitorConfig};
+use cupmon_records::{decode_dump_to_window, dump_stats};
+use cupmon_trace::{export_window, ExportOptions, MergeWindow, WindowEvent};
+
+fn fake() -> (&'static Cupti, FakeControls) {
+    let (cupti, controls) = load_fake();
+    controls.reset();
+    (cupti, controls)
+}
+
+fn config(dir: &std::path::Path) -> MonitorConfig {
+    let mut c = MonitorConfig::new(dir.join("dump"));
+    c.buffer_size = 64 << 10;
+    c.max_outstanding_bytes = 4 << 20;
+    c
+}
+
+fn kinds(events: &[WindowEvent], kind: &str) -> usize {
+    events.iter().filter(|e| e.kind_name() == kind).count()
+}
+
+#[test]
+fn always_on_dump_has_every_kernel_copy_and_memset_with_names() {
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Default settings: 4 MiB buffers, a 64 MiB cap.
+    let monitor =
+        Monitor::start_with(cupti, MonitorConfig::new(dir.path().join("dump"))).expect("start");
+    fake.launch_kernels(5000, 7, "_ZN4demo5scaleIfEEvPT_S1_i")
+        .expect("launch");
+    fake.launch_kernels(10, 13, "plain_c_kernel")
+        .expect("launch");
+    fake.memcpy(12, 4096, 1, 7).expect("memcpy");
+    fake.memset(5, 1024, 0, 13).expect("memset");
+    let (stats, window) = monitor.stop().expect("stop");
+    assert!(window.is_none());
+    assert_eq!(stats.dropped_records, 0);
+    assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&5010));
+    let (window, report) = decode_dump_to_window(dir.path().join("dump"), |_| {}).expect("decode");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(kinds(&window.events, "kernel"), 5010);
+    assert_eq!(kinds(&window.events, "gpu_memcpy"), 12);
+    assert_eq!(kinds(&window.events, "gpu_memset"), 5);
+    assert_eq!(
+        kinds(&window.events, "cuda_runtime"),
+        0,
+        "API records only in windows"
+    );
+    let names: std::collections::BTreeSet<String> = window
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            WindowEvent::Kernel(k) => Some(k.name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        [
+            "plain_c_kernel",
+            "void demo::scale<float>(float*, float, int)"
+        ]
+    );
+    assert_eq!(
+        report.dropped_records,
+        Some(0),
+        "the meta says how many were dropped"
+    );
+}
+
+#[test]
+fn flush_timer_keeps_the_dump_a_period_behind() {
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.flush_period = Duration::from_millis(50);
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    fake.launch_kernels(20, 7, "k").expect("launch");
+    std::thread::sleep(Duration::from_millis(400));
+    let stats = dump_stats(dir.path().join("dump"), 5, |_| {}).expect("stats");
+    assert_eq!(
+        stats.report.records, 20,
+        "written without an explicit flush"
+    );
+    monitor.stop().expect("stop");
+}
+
+#[test]
+fn window_holds_api_calls_after_its_start_and_their_gpu_work() {
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let monitor = Monitor::start_with(cupti, config(dir.path())).expect("start");
+    fake.launch_kernels(30, 7, "before").expect("launch");
+    monitor.prepare_window().expect("prepare");
+    let start = monitor.start_window().expect("start window");
+    assert!(start > 0);
+    let id = monitor.push_annotation("step 1").expect("push");
+    fake.launch_kernels(40, 7, "during").expect("launch");
+    fake.runtime_call(17)
+        .expect("cudaGetDevice is filtered out");
+    monitor.pop_annotation().expect("pop");
+    fake.memcpy(2, 64, 2, 7).expect("memcpy");
+    let window = monitor.end_window().expect("end window");
+    fake.launch_kernels(30, 7, "after").expect("launch");
+    assert_eq!(window.start_ns, start);
+    assert_eq!(kinds(&window.events, "kernel"), 40);
+    assert_eq!(
+        kinds(&window.events, "cuda_runtime"),
+        42,
+        "40 launches + 2 copies, no cudaGetDevice"
+    );
+    assert_eq!(kinds(&window.events, "gpu_memcpy"), 2);
+    assert_eq!(kinds(&window.events, "external_correlation"), 40);
+    assert_eq!(
+        window.user_annotations.get(&id).map(String::as_str),
+        Some("step 1")
+    );
+    assert!(window.extra_activities.contains(&ActivityKind::RUNTIME.0));
+    // The seed's order: API records, then external correlation, then GPU records.
+    let order: Vec<&str> = window.events.iter().map(WindowEvent::kind_name).collect();
+    let first_gpu = order.iter().position(|k| *k == "kernel").expect("kernels");
+    assert!(order[first_gpu..]
+        .iter()
+        .all(|k| *k == "kernel" || *k == "gpu_memcpy"));
+    // Every kernel gets a launch -> kernel arrow in the exported trace.
+    let out = dir.path().join("w.trace.json");
+    export_window(&MergeWindow::from(&window), &out, &ExportOptions::default()).expect("export");
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("read")).expect("json");
+    let events = trace["traceEvents"].as_array().expect("events");
+    let count = |ph: &str| {
+        events
+            .iter()
+            .filter(|e| e["ph"] == ph && e["cat"] == "ac2g")
+            .count()
+    };
+    assert_eq!(count("s"), 42);
+    assert_eq!(count("f"), 42);
+    assert!(events
+        .iter()
+        .any(|e| e["cat"] == "gpu_user_annotation" && e["name"] == "step 1"));
+    let (stats, _) = monitor.stop().expect("stop");
+    assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&100));
+    assert_eq!(stats.windows_taken, 1);
+    // The always-on dump kept every kernel, window or not, and the annotation names.
+    let (dumped, _) = decode_dump_to_window(dir.path().join("dump"), |_| {}).expect("decode");
+    assert_eq!(kinds(&dumped.events, "kernel"), 100);
+    assert_eq!(
+        dumped.user_annotations.get(&id).map(String::as_str),
+        Some("step 1")
+    );
+}
+
+#[test]
+fn window_calls_out_of_order_are_errors_not_panics() {
+    let _guard = exclusive();
+    let (cupti, _fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let monitor = Monitor::start_with(cupti, config(dir.path())).expect("start");
+    assert!(monitor.end_window().is_err());
+    assert!(monitor.pop_annotation().is_err());
+    monitor.start_window().expect("start without prepare");
+    assert!(monitor.start_window().is_err());
+    assert!(monitor.prepare_window().is_err());
+    // Stopping with a window open closes it and returns it.
+    let (_, window) = monitor.stop().expect("stop");
+    assert!(window.is_some());
+}
+
+#[test]
+fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.max_outstanding_bytes = 2 * c.buffer_size;
+    c.free_buffers = 2;
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    // A slow consumer: full buffers are held back, so the two buffers run out.
+    fake.set_completion_delay(Duration::from_millis(200));
+    fake.launch_kernels(20_000, 7, "k").expect("launch");
+    fake.set_completion_delay(Duration::ZERO);
+    let (stats, _) = monitor.stop().expect("stop");
+    assert!(
+        stats.buffers_allocated <= 2,
+        "the heap stays bounded: {stats:?}"
+    );
+    let kept = stats
+        .records_by_kind
+        .get("CONCURRENT_KERNEL")
+        .copied()
+        .unwrap_or(0);
+    assert!(kept < 20_000, "{stats:?}");
+    assert_eq!(
+        kept + stats.dropped_records,
+        20_000,
+        "every record kept or counted: {stats:?}"
+    );
+    assert!(stats.buffer_requests_refused > 0);
+}
+
+#[test]
+fn stop_flushes_unfinished_work_and_a_second_session_starts_clean() {
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let monitor = Monitor::start_with(cupti, config(dir.path())).expect("start");
+    fake.set_kernels_pending(true);
+    fake.launch_kernels(3, 7, "still running").expect("launch");
+    let (stats, _) = monitor.stop().expect("stop");
+    fake.set_kernels_pending(false);
+    assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&3));
+    let mut second = config(dir.path());
+    second.dump_dir = dir.path().join("second");
+    let monitor = Monitor::start_with(cupti, second).expect("restart");
+    fake.launch_kernels(4, 7, "k").expect("launch");
+    let (stats, _) = monitor.stop().expect("stop");
+    assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&4));
+}
+
+#[test]
+fn an_unwritable_dump_directory_is_a_clear_error() {
+    let _guard = exclusive();
+    let (cupti, _fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let err =
+        Monitor::start_with(cupti, MonitorConfig::new(file.join("dump"))).expect_err("must fail");
+    assert!(err.to_string().contains("a-file"), "{err}");
+}
