@@ -37,6 +37,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a program under cupmon (always-on collection, optional trace windows).
+    #[command(
+        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to OUTPUT/<pid> (OUTPUT/rank<R>-<pid> under torchrun);\neach window becomes window-N.json and window-N.trace.json.gz there."
+    )]
+    Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
     #[command(
         after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is the seed's merge, byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."

@@ -15,6 +15,7 @@ fn main() {
         cli::Command::Decode(args) => cmd::decode::run(&args),
         cli::Command::Stats(args) => cmd::stats::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
+        cli::Command::Run(args) => cmd::run::run(&args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -34,8 +34,7 @@ pub(crate) fn session_meta(
     .set("session_start_unix_ns", unix_ns())
     .set("timestamp_mode", "cupti_default")
     .set("cupmon_version", env!("CARGO_PKG_VERSION"))
-    .set("cupti_library", cupti.path().display().to_string())
-    .set("dropped_records", 0);
+    .set("cupti_library", cupti.path().display().to_string());
     if let Ok(rank) = std::env::var(crate::env_vars::RANK) {
         meta.set("rank", rank);
     }

@@ -336,7 +336,8 @@ impl Monitor {
         let mut meta = lock(&self.meta);
         meta.set("dropped_records", stats.dropped_records)
             .set("buffer_requests_refused", stats.buffer_requests_refused)
-            .set("records", stats.records);
+            .set("records", stats.records)
+            .set("chunks_written", stats.buffers_completed);
         if let Err(e) = meta.write(
             self.shared
                 .config

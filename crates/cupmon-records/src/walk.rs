@@ -48,10 +48,15 @@ pub fn walk_records(
     mut progress: impl FnMut(&DecodeProgress),
     mut f: impl FnMut(u64, usize, &Record),
 ) -> Result<DecodeReport, DumpError> {
-    let layout = dump.layout()?;
-    let mut chunks = dump.chunks()?;
+    // A dump of a process that never used CUDA has no chunks and may not name
+    // a CUPTI version: the layout is only needed once there is a chunk.
+    let mut layout = dump
+        .meta()
+        .cupti_version()
+        .map(|_| dump.layout())
+        .transpose()?;
     let mut report = DecodeReport {
-        cupti_version: layout.version(),
+        cupti_version: layout.map_or(CuptiVersion::from_api(0), |l| l.version()),
         chunks: 0,
         buffer_bytes: 0,
         records: 0,
@@ -60,10 +65,27 @@ pub fn walk_records(
         dropped_records: dump.meta().dropped_records(),
         unresolved_kernel_names: 0,
     };
+    // An empty raw file is damage, unless the writer said it wrote no chunk
+    // (a CUDA program that launched nothing, or never initialised CUDA).
+    let says_empty = dump
+        .meta()
+        .json()
+        .get("chunks_written")
+        .and_then(|v| v.as_u64())
+        == Some(0);
+    let raw_len = std::fs::metadata(dump.raw_buffers_path()).map_or(None, |m| Some(m.len()));
+    if says_empty && raw_len == Some(0) {
+        return Ok(report);
+    }
+    let mut chunks = dump.chunks()?;
     let mut by_kind = [0u64; 40];
     let total_bytes = chunks.file_len().unwrap_or(0);
     let file = chunks.file_name().to_owned();
     while let Some(chunk) = chunks.next_chunk()? {
+        let layout = match layout {
+            Some(l) => l,
+            None => *layout.insert(dump.layout()?),
+        };
         let mut records = RecordIter::new(chunk.data, layout);
         while let Some(item) = records.next_with_offset() {
             match item {

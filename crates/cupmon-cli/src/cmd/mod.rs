@@ -4,6 +4,8 @@ pub mod decode;
 pub mod demo;
 pub mod export;
 pub mod merge;
+pub mod run;
+mod run_summary;
 pub mod stats;
 
 use std::path::Path;

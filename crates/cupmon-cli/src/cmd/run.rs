@@ -1,0 +1,174 @@
+//! `cupmon run -- CMD`: run a program with the injection library, then
+//! summarise what was recorded.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+use anyhow::{Context, Result};
+use cupmon_monitor::env_vars;
+
+use crate::cli::RunArgs;
+use crate::exit::BadInput;
+
+const INJECT_LIBRARY: &str = "libcupmon_inject.so";
+
+pub fn run(args: &RunArgs) -> Result<i32> {
+    let library = find_inject_library()?;
+    std::fs::create_dir_all(&args.output).map_err(|e| {
+        BadInput(format!(
+            "{}: cannot create the output directory: {e}",
+            args.output.display()
+        ))
+    })?;
+    let output = args.output.canonicalize().context("output directory")?;
+    let before = dump_dirs(&output);
+    let mut command = Command::new(&args.command[0]);
+    command.args(&args.command[1..]);
+    command
+        .env("CUDA_INJECTION64_PATH", &library)
+        .env(env_vars::INJECT_LIBRARY, &library)
+        .env(env_vars::OUTPUT_DIR, &output)
+        .env(env_vars::BUFFER_SIZE, format!("{}M", args.buffer_mib))
+        .env(env_vars::FLUSH_PERIOD, args.flush_period.to_string());
+    if let (Some(at), Some(length)) = (args.window_at, args.window_for) {
+        command
+            .env(env_vars::WINDOW_AT, at.to_string())
+            .env(env_vars::WINDOW_FOR, length.to_string());
+    }
+    if args.window_on_signal {
+        command.env(env_vars::WINDOW_ON_SIGNAL, "1");
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| BadInput(format!("cannot run {:?}: {e}", args.command[0])))?;
+    let pid = child.id();
+    if args.window_on_signal {
+        eprintln!("cupmon: tracing pid {pid}; `kill -USR2 {pid}` opens a trace window, a second one closes it");
+    }
+    forward_signals_to(pid);
+    let status = child.wait().context("waiting for the program")?;
+    let code = exit_code(status);
+    summarise(&output, &before, pid);
+    Ok(code)
+}
+
+/// The traced program's exit code; 128 + N when a signal ended it, as a shell reports it.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// The injection library: `CUPMON_INJECT_LIBRARY`, or next to this binary
+/// (as `cargo build` and the Python wheel place it), or in `../lib`.
+fn find_inject_library() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os(env_vars::INJECT_LIBRARY) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(BadInput(format!(
+                "{}={} does not exist",
+                env_vars::INJECT_LIBRARY,
+                path.display()
+            ))
+            .into())
+        };
+    }
+    let exe = std::env::current_exe().context("locating the cupmon binary")?;
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let candidates = [
+        dir.join(INJECT_LIBRARY),
+        dir.join("../lib").join(INJECT_LIBRARY),
+    ];
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+        .ok_or_else(|| {
+            BadInput(format!(
+                "cannot find {INJECT_LIBRARY} (looked in {}); build it with `cargo build --release` \
+                 or set {}",
+                candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                env_vars::INJECT_LIBRARY
+            ))
+            .into()
+        })
+}
+
+static CHILD: AtomicU32 = AtomicU32::new(0);
+static INTERRUPTS: AtomicI32 = AtomicI32::new(0);
+
+/// Ctrl-C reaches the program through the terminal; cupmon stays to
+/// summarise. A second Ctrl-C (or a SIGTERM to cupmon) is passed on: first
+/// as SIGTERM, then as SIGKILL.
+fn forward_signals_to(pid: u32) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    CHILD.store(pid, Ordering::Relaxed);
+    let installed = ctrlc::set_handler(|| {
+        let n = INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+        let child = Pid::from_raw(CHILD.load(Ordering::Relaxed) as i32);
+        let signal = if n == 0 {
+            Signal::SIGTERM
+        } else {
+            Signal::SIGKILL
+        };
+        if n > 0 {
+            eprintln!("\ncupmon: killing the program (its dump is readable up to the last complete chunk)");
+        }
+        let _ = kill(child, signal);
+    });
+    if let Err(e) = installed {
+        eprintln!("cupmon: warning: cannot handle Ctrl-C: {e}");
+    }
+}
+
+/// Subdirectories of the output directory that look like dumps.
+fn dump_dirs(output: &Path) -> BTreeSet<PathBuf> {
+    std::fs::read_dir(output)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(cupmon_records::dump::META_FILE).is_file())
+        .collect()
+}
+
+fn summarise(output: &Path, before: &BTreeSet<PathBuf>, pid: u32) {
+    let new: Vec<PathBuf> = dump_dirs(output).difference(before).cloned().collect();
+    if new.is_empty() {
+        let dir = output.join(pid.to_string());
+        match write_empty_dump(&dir, pid) {
+            Ok(()) => eprintln!(
+                "cupmon: the program never initialised CUDA, so nothing was recorded (empty dump in {})",
+                dir.display()
+            ),
+            Err(e) => eprintln!("cupmon: the program never initialised CUDA; nothing was recorded ({e})"),
+        }
+        return;
+    }
+    for dir in &new {
+        super::run_summary::print(dir);
+    }
+}
+
+/// A dump with no chunks, so that every run leaves one.
+fn write_empty_dump(dir: &Path, pid: u32) -> Result<()> {
+    let mut meta = cupmon_records::MetaFile::new();
+    meta.set("meta_version", 2)
+        .set("pid", pid)
+        .set("raw_buffer_dump", true)
+        .set("timestamp_mode", "cupti_default")
+        .set("cupmon_version", env!("CARGO_PKG_VERSION"))
+        .set("cuda_initialized", false)
+        .set("chunks_written", 0)
+        .set("dropped_records", 0);
+    let writer = cupmon_records::DumpWriter::create(dir, &meta)?;
+    writer.finish()?;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! `cupmon run` end to end without a GPU: a stand-in CUDA program (the
+//! cupmon-inject example `fake_cuda_app`) loads the injection library as the
+//! CUDA driver would and launches work through the fake libcupti.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use cupmon_records::decode_dump_to_window;
+use cupmon_trace::WindowEvent;
+
+fn target_dir() -> PathBuf {
+    // CARGO_BIN_EXE_cupmon is target/<profile>/cupmon.
+    Path::new(env!("CARGO_BIN_EXE_cupmon"))
+        .parent()
+        .expect("profile dir")
+        .to_path_buf()
+}
+
+/// Build the example app and the injection library once (same profile as this test).
+fn app() -> &'static Path {
+    static APP: OnceLock<PathBuf> = OnceLock::new();
+    APP.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "cupmon-inject",
+            "--lib",
+            "--example",
+            "fake_cuda_app",
+            "--manifest-path",
+        ])
+        .arg(&manifest);
+        if target_dir().ends_with("release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("cargo build");
+        assert!(status.success(), "building cupmon-inject failed");
+        target_dir().join("examples/fake_cuda_app")
+    })
+}
+
+fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
+    let fake = cupmon_cupti::testing::fake_library_path();
+    let app = app();
+    Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("run")
+        .arg("-o")
+        .arg(dir)
+        .args(extra)
+        .arg("--")
+        .arg(app)
+        .args(steps)
+        .env("CUPMON_LIBCUPTI", fake)
+        .env("CUPMON_LIBCUDA", fake)
+        .env(
+            "CUPMON_INJECT_LIBRARY",
+            target_dir().join("libcupmon_inject.so"),
+        )
+        .output()
+        .expect("run cupmon")
+}
+
+fn only_dump(dir: &Path) -> PathBuf {
+    let dumps: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(dumps.len(), 1, "{dumps:?}");
+    dumps.into_iter().next().expect("one")
+}
+
+fn kernels(dump: &Path) -> usize {
+    let (window, _) = decode_dump_to_window(dump, |_| {}).expect("decode");
+    window
+        .events
+        .iter()
+        .filter(|e| matches!(e, WindowEvent::Kernel(_)))
+        .count()
+}
+
+#[test]
+fn records_every_kernel_and_a_scheduled_window_and_exits_with_the_programs_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(
+        dir.path(),
+        &["--window-at", "0.2", "--window-for", "0.4"],
+        &[
+            "launch", "100", "sleep", "400", "launch", "50", "sleep", "600", "launch", "5",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("155 kernels"), "{stderr}");
+    assert!(stderr.contains("dropped records: 0"), "{stderr}");
+    let dump = only_dump(dir.path());
+    assert_eq!(kernels(&dump), 155);
+    let window: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dump.join("window-0.json")).expect("window"))
+            .expect("json");
+    let events = window["events"].as_array().expect("events");
+    let count = |k: &str| events.iter().filter(|e| e["kind"] == k).count();
+    assert_eq!((count("kernel"), count("cuda_runtime")), (50, 50));
+    assert!(dump.join("window-0.trace.json.gz").is_file());
+}
+
+#[test]
+fn sigterm_flushes_and_sigkill_leaves_a_readable_dump() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(dir.path(), &[], &["launch", "40", "sigterm"]);
+    assert_eq!(out.status.code(), Some(128 + 15));
+    assert_eq!(kernels(&only_dump(dir.path())), 40);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(
+        dir.path(),
+        &["--flush-period", "0.1"],
+        &["launch", "40", "sleep", "500", "launch", "3", "sigkill"],
+    );
+    assert_eq!(out.status.code(), Some(128 + 9));
+    // The 40 flushed by the timer survive; the last 3 were never written.
+    assert_eq!(kernels(&only_dump(dir.path())), 40);
+}
+
+#[test]
+fn a_program_without_cuda_gets_an_empty_dump_and_a_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(dir.path(), &[], &["nocuda"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never initialised CUDA"));
+    let dump = only_dump(dir.path());
+    assert_eq!(kernels(&dump), 0);
+}
+
+#[test]
+fn a_missing_program_is_bad_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .args(["run", "-o"])
+        .arg(dir.path())
+        .args(["--", "/nonexistent/program"])
+        .env(
+            "CUPMON_INJECT_LIBRARY",
+            target_dir().join("libcupmon_inject.so"),
+        )
+        .output()
+        .expect("run");
+    let _ = app();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/program"));
+}

@@ -1,0 +1,174 @@
+//! The C ABI to the process's monitor: one JSON request in, one JSON answer
+//! out, so that callers (the Python module through ctypes, tools) need one
+//! symbol and the ABI can grow without breaking them.
+//!
+//! Request: `{"op": "<name>", ...}`. Answer: `{"ok": true, "result": ...}` or
+//! `{"ok": false, "error": "<message>", "kind": "<class>"}`. Ops: `version`,
+//! `status`, `start` (`output_dir`, optional `kinds`, `buffer_size`,
+//! `max_outstanding`, `flush_period_s`), `stop`, `stats`, `flush` (`forced`),
+//! `prepare_window`, `start_window`, `end_window`, `push_annotation` (`name`),
+//! `pop_annotation`.
+
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use cupmon_monitor::{parse_kinds, MonitorConfig, MonitorError};
+use serde_json::{json, Value};
+
+use crate::session::with;
+
+/// Version of this ABI; bumped when an op changes incompatibly.
+pub const ABI_VERSION: u32 = 1;
+
+/// Handle one request (also usable from Rust, e.g. in tests).
+pub fn call(request: &str) -> Value {
+    let answer = serde_json::from_str::<Value>(request)
+        .map_err(|e| MonitorError::Config(format!("the request is not JSON: {e}")))
+        .and_then(|req| dispatch(&req));
+    match answer {
+        Ok(result) => json!({"ok": true, "result": result}),
+        Err(e) => json!({"ok": false, "error": e.to_string(), "kind": error_kind(&e)}),
+    }
+}
+
+fn error_kind(e: &MonitorError) -> &'static str {
+    match e {
+        MonitorError::Load(cupmon_cupti::LoadError::NoDriver { .. }) => "no_driver",
+        MonitorError::Load(_) => "no_cupti",
+        MonitorError::Cupti(_) => "cupti",
+        MonitorError::Dump(_) => "dump",
+        MonitorError::Config(_) => "bad_argument",
+        MonitorError::State(_) => "state",
+        MonitorError::Worker(_) => "internal",
+    }
+}
+
+fn dispatch(req: &Value) -> Result<Value, MonitorError> {
+    let op = req
+        .get("op")
+        .and_then(Value::as_str)
+        .ok_or_else(|| MonitorError::Config("the request has no \"op\"".into()))?;
+    match op {
+        "version" => Ok(json!({"abi": ABI_VERSION, "cupmon": env!("CARGO_PKG_VERSION")})),
+        "status" => Ok(match crate::session::lock().as_ref() {
+            Some(s) => json!({
+                "running": true,
+                "injected": s.injected,
+                "dump_dir": s.monitor.config().dump_dir,
+                "window_open": s.monitor.window_open(),
+            }),
+            None => json!({"running": false}),
+        }),
+        "start" => {
+            crate::session::start(start_config(req)?, false)?;
+            crate::exit::flush_at_exit();
+            Ok(Value::Null)
+        }
+        "stop" => match crate::session::stop() {
+            Some(stats) => Ok(serde_json::to_value(stats?).unwrap_or(Value::Null)),
+            None => Err(MonitorError::State(
+                "cupmon is not monitoring this process".into(),
+            )),
+        },
+        "stats" => with(|s| Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))),
+        "flush" => {
+            let forced = req.get("forced").and_then(Value::as_bool).unwrap_or(false);
+            with(|s| s.monitor.flush(forced)).map(|()| Value::Null)
+        }
+        "prepare_window" => with(|s| s.monitor.prepare_window()).map(|()| Value::Null),
+        "start_window" => with(|s| s.monitor.start_window()).map(|t| json!({"start_ns": t})),
+        "end_window" => with(|s| {
+            let window = s.monitor.end_window()?;
+            Ok(serde_json::to_value(window).unwrap_or(Value::Null))
+        }),
+        "push_annotation" => {
+            let name = req.get("name").and_then(Value::as_str).ok_or_else(|| {
+                MonitorError::Config("push_annotation needs a \"name\" string".into())
+            })?;
+            with(|s| s.monitor.push_annotation(name)).map(|id| json!({"id": id}))
+        }
+        "pop_annotation" => with(|s| s.monitor.pop_annotation()).map(|id| json!({"id": id})),
+        other => Err(MonitorError::Config(format!("unknown op {other:?}"))),
+    }
+}
+
+fn start_config(req: &Value) -> Result<MonitorConfig, MonitorError> {
+    let dir = req
+        .get("output_dir")
+        .and_then(Value::as_str)
+        .ok_or_else(|| MonitorError::Config("start needs an \"output_dir\" string".into()))?;
+    let mut config = MonitorConfig::new(dir);
+    if let Some(kinds) = req.get("kinds").filter(|v| !v.is_null()) {
+        let text = match kinds {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+                .join(","),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        config.kinds = parse_kinds(&text)?;
+    }
+    let size = |key: &str| -> Result<Option<usize>, MonitorError> {
+        match req.get(key).filter(|v| !v.is_null()) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
+                MonitorError::Config(format!("{key} must be a whole number of bytes"))
+            }),
+        }
+    };
+    if let Some(n) = size("buffer_size")? {
+        config.buffer_size = n;
+    }
+    if let Some(n) = size("max_outstanding")? {
+        config.max_outstanding_bytes = n;
+    }
+    if let Some(v) = req.get("flush_period_s").filter(|v| !v.is_null()) {
+        let secs = v
+            .as_f64()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .ok_or_else(|| {
+                MonitorError::Config("flush_period_s must be a positive number".into())
+            })?;
+        config.flush_period = Duration::from_secs_f64(secs);
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+/// `char *cupmon_call(const char *request_json)`: the answer is a
+/// NUL-terminated JSON string to release with [`cupmon_free`]; NULL only if
+/// the request pointer is NULL.
+///
+/// # Safety
+/// `request` must be NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn cupmon_call(request: *const c_char) -> *mut c_char {
+    if request.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller passes a valid NUL-terminated string (see above).
+    let text = unsafe { CStr::from_ptr(request) }
+        .to_string_lossy()
+        .into_owned();
+    let answer = catch_unwind(AssertUnwindSafe(|| call(&text))).unwrap_or_else(
+        |_| json!({"ok": false, "error": "internal error (a panic in cupmon)", "kind": "internal"}),
+    );
+    CString::new(answer.to_string())
+        .unwrap_or_default()
+        .into_raw()
+}
+
+/// Release an answer of [`cupmon_call`].
+///
+/// # Safety
+/// `answer` must be NULL or a pointer returned by `cupmon_call`, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn cupmon_free(answer: *mut c_char) {
+    if !answer.is_null() {
+        // SAFETY: `answer` came from `CString::into_raw` in `cupmon_call`.
+        drop(unsafe { CString::from_raw(answer) });
+    }
+}

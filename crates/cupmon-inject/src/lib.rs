@@ -1,0 +1,22 @@
+//! cupmon's injection library (`libcupmon_inject.so`).
+//!
+//! - `InitializeInjection`: the CUDA driver calls it at `cuInit` when
+//!   `CUDA_INJECTION64_PATH` names this library; it starts the monitor with
+//!   settings from the `CUPMON_*` environment (see `cupmon_monitor::env_vars`),
+//!   schedules trace windows, and flushes at exit and on SIGTERM/SIGINT.
+//! - `cupmon_call`: a JSON-in, JSON-out C ABI to the one monitor of the
+//!   process, used by the Python module (and anything else in the process).
+//!
+//! Panics never cross the C boundary: every entry point catches them.
+#![allow(unsafe_code)]
+
+mod abi;
+mod entry;
+mod exit;
+mod schedule;
+mod session;
+mod signals;
+
+pub use abi::{call, cupmon_call, cupmon_free};
+pub use entry::InitializeInjection;
+pub use session::{dump_dir_for_process, Session};

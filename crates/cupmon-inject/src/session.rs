@@ -1,0 +1,137 @@
+//! The process's one monitoring session, shared by the injection entry
+//! point, the signal and schedule threads, and the C ABI.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats};
+use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceWindow};
+
+/// A running monitor and what it has written.
+#[derive(Debug)]
+pub struct Session {
+    pub monitor: Monitor,
+    /// Started by `InitializeInjection` (rather than through the C ABI).
+    pub injected: bool,
+    /// Windows written as `window-N.json` so far.
+    pub windows_written: u32,
+}
+
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+pub(crate) fn lock() -> MutexGuard<'static, Option<Session>> {
+    SESSION.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `DIR/<pid>`, or `DIR/rank<R>-<pid>` in a distributed job, so that every
+/// process of a launcher gets a dump of its own.
+pub fn dump_dir_for_process(base: &Path, rank: Option<&str>, pid: u32) -> PathBuf {
+    match rank.filter(|r| !r.is_empty()) {
+        Some(rank) => base.join(format!("rank{rank}-{pid}")),
+        None => base.join(pid.to_string()),
+    }
+}
+
+/// Start the session unless one is running.
+pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), MonitorError> {
+    let mut session = lock();
+    if let Some(s) = session.as_ref() {
+        return Err(MonitorError::State(format!(
+            "cupmon is already monitoring this process (dump in {})",
+            s.monitor.config().dump_dir.display()
+        )));
+    }
+    let monitor = Monitor::start(config)?;
+    *session = Some(Session {
+        monitor,
+        injected,
+        windows_written: 0,
+    });
+    Ok(())
+}
+
+/// Run `f` on the running monitor.
+pub(crate) fn with<T>(
+    f: impl FnOnce(&mut Session) -> Result<T, MonitorError>,
+) -> Result<T, MonitorError> {
+    match lock().as_mut() {
+        Some(session) => f(session),
+        None => Err(MonitorError::State(
+            "cupmon is not monitoring this process (start it with cupmon run or start_collection)"
+                .into(),
+        )),
+    }
+}
+
+/// Stop the session (closing and writing an open window). None if none ran.
+pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
+    let session = lock().take()?;
+    let dir = session.monitor.config().dump_dir.clone();
+    let written = session.windows_written;
+    Some(session.monitor.stop().map(|(stats, window)| {
+        if let Some(window) = window {
+            write_window_files(&dir, written, &window);
+        }
+        stats
+    }))
+}
+
+/// End the open window and write `window-N.json` and `window-N.trace.json.gz`
+/// into the dump directory. `Ok(None)` when no window is open (or no session).
+pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
+    let mut guard = lock();
+    let Some(session) = guard.as_mut() else {
+        return Ok(None);
+    };
+    if !session.monitor.window_open() {
+        return Ok(None);
+    }
+    {
+        let window = session.monitor.end_window()?;
+        let dir = session.monitor.config().dump_dir.clone();
+        let path = write_window_files(&dir, session.windows_written, &window);
+        session.windows_written += 1;
+        Ok(Some(path))
+    }
+}
+
+/// Write a window and its trace; problems are reported, not fatal (the
+/// program being traced must go on).
+fn write_window_files(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
+    let json_path = dir.join(format!("window-{n}.json"));
+    let trace_path = dir.join(format!("window-{n}.trace.json.gz"));
+    let written = serde_json::to_vec(window)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| write_atomically(&json_path, &bytes).map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        eprintln!("cupmon: cannot write {}: {e}", json_path.display());
+    }
+    if window.events.is_empty() {
+        eprintln!("cupmon: trace window {n} holds no records; no trace written for it");
+    } else if let Err(e) = export_window(
+        &MergeWindow::from(window),
+        &trace_path,
+        &ExportOptions {
+            trace_name: Some(format!("cupmon window {n} of pid {}", std::process::id())),
+            device_properties_json: None,
+        },
+    ) {
+        eprintln!("cupmon: cannot write {}: {e}", trace_path.display());
+    }
+    json_path
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The settings of an injected session, from the environment.
+pub(crate) fn config_from_env() -> Result<MonitorConfig, MonitorError> {
+    let base = std::env::var_os(env_vars::OUTPUT_DIR)
+        .map_or_else(|| PathBuf::from("cupmon-out"), PathBuf::from);
+    let rank = std::env::var(env_vars::RANK).ok();
+    let dir = dump_dir_for_process(&base, rank.as_deref(), std::process::id());
+    MonitorConfig::new(dir).with_env(|k| std::env::var(k).ok())
+}

@@ -1,0 +1,128 @@
+//! Signals: SIGUSR2 toggles a trace window (when asked for), and SIGTERM or
+//! SIGINT left at their default action first flush the dump, then end the
+//! process as they would have.
+//!
+//! A handler may only do async-signal-safe work, so it writes the signal
+//! number into a pipe; a thread reads the pipe and does the real work.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use cupmon_monitor::env_vars;
+
+static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = PIPE_WRITE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let byte = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; `byte` is a valid 1-byte buffer.
+        unsafe { libc::write(fd, std::ptr::addr_of!(byte).cast(), 1) };
+    }
+}
+
+/// Whether `sig` still has its default action (an application handler wins).
+fn has_default_action(sig: libc::c_int) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one
+    // into `old`, a zeroed, valid sigaction.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_DFL
+    }
+}
+
+fn install(sig: libc::c_int) -> bool {
+    // SAFETY: a zeroed sigaction with our handler (a plain extern "C" fn that
+    // only calls write(2)) and SA_RESTART, so interrupted system calls of the
+    // application resume.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(sig, &action, std::ptr::null_mut()) == 0
+    }
+}
+
+/// Restore the default action and deliver `sig` to the process again.
+fn die_by(sig: libc::c_int) {
+    // SAFETY: resetting to SIG_DFL and signalling our own pid are plain syscalls.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::kill(libc::getpid(), sig);
+    }
+}
+
+pub(crate) fn install_from_env() {
+    let toggle = std::env::var(env_vars::WINDOW_ON_SIGNAL).is_ok_and(|v| v == "1");
+    let mut fds = [-1; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        eprintln!("cupmon: warning: no signal handling (pipe failed)");
+        return;
+    }
+    PIPE_WRITE.store(fds[1], Ordering::Relaxed);
+    let mut handled = Vec::new();
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        if has_default_action(sig) && install(sig) {
+            handled.push(sig);
+        }
+    }
+    if toggle && install(libc::SIGUSR2) {
+        handled.push(libc::SIGUSR2);
+    }
+    if handled.is_empty() {
+        return;
+    }
+    let read_fd = fds[0];
+    let spawned = std::thread::Builder::new()
+        .name("cupmon-signals".into())
+        .spawn(move || listen(read_fd));
+    if let Err(e) = spawned {
+        eprintln!("cupmon: warning: no signal handling: {e}");
+    }
+}
+
+fn listen(fd: libc::c_int) {
+    loop {
+        let mut byte = 0u8;
+        // SAFETY: reading one byte into a valid 1-byte buffer.
+        let n = unsafe { libc::read(fd, std::ptr::addr_of_mut!(byte).cast(), 1) };
+        if n != 1 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        let sig = libc::c_int::from(byte);
+        let _ = std::panic::catch_unwind(|| handle(sig));
+    }
+}
+
+fn handle(sig: libc::c_int) {
+    if sig == libc::SIGUSR2 {
+        toggle_window();
+        return;
+    }
+    // SIGTERM / SIGINT: save what was recorded, then end as the signal would.
+    if let Some(Err(e)) = crate::session::stop() {
+        eprintln!("cupmon: on signal {sig}: {e}");
+    }
+    die_by(sig);
+}
+
+fn toggle_window() {
+    let open = crate::session::with(|s| Ok(s.monitor.window_open())).unwrap_or(false);
+    let result = if open {
+        crate::session::end_window_to_files().map(|path| {
+            if let Some(path) = path {
+                eprintln!("cupmon: trace window written to {}", path.display());
+            }
+        })
+    } else {
+        crate::session::with(|s| s.monitor.start_window().map(drop))
+            .map(|()| eprintln!("cupmon: trace window opened (send SIGUSR2 again to close it)"))
+    };
+    if let Err(e) = result {
+        eprintln!("cupmon: SIGUSR2: {e}");
+    }
+}
