@@ -13,7 +13,7 @@ import re
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Markers the driver looks for in a workload's stdout (see empty_kernel.cu, torch_common.py).
 BENCH_PREFIX = "BENCH "
@@ -32,7 +32,6 @@ class Proc:
     maxrss_kb: int = 0
     bench: dict = None       # the workload's BENCH json line, if printed
     error: str = None        # why this run counts as failed (None: it did not)
-    samples: list = field(default_factory=list)
 
     def stderr_tail(self, lines=15):
         return tail(self.log + ".err", lines)
