@@ -1,0 +1,73 @@
+#!/bin/bash
+# cupmon's checks on a real GPU (run through the `device` tool; see DEVELOPING.md).
+# Needs prebuilt .gpu/cupmon and .gpu/libcupmon_inject.so (scripts/gpu-bundle.sh),
+# nvcc, python3 with torch. Logs and dumps go under $OUT. Prints PASS/FAIL lines
+# and a summary; exits 1 if any check failed.
+#
+# usage: tests/gpu/run.sh [monitor|all]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+OUT=${OUT:-$root/tests/gpu/out}
+mkdir -p "$OUT"
+cupmon=${CUPMON_BIN:-$root/.gpu/cupmon}
+export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
+export PYTHONUNBUFFERED=1
+results=$OUT/results.txt
+: >"$results"
+note() { echo "== $*" | tee -a "$results"; }
+pass_fail() { tee -a "$results"; }
+
+note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nvcc --version | tail -1)"
+[ -x "$cupmon" ] || { echo "FAIL missing $cupmon" | pass_fail; exit 1; }
+nvcc -O2 -arch=sm_90 -std=c++17 -o "$OUT/workload" "$here/workload.cu" >"$OUT/nvcc.log" 2>&1 \
+  || { echo "FAIL nvcc (see nvcc.log)"; tail -5 "$OUT/nvcc.log"; exit 1; } | pass_fail
+
+# A: the CUDA workload with a window over the whole run.
+note "A: CUDA workload, window over the whole run"
+"$cupmon" run -o "$OUT/a" --window-at 0 --window-for 600 -- "$OUT/workload" 4 >"$OUT/a.out" 2>"$OUT/a.err"
+echo "exit $? $(tail -8 "$OUT/a.err" | tr '\n' ' ')" >>"$results"
+python3 "$here/check.py" "$cupmon" A "$OUT/a" "$OUT/a.out" --full-window | pass_fail
+
+# B: a window in the middle of a longer run.
+note "B: CUDA workload, window from 1.0 s to 2.0 s of a 3 s run"
+"$cupmon" run -o "$OUT/b" --window-at 1.0 --window-for 1.0 -- "$OUT/workload" 30 0.1 >"$OUT/b.out" 2>"$OUT/b.err"
+python3 "$here/check.py" "$cupmon" B "$OUT/b" "$OUT/b.out" | pass_fail
+
+# C: a torch training loop with a window in the middle.
+note "C: torch training loop"
+"$cupmon" run -o "$OUT/c" --window-at 3 --window-for 1 -- python3 "$here/torch_train.py" 120 0.05 >"$OUT/c.out" 2>"$OUT/c.err"
+echo "exit $? $(tail -8 "$OUT/c.err" | tr '\n' ' ')" >>"$results"
+python3 "$here/check.py" "$cupmon" C "$OUT/c" "$OUT/c.out" --torch | pass_fail
+
+# D: SIGKILL mid-run leaves a readable dump.
+note "D: SIGKILL mid-run"
+"$cupmon" run -o "$OUT/d" --flush-period 0.2 -- "$OUT/workload" 2000 0.01 >"$OUT/d.out" 2>"$OUT/d.err" &
+runner=$!
+for _ in $(seq 50); do sleep 0.2; d=$(ls -d "$OUT"/d/*/ 2>/dev/null | head -1); [ -n "$d" ] && break; done
+sleep 2
+victim=$(basename "${d:-/none}")
+kill -9 "$victim" 2>/dev/null
+wait $runner; code=$?
+[ "$code" = 137 ] && echo "PASS D: cupmon run exits with the program's code (137)" | pass_fail \
+  || echo "FAIL D: exit code $code" | pass_fail
+"$cupmon" stats "$d" >"$OUT/d.stats" 2>&1 && grep -q "CONCURRENT_KERNEL" "$OUT/d.stats" \
+  && echo "PASS D: the killed program's dump is readable: $(grep CONCURRENT_KERNEL "$OUT/d.stats" | tr -s ' ')" | pass_fail \
+  || { echo "FAIL D: dump not readable"; cat "$OUT/d.stats"; } | pass_fail
+
+# E: SIGUSR2 opens and closes a window.
+note "E: window on SIGUSR2"
+"$cupmon" run -o "$OUT/e" --window-on-signal -- "$OUT/workload" 40 0.05 >"$OUT/e.out" 2>"$OUT/e.err" &
+runner=$!
+for _ in $(seq 50); do sleep 0.2; e=$(ls -d "$OUT"/e/*/ 2>/dev/null | head -1); [ -n "$e" ] && break; done
+pid=$(basename "${e:-/none}")
+sleep 0.5; kill -USR2 "$pid"; sleep 0.6; kill -USR2 "$pid"
+wait $runner
+[ -f "$e/window-0.json" ] && python3 -c "
+import json,sys; w=json.load(open(sys.argv[1])); k=sum(e['kind']=='kernel' for e in w['events'])
+print(('PASS' if k>0 else 'FAIL')+f' E: SIGUSR2 window holds {k} kernels')" "$e/window-0.json" | pass_fail \
+  || echo "FAIL E: no window-0.json ($(tail -3 "$OUT/e.err"))" | pass_fail
+
+passed=$(grep -c '^PASS' "$results"); failed=$(grep -c '^FAIL' "$results")
+echo "SUMMARY: $passed passed, $failed failed (details in $results)"
+[ "$failed" = 0 ]
