@@ -44,6 +44,8 @@ def main():
     if len(dumps) != 1:
         return
     dump = dumps[0]
+    meta = open(os.path.join(dump, "cupti_monitor_meta.bin"), "rb").read()[16:]
+    print(f"INFO {name}: libcupti {json.loads(meta).get('cupti_library')}")
     everything = decode(cupmon, dump, os.path.join(run_dir, "all.window.json"))
     kinds = collections.Counter(e["kind"] for e in everything["events"])
     stats = subprocess.run([cupmon, "stats", dump], capture_output=True, text=True)
@@ -98,6 +100,9 @@ def main():
     if full_window and expected.get("worker_tid"):
         check(f"{name}: the second thread's launches carry its id", expected["worker_tid"] in tids)
     trace_path = windows[0].replace(".json", ".trace.json.gz")
+    check(f"{name}: the window's trace was written", os.path.exists(trace_path), trace_path)
+    if not os.path.exists(trace_path):
+        return
     trace = json.load(gzip.open(trace_path, "rt"))
     tev = trace["traceEvents"]
     starts = {e["id"] for e in tev if e.get("ph") == "s" and e.get("cat") == "ac2g"}

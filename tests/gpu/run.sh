@@ -4,7 +4,7 @@
 # nvcc, python3 with torch. Logs and dumps go under $OUT. Prints PASS/FAIL lines
 # and a summary; exits 1 if any check failed.
 #
-# usage: tests/gpu/run.sh [monitor|all]
+# usage: tests/gpu/run.sh [PART,...]   parts: cuda (A,B), torch (C), signals (D,E); default all
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -20,9 +20,12 @@ pass_fail() { tee -a "$results"; }
 
 note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nvcc --version | tail -1)"
 [ -x "$cupmon" ] || { echo "FAIL missing $cupmon" | pass_fail; exit 1; }
+parts=${1:-cuda,torch,signals}
+want() { case ",$parts," in *",$1,"*) return 0;; *) return 1;; esac; }
 nvcc -O2 -arch=sm_90 -std=c++17 -o "$OUT/workload" "$here/workload.cu" >"$OUT/nvcc.log" 2>&1 \
   || { echo "FAIL nvcc (see nvcc.log)"; tail -5 "$OUT/nvcc.log"; exit 1; } | pass_fail
 
+if want cuda; then
 # A: the CUDA workload with a window over the whole run.
 note "A: CUDA workload, window over the whole run"
 "$cupmon" run -o "$OUT/a" --window-at 0 --window-for 600 -- "$OUT/workload" 4 >"$OUT/a.out" 2>"$OUT/a.err"
@@ -34,12 +37,29 @@ note "B: CUDA workload, window from 1.0 s to 2.0 s of a 3 s run"
 "$cupmon" run -o "$OUT/b" --window-at 1.0 --window-for 1.0 -- "$OUT/workload" 30 0.1 >"$OUT/b.out" 2>"$OUT/b.err"
 python3 "$here/check.py" "$cupmon" B "$OUT/b" "$OUT/b.out" | pass_fail
 
-# C: a torch training loop with a window in the middle.
-note "C: torch training loop"
-"$cupmon" run -o "$OUT/c" --window-at 3 --window-for 1 -- python3 "$here/torch_train.py" 120 0.05 >"$OUT/c.out" 2>"$OUT/c.err"
-echo "exit $? $(tail -8 "$OUT/c.err" | tr '\n' ' ')" >>"$results"
-python3 "$here/check.py" "$cupmon" C "$OUT/c" "$OUT/c.out" --torch | pass_fail
+fi
 
+if want torch; then
+# C: a torch training loop with a window in the middle; C0: a window over all of it.
+python3 -c "
+import torch
+maps = lambda: sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcupti' in l})
+print('INFO libcupti after import torch:', maps())
+torch.zeros(1, device='cuda')
+print('INFO libcupti after CUDA init:', maps(), 'torch', torch.__version__, torch.version.cuda)
+" 2>&1 | tail -2 | pass_fail
+note "C: torch training loop, a window from step 40 to step 60 (SIGUSR2 from the program)"
+WINDOW_STEPS=40,60 CUPMON_DEBUG=1 "$cupmon" run -o "$OUT/c" --window-on-signal -- python3 "$here/torch_train.py" 120 >"$OUT/c.out" 2>"$OUT/c.err"
+echo "exit $? $(grep -v Warning "$OUT/c.err" | tail -8 | tr '\n' ' ')" >>"$results"
+python3 "$here/check.py" "$cupmon" C "$OUT/c" "$OUT/c.out" --torch | pass_fail
+note "C0: torch training loop, window over the whole run"
+CUPMON_DEBUG=1 "$cupmon" run -o "$OUT/c0" --window-at 0 --window-for 600 -- python3 "$here/torch_train.py" 20 >"$OUT/c0.out" 2>"$OUT/c0.err"
+echo "exit $? $(grep -v Warning "$OUT/c0.err" | tail -8 | tr '\n' ' ')" >>"$results"
+python3 "$here/check.py" "$cupmon" C0 "$OUT/c0" "$OUT/c0.out" --torch | pass_fail
+cat "$OUT/c.out" "$OUT/c0.out" >>"$results"
+fi
+
+if want signals; then
 # D: SIGKILL mid-run leaves a readable dump.
 note "D: SIGKILL mid-run"
 "$cupmon" run -o "$OUT/d" --flush-period 0.2 -- "$OUT/workload" 2000 0.01 >"$OUT/d.out" 2>"$OUT/d.err" &
@@ -67,6 +87,8 @@ wait $runner
 import json,sys; w=json.load(open(sys.argv[1])); k=sum(e['kind']=='kernel' for e in w['events'])
 print(('PASS' if k>0 else 'FAIL')+f' E: SIGUSR2 window holds {k} kernels')" "$e/window-0.json" | pass_fail \
   || echo "FAIL E: no window-0.json ($(tail -3 "$OUT/e.err"))" | pass_fail
+
+fi
 
 passed=$(grep -c '^PASS' "$results"); failed=$(grep -c '^FAIL' "$results")
 echo "SUMMARY: $passed passed, $failed failed (details in $results)"

@@ -1,7 +1,11 @@
 """A small training loop for cupmon's GPU tests: an MLP with SGD, a fixed
-number of steps, optionally with pauses so that a scheduled window falls in
-the middle. Prints one JSON line with the step count and the main thread id."""
+number of steps, optionally with pauses. With WINDOW_STEPS=A,B it sends itself
+SIGUSR2 before steps A and B (a trace window in the middle of training, under
+`cupmon run --window-on-signal`). Prints one JSON line with the step count and
+the main thread id."""
 import json
+import os
+import signal
 import sys
 import threading
 import time
@@ -15,7 +19,12 @@ model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x = torch.randn(64, 256, device="cuda")
 y = torch.randint(0, 10, (64,), device="cuda")
+window_steps = [int(s) for s in os.environ.get("WINDOW_STEPS", "").split(",") if s]
 for step in range(steps):
+    if step in window_steps:
+        torch.cuda.synchronize()
+        os.kill(os.getpid(), signal.SIGUSR2)
+        time.sleep(0.2)  # the window opens (or closes) on cupmon's thread
     opt.zero_grad()
     loss = torch.nn.functional.cross_entropy(model(x), y)
     loss.backward()
@@ -24,4 +33,6 @@ for step in range(steps):
         torch.cuda.synchronize()
         time.sleep(pause)
 torch.cuda.synchronize()
-print(json.dumps({"steps": steps, "loss": float(loss), "main_tid": threading.get_native_id()}))
+cupti = sorted({line.split()[-1] for line in open("/proc/self/maps") if "libcupti" in line})
+print(json.dumps({"steps": steps, "loss": float(loss.detach()), "main_tid": threading.get_native_id(),
+                  "libcupti_mapped": cupti}))

@@ -27,6 +27,8 @@ pub const INJECT_LIBRARY: &str = "CUPMON_INJECT_LIBRARY";
 pub const LIBCUPTI: &str = cupmon_cupti::env_vars::CUPMON_LIBCUPTI;
 /// Stand-in for `libcuda.so.1` in the driver check (tests only; read by cupmon-cupti).
 pub const LIBCUDA: &str = cupmon_cupti::env_vars::CUPMON_LIBCUDA;
+/// Set to print diagnostics of trace windows on stderr.
+pub const DEBUG: &str = "CUPMON_DEBUG";
 /// Rank of a distributed job (set by torchrun); names the dump directory.
 pub const RANK: &str = "RANK";
 
@@ -58,6 +60,7 @@ pub const ALL: &[(&str, &str)] = &[
         "path of libcupmon_inject.so (set by cupmon run)",
     ),
     (LIBCUPTI, "libcupti to load instead of searching for one"),
+    (DEBUG, "set: print trace-window diagnostics on stderr"),
     (
         LIBCUDA,
         "driver library to check for instead of libcuda.so.1 (tests)",

@@ -20,7 +20,7 @@ use crate::flusher::Flusher;
 use crate::meta::session_meta;
 use crate::shared::Shared;
 use crate::stats::MonitorStats;
-use crate::window_filters::{set_noise_filters, NoiseFilters};
+use crate::window_filters::set_noise_filters;
 use crate::worker::{Msg, Worker};
 use crate::MonitorError;
 
@@ -34,11 +34,9 @@ enum WindowPhase {
     /// Window kinds enabled; records are not kept yet.
     Prepared {
         enabled: Vec<ActivityKind>,
-        filters: NoiseFilters,
     },
     Open {
         enabled: Vec<ActivityKind>,
-        filters: NoiseFilters,
         start_ns: u64,
     },
 }
@@ -172,8 +170,8 @@ impl Monitor {
                 Err(e) => eprintln!("cupmon: warning: trace window without {kind}: {e}"),
             }
         }
-        let filters = set_noise_filters(cupti);
-        *phase = WindowPhase::Prepared { enabled, filters };
+        set_noise_filters(cupti);
+        *phase = WindowPhase::Prepared { enabled };
         Ok(())
     }
 
@@ -184,8 +182,8 @@ impl Monitor {
             self.prepare_window()?;
         }
         let mut phase = lock(&self.window);
-        let (enabled, filters) = match std::mem::replace(&mut *phase, WindowPhase::Idle) {
-            WindowPhase::Prepared { enabled, filters } => (enabled, filters),
+        let enabled = match std::mem::replace(&mut *phase, WindowPhase::Idle) {
+            WindowPhase::Prepared { enabled } => enabled,
             open @ WindowPhase::Open { .. } => {
                 *phase = open;
                 return Err(MonitorError::State("a trace window is already open".into()));
@@ -201,15 +199,11 @@ impl Monitor {
         });
         match result {
             Ok(start_ns) => {
-                *phase = WindowPhase::Open {
-                    enabled,
-                    filters,
-                    start_ns,
-                };
+                *phase = WindowPhase::Open { enabled, start_ns };
                 Ok(start_ns)
             }
             Err(e) => {
-                *phase = WindowPhase::Prepared { enabled, filters };
+                *phase = WindowPhase::Prepared { enabled };
                 Err(e)
             }
         }
@@ -223,11 +217,8 @@ impl Monitor {
     /// return its records filtered as the seed's monitor does.
     pub fn end_window(&self) -> Result<TraceWindow, MonitorError> {
         let mut phase = lock(&self.window);
-        let WindowPhase::Open {
-            enabled,
-            filters,
-            start_ns,
-        } = std::mem::replace(&mut *phase, WindowPhase::Idle)
+        let WindowPhase::Open { enabled, start_ns } =
+            std::mem::replace(&mut *phase, WindowPhase::Idle)
         else {
             return Err(MonitorError::State("no trace window is open".into()));
         };
@@ -238,7 +229,6 @@ impl Monitor {
                 eprintln!("cupmon: warning: {e}");
             }
         }
-        filters.restore(cupti);
         self.flush(true)?;
         let (tx, rx) = mpsc::sync_channel(1);
         self.shared.send(Msg::WindowEnd(tx));
@@ -249,8 +239,15 @@ impl Monitor {
         let user_annotations = lock(&self.annotations).clone();
         self.write_annotations(&user_annotations);
         self.update_meta();
+        let arrived = describe_records(&events, start_ns);
+        let events = filter_window(events, start_ns);
+        if events.is_empty() && !arrived.is_empty()
+            || std::env::var_os(crate::env_vars::DEBUG).is_some()
+        {
+            eprintln!("cupmon: trace window from {start_ns}: {} records kept of those that arrived: {arrived}", events.len());
+        }
         Ok(TraceWindow {
-            events: filter_window(events, start_ns),
+            events,
             extra_activities: enabled.iter().map(|k| k.0).collect(),
             user_annotations,
             thread_resource_map: BTreeMap::new(),
@@ -358,13 +355,12 @@ impl Monitor {
         } else {
             None
         };
-        if let WindowPhase::Prepared { enabled, filters } =
+        if let WindowPhase::Prepared { enabled } =
             std::mem::replace(&mut *lock(&self.window), WindowPhase::Idle)
         {
             for kind in enabled {
                 let _ = self.shared.cupti.disable(kind);
             }
-            filters.restore(self.shared.cupti);
         }
         let flushed = self.flush(true);
         for &kind in self.shared.config.kinds.iter().rev() {
@@ -397,4 +393,26 @@ impl Monitor {
             flusher.stop();
         }
     }
+}
+
+/// "kernel 40, cuda_runtime 42 (API starts A..B)" for a diagnostic line.
+fn describe_records(events: &[cupmon_trace::WindowEvent], start_ns: u64) -> String {
+    if events.is_empty() {
+        return String::new();
+    }
+    let mut by_kind: BTreeMap<&str, u64> = BTreeMap::new();
+    let (mut lo, mut hi, mut before) = (u64::MAX, 0, 0);
+    for e in events {
+        *by_kind.entry(e.kind_name()).or_default() += 1;
+        if e.is_api() {
+            lo = lo.min(e.start_ns());
+            hi = hi.max(e.start_ns());
+            before += u64::from(e.start_ns() < start_ns);
+        }
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!(
+        "{} (API records start {lo}..{hi}, {before} before the window start)",
+        kinds.join(", ")
+    )
 }

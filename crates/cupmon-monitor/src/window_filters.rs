@@ -1,48 +1,32 @@
 //! The noise filters of a trace window: API calls too frequent to be worth
-//! a record (the seed's merge drops them anyway), switched off per callback
-//! id while the window's kinds are on, and back on afterwards.
+//! a record (the seed's merge drops them anyway), switched off per callback id
+//! when a window enables the API kinds.
+//!
+//! They are not switched back on afterwards: on the H200 (CUPTI 13.0),
+//! re-enabling a call with `cuptiActivityEnable{Runtime,Driver}Api` records it
+//! even while its activity kind is disabled, so the always-on dump filled with
+//! `cudaGetDevice` records after a window. Each window sets them again.
 
 use cupmon_cupti::Cupti;
 use cupmon_trace::{cbids_named, ApiDomain, DRIVER_NOISE, RUNTIME_BLOCKLIST};
 
-/// The callback ids a window switched off, to switch back on.
-#[derive(Debug, Default)]
-pub(crate) struct NoiseFilters {
-    runtime: Vec<u32>,
-    driver: Vec<u32>,
-}
-
-/// Switch off records of the noisy runtime and driver calls. CUPTI versions
-/// without per-call filters record them all; the merge drops them later.
-pub(crate) fn set_noise_filters(cupti: &Cupti) -> NoiseFilters {
-    let mut filters = NoiseFilters::default();
+/// Switch off records of the noisy runtime and driver calls; returns how many
+/// callback ids were switched off. CUPTI versions without per-call filters
+/// record them all, and the merge drops them later.
+pub(crate) fn set_noise_filters(cupti: &Cupti) -> usize {
     if !cupti.has_api_filters() {
-        return filters;
+        return 0;
     }
+    let mut filtered = 0;
     for name in RUNTIME_BLOCKLIST {
         for cbid in cbids_named(ApiDomain::Runtime, name) {
-            if cupti.enable_runtime_api(cbid, false).is_ok() {
-                filters.runtime.push(cbid);
-            }
+            filtered += usize::from(cupti.enable_runtime_api(cbid, false).is_ok());
         }
     }
     for name in DRIVER_NOISE {
         for cbid in cbids_named(ApiDomain::Driver, name) {
-            if cupti.enable_driver_api(cbid, false).is_ok() {
-                filters.driver.push(cbid);
-            }
+            filtered += usize::from(cupti.enable_driver_api(cbid, false).is_ok());
         }
     }
-    filters
-}
-
-impl NoiseFilters {
-    pub fn restore(self, cupti: &Cupti) {
-        for cbid in self.runtime {
-            let _ = cupti.enable_runtime_api(cbid, true);
-        }
-        for cbid in self.driver {
-            let _ = cupti.enable_driver_api(cbid, true);
-        }
-    }
+    filtered
 }
