@@ -4,7 +4,8 @@
 # nvcc, python3 with torch. Logs and dumps go under $OUT. Prints PASS/FAIL lines
 # and a summary; exits 1 if any check failed.
 #
-# usage: tests/gpu/run.sh [PART,...]   parts: cuda (A,B), torch (C), signals (D,E); default all
+# usage: tests/gpu/run.sh [PART,...]   parts: cuda (A,B), torch (C), signals (D,E),
+#        coexist (F: torch.profiler inside cupmon run); default all
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -20,7 +21,7 @@ pass_fail() { tee -a "$results"; }
 
 note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nvcc --version | tail -1)"
 [ -x "$cupmon" ] || { echo "FAIL missing $cupmon" | pass_fail; exit 1; }
-parts=${1:-cuda,torch,signals}
+parts=${1:-cuda,torch,signals,coexist}
 want() { case ",$parts," in *",$1,"*) return 0;; *) return 1;; esac; }
 nvcc -O2 -arch=sm_90 -std=c++17 -o "$OUT/workload" "$here/workload.cu" >"$OUT/nvcc.log" 2>&1 \
   || { echo "FAIL nvcc (see nvcc.log)"; tail -5 "$OUT/nvcc.log"; exit 1; } | pass_fail
@@ -88,6 +89,17 @@ import json,sys; w=json.load(open(sys.argv[1])); k=sum(e['kind']=='kernel' for e
 print(('PASS' if k>0 else 'FAIL')+f' E: SIGUSR2 window holds {k} kernels')" "$e/window-0.json" | pass_fail \
   || echo "FAIL E: no window-0.json ($(tail -3 "$OUT/e.err"))" | pass_fail
 
+fi
+
+if want coexist; then
+# F: torch.profiler (CPU+CUDA) for 5 steps in the middle of 60, plainly and under cupmon run.
+note "F: torch.profiler inside cupmon run"
+python3 "$here/torch_profiler_run.py" "$OUT/f_plain.json" >"$OUT/f_plain.out" 2>"$OUT/f_plain.err"
+CUPMON_DEBUG=1 "$cupmon" run -o "$OUT/f" -- python3 "$here/torch_profiler_run.py" "$OUT/f_cupmon.json" >"$OUT/f.out" 2>"$OUT/f.err"
+echo "exit $? $(grep -c interposed "$OUT/f.err") interposed calls: $(grep interposed "$OUT/f.err" | sort | uniq -c | sort -rn | head -12 | tr '\n' ';')" >>"$results"
+grep -v interposed "$OUT/f.err" | tail -5 >>"$results"
+fdump=$(ls -d "$OUT"/f/*/ | head -1)
+python3 "$here/compare_kineto.py" "$OUT/f_plain.json" "$OUT/f_cupmon.json" "$cupmon" "${fdump%/}" "$OUT/f.out" | pass_fail
 fi
 
 passed=$(grep -c '^PASS' "$results"); failed=$(grep -c '^FAIL' "$results")

@@ -78,15 +78,26 @@ impl Cupti {
         call_string(self.raw.get_error_message?, status)
     }
 
-    /// `cuptiActivityEnable`.
+    /// Turn `kind` on for cupmon (`cuptiActivityEnable` unless another
+    /// client already has it on; see [`crate::Owner`]).
     pub fn enable(&self, kind: ActivityKind) -> Result<(), CuptiError> {
+        self.enable_for(crate::Owner::Cupmon, kind)
+    }
+
+    /// Turn `kind` off for cupmon; it stays on while another client wants it.
+    pub fn disable(&self, kind: ActivityKind) -> Result<(), CuptiError> {
+        self.disable_for(crate::Owner::Cupmon, kind)
+    }
+
+    /// `cuptiActivityEnable`, bypassing the interest registry.
+    pub(crate) fn enable_raw(&self, kind: ActivityKind) -> Result<(), CuptiError> {
         // SAFETY: takes an enum value by value; CUPTI validates it.
         let status = unsafe { (self.raw.activity_enable)(kind.0) };
         self.check(status, "cuptiActivityEnable", Some(kind.to_string()))
     }
 
-    /// `cuptiActivityDisable`.
-    pub fn disable(&self, kind: ActivityKind) -> Result<(), CuptiError> {
+    /// `cuptiActivityDisable`, bypassing the interest registry.
+    pub(crate) fn disable_raw(&self, kind: ActivityKind) -> Result<(), CuptiError> {
         // SAFETY: takes an enum value by value; CUPTI validates it.
         let status = unsafe { (self.raw.activity_disable)(kind.0) };
         self.check(status, "cuptiActivityDisable", Some(kind.to_string()))

@@ -20,6 +20,7 @@ mod constants;
 mod cupti;
 pub mod env_vars;
 mod error;
+mod interest;
 mod kernel_names;
 mod load;
 mod locate;
@@ -35,5 +36,6 @@ pub use constants::{
 };
 pub use cupti::Cupti;
 pub use error::{CuptiError, LoadError, Tried};
+pub use interest::Owner;
 pub use load::LoadOptions;
 pub use locate::SearchOptions;

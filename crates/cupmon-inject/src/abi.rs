@@ -11,6 +11,7 @@
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use cupmon_monitor::{parse_kinds, MonitorConfig, MonitorError};
@@ -51,7 +52,7 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
         .ok_or_else(|| MonitorError::Config("the request has no \"op\"".into()))?;
     match op {
         "version" => Ok(json!({"abi": ABI_VERSION, "cupmon": env!("CARGO_PKG_VERSION")})),
-        "status" => Ok(match crate::session::lock().as_ref() {
+        "status" => Ok(match crate::session::current() {
             Some(s) => json!({
                 "running": true,
                 "injected": s.injected,
@@ -77,9 +78,24 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
             with(|s| s.monitor.flush(forced)).map(|()| Value::Null)
         }
         "prepare_window" => with(|s| s.monitor.prepare_window()).map(|()| Value::Null),
-        "start_window" => with(|s| s.monitor.start_window()).map(|t| json!({"start_ns": t})),
+        "start_window" => {
+            // The merged trace of a torch.profiler session brings runtime and
+            // driver calls from the window: the profiler must not get them too.
+            let withhold = req
+                .get("withhold_api_from_clients")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let started = with(|s| s.monitor.start_window());
+            if started.is_ok() {
+                crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
+            }
+            started.map(|t| json!({"start_ns": t}))
+        }
         "end_window" => with(|s| {
-            let window = s.monitor.end_window()?;
+            // Records flushed by the end of the window are still withheld.
+            let window = s.monitor.end_window();
+            crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
+            let window = window?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
         }),
         "push_annotation" => {

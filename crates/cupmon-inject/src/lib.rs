@@ -11,8 +11,10 @@
 #![allow(unsafe_code)]
 
 mod abi;
+mod clients;
 mod entry;
 mod exit;
+pub mod interpose;
 mod schedule;
 mod session;
 mod signals;

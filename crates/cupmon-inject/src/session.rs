@@ -2,7 +2,8 @@
 //! point, the signal and schedule threads, and the C ABI.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats};
 use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceWindow};
@@ -14,13 +15,21 @@ pub struct Session {
     /// Started by `InitializeInjection` (rather than through the C ABI).
     pub injected: bool,
     /// Windows written as `window-N.json` so far.
-    pub windows_written: u32,
+    pub windows_written: AtomicU32,
 }
 
-static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+/// The session, shared: callers clone the `Arc` and release the lock before
+/// working, so that a slow call (a flush that hands records to another CUPTI
+/// client, whose callbacks may call back into cupmon) never holds it.
+static SESSION: Mutex<Option<Arc<Session>>> = Mutex::new(None);
 
-pub(crate) fn lock() -> MutexGuard<'static, Option<Session>> {
+fn lock() -> MutexGuard<'static, Option<Arc<Session>>> {
     SESSION.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The running session, if any.
+pub(crate) fn current() -> Option<Arc<Session>> {
+    lock().clone()
 }
 
 /// `DIR/<pid>`, or `DIR/rank<R>-<pid>` in a distributed job, so that every
@@ -42,20 +51,22 @@ pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), Monitor
         )));
     }
     let monitor = Monitor::start(config)?;
-    *session = Some(Session {
+    let started = Arc::new(Session {
         monitor,
         injected,
-        windows_written: 0,
+        windows_written: AtomicU32::new(0),
     });
+    crate::interpose::attach(&started);
+    *session = Some(started);
     Ok(())
 }
 
-/// Run `f` on the running monitor.
+/// Run `f` on the running monitor (without holding the session lock).
 pub(crate) fn with<T>(
-    f: impl FnOnce(&mut Session) -> Result<T, MonitorError>,
+    f: impl FnOnce(&Session) -> Result<T, MonitorError>,
 ) -> Result<T, MonitorError> {
-    match lock().as_mut() {
-        Some(session) => f(session),
+    match current() {
+        Some(session) => f(&session),
         None => Err(MonitorError::State(
             "cupmon is not monitoring this process (start it with cupmon run or start_collection)"
                 .into(),
@@ -67,8 +78,10 @@ pub(crate) fn with<T>(
 pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     let session = lock().take()?;
     let dir = session.monitor.config().dump_dir.clone();
-    let written = session.windows_written;
-    Some(session.monitor.stop().map(|(stats, window)| {
+    let written = session.windows_written.load(Ordering::Relaxed);
+    let stopped = session.monitor.stop();
+    crate::interpose::detach();
+    Some(stopped.map(|(stats, window)| {
         if let Some(window) = window {
             write_window_files(&dir, written, &window);
         }
@@ -79,8 +92,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
 /// End the open window and write `window-N.json` and `window-N.trace.json.gz`
 /// into the dump directory. `Ok(None)` when no window is open (or no session).
 pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
-    let mut guard = lock();
-    let Some(session) = guard.as_mut() else {
+    let Some(session) = current() else {
         return Ok(None);
     };
     if !session.monitor.window_open() {
@@ -89,8 +101,8 @@ pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
     {
         let window = session.monitor.end_window()?;
         let dir = session.monitor.config().dump_dir.clone();
-        let path = write_window_files(&dir, session.windows_written, &window);
-        session.windows_written += 1;
+        let n = session.windows_written.fetch_add(1, Ordering::Relaxed);
+        let path = write_window_files(&dir, n, &window);
         Ok(Some(path))
     }
 }

@@ -32,3 +32,9 @@ pub use config::{
 pub use error::MonitorError;
 pub use monitor::Monitor;
 pub use stats::MonitorStats;
+
+/// Sees each completed activity buffer on the worker thread, after it is
+/// written to the dump and before it is reused.
+pub trait BufferObserver: Send + Sync {
+    fn on_buffer(&self, records: &[u8], cupti_version: u32);
+}

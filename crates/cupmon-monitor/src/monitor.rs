@@ -45,8 +45,8 @@ enum WindowPhase {
 /// activity callbacks per process.
 pub struct Monitor {
     shared: &'static Shared,
-    worker: Option<JoinHandle<()>>,
-    flusher: Option<Flusher>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+    flusher: Mutex<Option<Flusher>>,
     window: Mutex<WindowPhase>,
     annotations: Mutex<BTreeMap<u64, String>>,
     annotation_stack: Mutex<Vec<u64>>,
@@ -92,8 +92,8 @@ impl Monitor {
         shared.pool.refill();
         let monitor = Monitor {
             shared,
-            worker: Some(worker),
-            flusher: None,
+            worker: Mutex::new(Some(worker)),
+            flusher: Mutex::new(None),
             window: Mutex::new(WindowPhase::Idle),
             annotations: Mutex::new(BTreeMap::new()),
             annotation_stack: Mutex::new(Vec::new()),
@@ -101,14 +101,22 @@ impl Monitor {
             meta: Mutex::new(meta),
             started: Instant::now(),
         };
-        let mut monitor = monitor;
         cupti.set_thread_id_type(ThreadIdType::SYSTEM)?;
         cupti.register_callbacks(shared)?;
         for &kind in &shared.config.kinds {
             cupti.enable(kind)?;
         }
-        monitor.flusher = Some(Flusher::spawn(shared)?);
+        *lock(&monitor.flusher) = Some(Flusher::spawn(shared)?);
         Ok(monitor)
+    }
+
+    /// Hand every buffer to `observer` too (after writing it), from now on.
+    pub fn set_observer(&self, observer: std::sync::Arc<dyn crate::BufferObserver>) {
+        *self
+            .shared
+            .observer
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
     pub fn config(&self) -> &MonitorConfig {
@@ -297,7 +305,7 @@ impl Monitor {
         let callbacks = callback_stats();
         let queued = load(&c.buffers_queued).saturating_sub(load(&c.buffers_completed));
         MonitorStats {
-            running: self.worker.is_some(),
+            running: lock(&self.worker).is_some(),
             dump_dir: s.config.dump_dir.display().to_string(),
             cupti_version: s.cupti.version(),
             cupti_library: s.cupti.path().display().to_string(),
@@ -348,7 +356,13 @@ impl Monitor {
     /// End the session: close an open window (returned), disable collection,
     /// flush everything (plain, then forced), write the meta and close the
     /// dump. Never calls `cuptiFinalize`.
-    pub fn stop(mut self) -> Result<(MonitorStats, Option<TraceWindow>), MonitorError> {
+    ///
+    /// Takes `&self` so that a monitor shared between threads can be stopped
+    /// by one of them; a second call is an error.
+    pub fn stop(&self) -> Result<(MonitorStats, Option<TraceWindow>), MonitorError> {
+        if lock(&self.worker).is_none() {
+            return Err(MonitorError::State("the monitor is already stopped".into()));
+        }
         self.stop_flusher();
         let window = if self.window_open() {
             Some(self.end_window()?)
@@ -373,7 +387,8 @@ impl Monitor {
         self.shared.send(Msg::Stop(tx));
         let write_error = rx.recv().ok().flatten();
         self.shared.close_queue();
-        if let Some(worker) = self.worker.take() {
+        let worker = lock(&self.worker).take();
+        if let Some(worker) = worker {
             let _ = worker.join();
         }
         self.shared.pool.drain();
@@ -388,8 +403,9 @@ impl Monitor {
         Ok((stats, window))
     }
 
-    fn stop_flusher(&mut self) {
-        if let Some(flusher) = self.flusher.take() {
+    fn stop_flusher(&self) {
+        let flusher = lock(&self.flusher).take();
+        if let Some(flusher) = flusher {
             flusher.stop();
         }
     }

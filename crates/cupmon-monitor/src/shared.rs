@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cupmon_cupti::{ActivityBuffer, ActivitySink, CompletedBuffer, Cupti};
@@ -13,6 +13,7 @@ use crate::config::MonitorConfig;
 use crate::pool::Pool;
 use crate::stats::Counters;
 use crate::worker::{note_backlog, Msg};
+use crate::BufferObserver;
 
 pub(crate) struct Shared {
     pub cupti: &'static Cupti,
@@ -22,6 +23,9 @@ pub(crate) struct Shared {
     pub queue: Mutex<Option<Sender<Msg>>>,
     pub counters: Counters,
     pub warned_backlog: AtomicBool,
+    /// Sees every buffer after it is written (the CUPTI multiplexer of the
+    /// injection library hands records on to other CUPTI clients).
+    pub observer: RwLock<Option<Arc<dyn BufferObserver>>>,
 }
 
 impl Shared {
@@ -37,6 +41,7 @@ impl Shared {
             queue: Mutex::new(Some(queue)),
             counters: Counters::default(),
             warned_backlog: AtomicBool::new(false),
+            observer: RwLock::new(None),
         }
     }
 

@@ -101,6 +101,14 @@ impl Worker {
             }
         }
         self.count_records(&buffer);
+        let observer = shared
+            .observer
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(observer) = observer {
+            observer.on_buffer(buffer.bytes(), buffer.cupti_version());
+        }
         counters.add(&counters.buffers_completed, 1);
         shared.pool.give_back(buffer.into_buffer());
         shared.pool.refill();

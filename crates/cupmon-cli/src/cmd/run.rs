@@ -26,7 +26,19 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let before = dump_dirs(&output);
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
+    // Preloaded too, so that other CUPTI clients in the program (torch.profiler)
+    // call cupmon's CUPTI entry points and share CUPTI instead of taking it.
+    let preload = match std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        Some(existing) => {
+            let mut joined = library.clone().into_os_string();
+            joined.push(":");
+            joined.push(existing);
+            joined
+        }
+        None => library.clone().into_os_string(),
+    };
     command
+        .env("LD_PRELOAD", preload)
         .env("CUDA_INJECTION64_PATH", &library)
         .env(env_vars::INJECT_LIBRARY, &library)
         .env(env_vars::OUTPUT_DIR, &output)

@@ -1,0 +1,224 @@
+//! The CUPTI entry points cupmon interposes when this library is also
+//! `LD_PRELOAD`ed (as `cupmon run` does): other clients' calls land here, so
+//! cupmon keeps the one real activity registration and multiplexes it.
+//!
+//! While no cupmon session runs, every call goes straight to the real CUPTI
+//! (resolved from libcupti's own handle, never from the global scope where
+//! these symbols would shadow it).
+
+use std::ffi::c_uint;
+use std::sync::Arc;
+
+use cupmon_cupti::raw::{CompleteCallback, RawContext, RawStatus, RequestCallback};
+use cupmon_cupti::{ActivityKind, Cupti, CuptiStatus, Owner};
+
+use crate::clients::{self, ClockFn, Fanout};
+use crate::session::Session;
+
+const SUCCESS: RawStatus = 0;
+/// What cupmon answers when it cannot reach CUPTI at all.
+const NOT_INITIALIZED: RawStatus = CuptiStatus::ERROR_NOT_INITIALIZED.0;
+
+/// Hand a new session's buffers to the registered clients too.
+pub(crate) fn attach(session: &Arc<Session>) {
+    let cupti = session.monitor.cupti();
+    session.monitor.set_observer(Arc::new(Fanout { cupti }));
+}
+
+fn debug(what: std::fmt::Arguments<'_>) {
+    if std::env::var_os(cupmon_monitor::env_vars::DEBUG).is_some() {
+        eprintln!("cupmon: interposed {what}");
+    }
+}
+
+/// The real CUPTI, loading it if this process has not yet.
+fn real() -> Option<&'static Cupti> {
+    Cupti::loaded().or_else(|| Cupti::load().ok())
+}
+
+fn running() -> Option<Arc<Session>> {
+    crate::session::current()
+}
+
+fn guard(f: impl FnOnce() -> RawStatus) -> RawStatus {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(NOT_INITIALIZED)
+}
+
+fn status(result: Result<(), cupmon_cupti::CuptiError>) -> RawStatus {
+    match result {
+        Ok(()) => SUCCESS,
+        Err(e) => e.status.0,
+    }
+}
+
+/// # Safety
+/// The callbacks must be valid CUPTI buffer callbacks (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiActivityRegisterCallbacks(
+    request: RequestCallback,
+    complete: CompleteCallback,
+) -> RawStatus {
+    guard(|| {
+        if running().is_some() {
+            let owner = clients::register(request, complete);
+            debug(format_args!(
+                "cuptiActivityRegisterCallbacks: client {owner:?} kept by cupmon"
+            ));
+            return SUCCESS;
+        }
+        let Some(cupti) = real() else {
+            return NOT_INITIALIZED;
+        };
+        // SAFETY: forwarded unchanged to the real function with the caller's callbacks.
+        unsafe { (cupti.raw().activity_register_callbacks)(request, complete) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuptiActivityEnable(kind: c_uint) -> RawStatus {
+    guard(|| match (running(), real()) {
+        (Some(_), Some(cupti)) if clients::any() => {
+            let owner = clients::current();
+            debug(format_args!(
+                "cuptiActivityEnable({}) for {owner:?}",
+                ActivityKind(kind)
+            ));
+            status(cupti.enable_for(owner, ActivityKind(kind)))
+        }
+        // SAFETY: forwarded unchanged to the real function.
+        (_, Some(cupti)) => unsafe { (cupti.raw().activity_enable)(kind) },
+        (_, None) => NOT_INITIALIZED,
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuptiActivityDisable(kind: c_uint) -> RawStatus {
+    guard(|| match (running(), real()) {
+        (Some(_), Some(cupti)) if clients::any() => {
+            let owner = clients::current();
+            debug(format_args!(
+                "cuptiActivityDisable({}) for {owner:?}",
+                ActivityKind(kind)
+            ));
+            status(cupti.disable_for(owner, ActivityKind(kind)))
+        }
+        // A client that never registered callbacks must not switch off cupmon's kinds.
+        (Some(_), Some(_)) => SUCCESS,
+        // SAFETY: forwarded unchanged to the real function.
+        (None, Some(cupti)) => unsafe { (cupti.raw().activity_disable)(kind) },
+        (_, None) => NOT_INITIALIZED,
+    })
+}
+
+/// # Safety
+/// `context` must be a valid `CUcontext` (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiActivityDisableContext(
+    context: RawContext,
+    kind: c_uint,
+) -> RawStatus {
+    guard(|| {
+        if running().is_some() && cupmon_kind(kind) {
+            // Per-context disabling would stop cupmon's records for that context.
+            debug(format_args!(
+                "cuptiActivityDisableContext({}) ignored",
+                ActivityKind(kind)
+            ));
+            return SUCCESS;
+        }
+        match real().and_then(|c| c.raw().activity_disable_context) {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(context, kind) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+fn cupmon_kind(kind: c_uint) -> bool {
+    real().is_some_and(|c| c.kinds_of(Owner::Cupmon).contains(&ActivityKind(kind)))
+}
+
+#[no_mangle]
+pub extern "C" fn cuptiActivityFlushAll(flag: u32) -> RawStatus {
+    guard(|| {
+        if let Some(session) = running() {
+            // cupmon flushes and waits until the worker has handed the
+            // records to the clients, as CUPTI's flush would have.
+            debug(format_args!("cuptiActivityFlushAll({flag})"));
+            return match session.monitor.flush(flag & 1 != 0) {
+                Ok(()) => SUCCESS,
+                Err(_) => NOT_INITIALIZED,
+            };
+        }
+        match real() {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(cupti) => unsafe { (cupti.raw().activity_flush_all)(flag) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// `cuptiFinalize` would break CUPTI for the rest of the process (cupmon
+/// included), so while cupmon runs it only ends the caller's interest.
+#[no_mangle]
+pub extern "C" fn cuptiFinalize() -> RawStatus {
+    guard(|| {
+        if running().is_some() {
+            if let Some(cupti) = real() {
+                let owner = clients::current();
+                debug(format_args!("cuptiFinalize from {owner:?} swallowed"));
+                cupti.release_all(owner);
+            }
+            return SUCCESS;
+        }
+        type FinalizeFn = unsafe extern "C" fn() -> RawStatus;
+        // SAFETY: `cuptiFinalize` takes no arguments and returns a status.
+        match real().and_then(|c| unsafe { c.raw_symbol::<FinalizeFn>("cuptiFinalize") }) {
+            // SAFETY: forwarded to the real function.
+            Some(f) => unsafe { f() },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// A client's clock would change the timestamps of every record (cupmon's
+/// dump included); cupmon keeps CUPTI's clock and converts the records it
+/// hands to that client instead.
+#[no_mangle]
+pub extern "C" fn cuptiActivityRegisterTimestampCallback(clock: Option<ClockFn>) -> RawStatus {
+    guard(|| {
+        if running().is_some() {
+            if let Some(clock) = clock {
+                debug(format_args!(
+                    "cuptiActivityRegisterTimestampCallback kept for the client"
+                ));
+                clients::register_clock(clock);
+            }
+            return SUCCESS;
+        }
+        type RegisterFn = unsafe extern "C" fn(Option<ClockFn>) -> RawStatus;
+        // SAFETY: the symbol has this signature in every CUPTI that exports it.
+        match real().and_then(|c| unsafe {
+            c.raw_symbol::<RegisterFn>("cuptiActivityRegisterTimestampCallback")
+        }) {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(clock) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// When cupmon's session ends, a client that registered through it gets the
+/// real registration back, so it keeps working.
+pub(crate) fn detach() {
+    let (Some(cupti), Some(client)) = (Cupti::loaded(), clients::only()) else {
+        return;
+    };
+    // SAFETY: the client's own callbacks, registered with the real CUPTI as
+    // it asked in the first place.
+    let status =
+        unsafe { (cupti.raw().activity_register_callbacks)(client.request, client.complete) };
+    debug(format_args!(
+        "returned the activity callbacks to the client ({status})"
+    ));
+}

@@ -1,0 +1,197 @@
+//! The CUPTI multiplexer against the fake libcupti, with simulated clients
+//! calling the interposed entry points as Kineto would.
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use cupmon_cupti::testing::{exclusive, load_fake};
+use cupmon_inject::interpose::{
+    cuptiActivityDisable, cuptiActivityEnable, cuptiActivityFlushAll,
+    cuptiActivityRegisterCallbacks, cuptiActivityRegisterTimestampCallback, cuptiFinalize,
+};
+use cupmon_records::{Layout, Record, RecordIter};
+
+/// What a client received: kind name -> records, and the kernel start times.
+#[derive(Debug, Default)]
+struct Received {
+    by_kind: BTreeMap<&'static str, usize>,
+    kernel_starts: Vec<u64>,
+    buffers: usize,
+}
+
+static CLIENT_A: Mutex<Option<Received>> = Mutex::new(None);
+static CLIENT_B: Mutex<Option<Received>> = Mutex::new(None);
+
+const BUFFER: usize = 64 << 10;
+
+unsafe extern "C" fn request(buffer: *mut *mut u8, size: *mut usize, max: *mut usize) {
+    let memory = Box::leak(vec![0u64; BUFFER / 8].into_boxed_slice());
+    // SAFETY: CUPTI's contract: valid out-pointers.
+    unsafe {
+        *buffer = memory.as_mut_ptr().cast();
+        *size = BUFFER;
+        *max = 0;
+    }
+}
+
+fn receive(into: &Mutex<Option<Received>>, buffer: *mut u8, valid: usize) {
+    // SAFETY: the buffer is one of ours from `request`, `valid` bytes written.
+    let bytes = unsafe { std::slice::from_raw_parts(buffer, valid) };
+    let mut guard = into.lock().unwrap_or_else(|p| p.into_inner());
+    let received = guard.get_or_insert_with(Received::default);
+    received.buffers += 1;
+    for record in RecordIter::new(bytes, Layout::cupti_13_0()) {
+        let record = record.expect("the client gets whole records");
+        *received
+            .by_kind
+            .entry(record.kind().cupti_name())
+            .or_default() += 1;
+        if let Record::Kernel(k) = record {
+            received.kernel_starts.push(k.start);
+        }
+    }
+}
+
+unsafe extern "C" fn complete_a(
+    _: *mut std::ffi::c_void,
+    _: u32,
+    buffer: *mut u8,
+    _: usize,
+    valid: usize,
+) {
+    receive(&CLIENT_A, buffer, valid);
+}
+
+unsafe extern "C" fn complete_b(
+    _: *mut std::ffi::c_void,
+    _: u32,
+    buffer: *mut u8,
+    _: usize,
+    valid: usize,
+) {
+    receive(&CLIENT_B, buffer, valid);
+}
+
+/// A client clock: twice the Unix time.
+unsafe extern "C" fn double_clock() -> u64 {
+    2 * std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn take(client: &Mutex<Option<Received>>) -> Received {
+    client
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .unwrap_or_default()
+}
+
+fn call(request: &str) -> serde_json::Value {
+    let answer = cupmon_inject::call(request);
+    assert_eq!(answer["ok"], true, "{request}: {answer}");
+    answer["result"].clone()
+}
+
+#[test]
+fn clients_get_their_kinds_cupmon_keeps_everything() {
+    let _guard = exclusive();
+    let (_cupti, fake) = load_fake();
+    fake.reset();
+    let dir = tempfile::tempdir().expect("tempdir");
+    call(&format!(
+        r#"{{"op":"start","output_dir":"{}"}}"#,
+        dir.path().join("dump").display()
+    ));
+
+    // Client A: Kineto-like. Its registration is kept by cupmon, not passed on.
+    let registers_before = fake.stats().register_calls;
+    // SAFETY: valid CUPTI callbacks.
+    assert_eq!(
+        unsafe { cuptiActivityRegisterCallbacks(request, complete_a) },
+        0
+    );
+    assert_eq!(
+        fake.stats().register_calls,
+        registers_before,
+        "cupmon keeps the one registration"
+    );
+    assert_eq!(cuptiActivityEnable(5), 0); // RUNTIME
+    assert_eq!(cuptiActivityEnable(10), 0); // CONCURRENT_KERNEL (cupmon has it on too)
+    fake.launch_kernels(10, 7, "k").expect("launch");
+    assert_eq!(cuptiActivityFlushAll(0), 0);
+    let a = take(&CLIENT_A);
+    assert_eq!(a.by_kind.get("CONCURRENT_KERNEL"), Some(&10), "{a:?}");
+    assert_eq!(a.by_kind.get("RUNTIME"), Some(&10), "{a:?}");
+
+    // A client's disable removes only its own interest: cupmon keeps kernels.
+    assert_eq!(cuptiActivityDisable(10), 0);
+    fake.launch_kernels(5, 7, "k").expect("launch");
+    assert_eq!(cuptiActivityFlushAll(1), 0);
+    let a = take(&CLIENT_A);
+    assert_eq!(a.by_kind.get("CONCURRENT_KERNEL"), None, "{a:?}");
+    assert_eq!(a.by_kind.get("RUNTIME"), Some(&5), "{a:?}");
+
+    // Finalize is swallowed; the client's kinds are released.
+    let finalizes = fake.stats().finalize_calls;
+    assert_eq!(cuptiFinalize(), 0);
+    assert_eq!(fake.stats().finalize_calls, finalizes);
+
+    // Client B, with its own clock: memcpy records, kernel times in its clock.
+    // SAFETY: valid CUPTI callbacks.
+    assert_eq!(
+        unsafe { cuptiActivityRegisterCallbacks(request, complete_b) },
+        0
+    );
+    assert_eq!(
+        cuptiActivityRegisterTimestampCallback(Some(double_clock)),
+        0
+    );
+    assert_eq!(cuptiActivityEnable(10), 0);
+    fake.launch_kernels(3, 7, "k").expect("launch");
+    fake.memcpy(2, 64, 1, 7).expect("memcpy");
+    assert_eq!(cuptiActivityFlushAll(1), 0);
+    let b = take(&CLIENT_B);
+    assert_eq!(b.by_kind.get("CONCURRENT_KERNEL"), Some(&3), "{b:?}");
+    assert_eq!(
+        b.by_kind.get("MEMCPY"),
+        None,
+        "B did not enable MEMCPY: {b:?}"
+    );
+    let unix_now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    for start in &b.kernel_starts {
+        let ratio = *start as f64 / unix_now as f64;
+        assert!(
+            (1.99..2.01).contains(&ratio),
+            "start {start} is not in the client's clock"
+        );
+    }
+    assert!(
+        take(&CLIENT_A).by_kind.is_empty(),
+        "A finalized and gets nothing"
+    );
+
+    // Withheld API records: a window that brings its own runtime calls.
+    assert_eq!(cuptiActivityEnable(5), 0);
+    call(r#"{"op":"start_window","withhold_api_from_clients":true}"#);
+    fake.launch_kernels(4, 7, "k").expect("launch");
+    let window = call(r#"{"op":"end_window"}"#);
+    let b = take(&CLIENT_B);
+    assert_eq!(b.by_kind.get("RUNTIME"), None, "{b:?}");
+    assert_eq!(b.by_kind.get("CONCURRENT_KERNEL"), Some(&4), "{b:?}");
+    let runtime = window["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["kind"] == "cuda_runtime")
+        .count();
+    assert_eq!(runtime, 4, "the window has them");
+
+    // cupmon's own dump has every kernel, whoever else was listening.
+    let stats = call(r#"{"op":"stop"}"#);
+    assert_eq!(stats["records_by_kind"]["CONCURRENT_KERNEL"], 22, "{stats}");
+    assert_eq!(stats["dropped_records"], 0);
+}
