@@ -9,8 +9,11 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-OUT=${OUT:-$root/tests/gpu/out}
-mkdir -p "$OUT"
+# Everything goes to a scratch folder; $OUT (which the device tool brings back,
+# at most 8 files) gets results.txt and logs.txt only.
+FINAL=${OUT:-$root/tests/gpu/out}
+OUT=${GPU_SCRATCH:-/tmp/cupmon-gpu}
+rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 cupmon=${CUPMON_BIN:-$root/.gpu/cupmon}
 export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
 export PYTHONUNBUFFERED=1
@@ -102,6 +105,8 @@ fdump=$(ls -d "$OUT"/f/*/ | head -1)
 python3 "$here/compare_kineto.py" "$OUT/f_plain.json" "$OUT/f_cupmon.json" "$cupmon" "${fdump%/}" "$OUT/f.out" | pass_fail
 fi
 
+for f in "$OUT"/*.err "$OUT"/*.out; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 6000 "$f"; }; done >"$FINAL/logs.txt"
+cp "$results" "$FINAL/"
 passed=$(grep -c '^PASS' "$results"); failed=$(grep -c '^FAIL' "$results")
 echo "SUMMARY: $passed passed, $failed failed (details in $results)"
 [ "$failed" = 0 ]

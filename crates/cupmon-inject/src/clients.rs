@@ -169,10 +169,63 @@ fn timestamp_offsets(kind: u32) -> &'static [usize] {
 }
 
 /// A buffer lent by a client, being filled.
+#[derive(Debug)]
 struct Outgoing {
     ptr: *mut u8,
     capacity: usize,
     used: usize,
+}
+
+// SAFETY: the pointer is a client buffer that only cupmon writes to until it
+// hands it back; it is moved between threads, never shared.
+unsafe impl Send for Outgoing {}
+
+/// Each client's open buffer. Like CUPTI, cupmon keeps one buffer of each
+/// client in hand between deliveries: Kineto skips its final flush (and loses
+/// the buffers it already has) when none of its buffers is outstanding.
+static OPEN: Mutex<Vec<(usize, Outgoing)>> = Mutex::new(Vec::new());
+
+fn take_open(index: usize) -> Option<Outgoing> {
+    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+    let at = open.iter().position(|(i, _)| *i == index)?;
+    Some(open.swap_remove(at).1)
+}
+
+fn put_open(index: usize, out: Outgoing) {
+    OPEN.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((index, out));
+}
+
+/// Make sure a client holds an open buffer, as it would under CUPTI (which
+/// asks for one as soon as a kind is on).
+pub(crate) fn ensure_open(owner: Owner) {
+    let Owner::Client(index) = owner else { return };
+    let client = match lock().get(index) {
+        Some(c) => *c,
+        None => return,
+    };
+    let has_open = OPEN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .any(|(i, _)| *i == index);
+    if !has_open {
+        if let Some(out) = request(&client) {
+            put_open(index, out);
+        }
+    }
+}
+
+/// Hand every client its open buffer (their flush, or cupmon's end).
+pub(crate) fn complete_open() {
+    let clients: Vec<Client> = lock().clone();
+    let open = std::mem::take(&mut *OPEN.lock().unwrap_or_else(|p| p.into_inner()));
+    for (index, out) in open {
+        if let Some(client) = clients.get(index) {
+            complete(client, out);
+        }
+    }
 }
 
 fn request(client: &Client) -> Option<Outgoing> {
@@ -218,15 +271,15 @@ impl BufferObserver for Fanout {
                 .filter(|&k| !(WITHHOLD_API.load(Ordering::Relaxed) && (k == 4 || k == 5)))
                 .collect();
             if !kinds.is_empty() {
-                deliver(client, &kinds, records, layout);
+                deliver(index, client, &kinds, records, layout);
             }
         }
     }
 }
 
-fn deliver(client: &Client, kinds: &[u32], records: &[u8], layout: Layout) {
+fn deliver(index: usize, client: &Client, kinds: &[u32], records: &[u8], layout: Layout) {
     let clock = ClockMap::for_client(client);
-    let mut out: Option<Outgoing> = None;
+    let mut out: Option<Outgoing> = take_open(index);
     let mut offset = 0;
     while offset + 4 <= records.len() {
         let kind = u32::from_le_bytes(records[offset..offset + 4].try_into().unwrap_or_default());
@@ -246,7 +299,15 @@ fn deliver(client: &Client, kinds: &[u32], records: &[u8], layout: Layout) {
             if let Some(full) = out.take() {
                 complete(client, full);
             }
-            out = request(client).filter(|o| o.capacity >= size);
+            // A buffer too small for one record is returned empty.
+            out = request(client).and_then(|o| {
+                if o.capacity >= size {
+                    Some(o)
+                } else {
+                    complete(client, o);
+                    None
+                }
+            });
         }
         let Some(o) = out.as_mut() else {
             CLIENT_DROPS.fetch_add(1, Ordering::Relaxed);
@@ -264,7 +325,7 @@ fn deliver(client: &Client, kinds: &[u32], records: &[u8], layout: Layout) {
         }
         o.used += size;
     }
-    if let Some(last) = out {
-        complete(client, last);
+    if let Some(open) = out {
+        put_open(index, open);
     }
 }

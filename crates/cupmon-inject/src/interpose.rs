@@ -83,7 +83,9 @@ pub extern "C" fn cuptiActivityEnable(kind: c_uint) -> RawStatus {
                 "cuptiActivityEnable({}) for {owner:?}",
                 ActivityKind(kind)
             ));
-            status(cupti.enable_for(owner, ActivityKind(kind)))
+            let enabled = cupti.enable_for(owner, ActivityKind(kind));
+            clients::ensure_open(owner);
+            status(enabled)
         }
         // SAFETY: forwarded unchanged to the real function.
         (_, Some(cupti)) => unsafe { (cupti.raw().activity_enable)(kind) },
@@ -94,12 +96,15 @@ pub extern "C" fn cuptiActivityEnable(kind: c_uint) -> RawStatus {
 #[no_mangle]
 pub extern "C" fn cuptiActivityDisable(kind: c_uint) -> RawStatus {
     guard(|| match (running(), real()) {
-        (Some(_), Some(cupti)) if clients::any() => {
+        (Some(session), Some(cupti)) if clients::any() => {
             let owner = clients::current();
             debug(format_args!(
                 "cuptiActivityDisable({}) for {owner:?}",
                 ActivityKind(kind)
             ));
+            // Records made while the kind was on are still the client's: hand
+            // over what CUPTI has before its interest ends.
+            let _ = session.monitor.flush(false);
             status(cupti.disable_for(owner, ActivityKind(kind)))
         }
         // A client that never registered callbacks must not switch off cupmon's kinds.
@@ -145,7 +150,9 @@ pub extern "C" fn cuptiActivityFlushAll(flag: u32) -> RawStatus {
             // cupmon flushes and waits until the worker has handed the
             // records to the clients, as CUPTI's flush would have.
             debug(format_args!("cuptiActivityFlushAll({flag})"));
-            return match session.monitor.flush(flag & 1 != 0) {
+            let flushed = session.monitor.flush(flag & 1 != 0);
+            clients::complete_open();
+            return match flushed {
                 Ok(()) => SUCCESS,
                 Err(_) => NOT_INITIALIZED,
             };
@@ -168,6 +175,7 @@ pub extern "C" fn cuptiFinalize() -> RawStatus {
                 let owner = clients::current();
                 debug(format_args!("cuptiFinalize from {owner:?} swallowed"));
                 cupti.release_all(owner);
+                clients::complete_open();
             }
             return SUCCESS;
         }
@@ -211,6 +219,7 @@ pub extern "C" fn cuptiActivityRegisterTimestampCallback(clock: Option<ClockFn>)
 /// When cupmon's session ends, a client that registered through it gets the
 /// real registration back, so it keeps working.
 pub(crate) fn detach() {
+    clients::complete_open();
     let (Some(cupti), Some(client)) = (Cupti::loaded(), clients::only()) else {
         return;
     };
