@@ -3,7 +3,7 @@
 //! CUPMRBUF chunk, counts its records, keeps them for an open trace window,
 //! and returns the buffer to the pool.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender};
 
@@ -41,7 +41,8 @@ pub(crate) struct Worker {
     window: Option<Vec<Record>>,
     /// The first write error; writing stops after it (the disk is full or gone).
     write_error: Option<String>,
-    by_kind: BTreeMap<&'static str, u64>,
+    /// Records per CUPTI kind number (kinds are small numbers).
+    by_kind: [u64; 64],
     warned_layout: bool,
 }
 
@@ -53,7 +54,7 @@ impl Worker {
             seen_names: HashSet::new(),
             window: None,
             write_error: None,
-            by_kind: BTreeMap::new(),
+            by_kind: [0; 64],
             warned_layout: false,
         }
     }
@@ -126,7 +127,15 @@ impl Worker {
             return Ok(());
         }
         let seen = &mut self.seen_names;
-        let names: Vec<(u64, String)> = buffer.kernel_names(|ptr| seen.insert(ptr)).collect();
+        // Consecutive kernels mostly share a name: skip the set for repeats.
+        let mut last = 0;
+        let names: Vec<(u64, String)> = buffer
+            .kernel_names(|ptr| {
+                let new = ptr != last && seen.insert(ptr);
+                last = ptr;
+                new
+            })
+            .collect();
         if !names.is_empty() {
             for (ptr, name) in &names {
                 self.dump.add_kernel_name(*ptr, name)?;
@@ -172,7 +181,9 @@ impl Worker {
             match item {
                 Ok(record) => {
                     n += 1;
-                    *self.by_kind.entry(record.kind().cupti_name()).or_default() += 1;
+                    if let Some(count) = self.by_kind.get_mut(record.kind().as_u32() as usize) {
+                        *count += 1;
+                    }
                     if let Some(window) = &mut self.window {
                         window.push(record);
                     }
@@ -188,8 +199,13 @@ impl Worker {
             .records_by_kind
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        for (kind, count) in &self.by_kind {
-            *shared_kinds.entry((*kind).to_owned()).or_default() = *count;
+        for kind in cupmon_records::ActivityKind::ALL {
+            let count = self.by_kind[kind.as_u32() as usize];
+            if count > 0 {
+                *shared_kinds
+                    .entry(kind.cupti_name().to_owned())
+                    .or_default() = count;
+            }
         }
     }
 
