@@ -1,0 +1,24 @@
+#!/bin/bash
+# The whole test suite, as CI runs it (.ci/run): formatting, lints, the Rust
+# tests (golden, differential against the seed's merge when ../shared is beside
+# the checkout, CLI, monitor and multiplexer against the fake libcupti), and the
+# Python package's tests. No GPU needed; the GPU checks are tests/gpu/run.sh.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+step() { echo; echo "==> $*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test (workspace)"
+cargo test --workspace --locked
+
+step "Python package"
+bash scripts/test-python.sh
+
+echo
+echo "all tests passed"
