@@ -197,3 +197,30 @@ fn clients_get_their_kinds_cupmon_keeps_everything() {
     assert_eq!(stats["records_by_kind"]["CONCURRENT_KERNEL"], 22, "{stats}");
     assert_eq!(stats["dropped_records"], 0);
 }
+
+#[test]
+fn rearm_takes_the_callbacks_back_from_a_client_that_took_them() {
+    let _guard = exclusive();
+    let (cupti, fake) = load_fake();
+    fake.reset();
+    let dir = tempfile::tempdir().expect("tempdir");
+    call(&format!(
+        r#"{{"op":"start","output_dir":"{}"}}"#,
+        dir.path().join("dump").display()
+    ));
+    take(&CLIENT_A);
+    // Another client registers with the real CUPTI (no LD_PRELOAD): it now gets the buffers.
+    // SAFETY: valid CUPTI callbacks, registered through the real entry point.
+    unsafe { (cupti.raw().activity_register_callbacks)(request, complete_a) };
+    fake.launch_kernels(20, 7, "k").expect("launch");
+    cupti
+        .flush_all(cupmon_cupti::FlushFlag::FORCED)
+        .expect("flush");
+    assert_eq!(take(&CLIENT_A).by_kind.get("CONCURRENT_KERNEL"), Some(&20));
+    // cupmon takes them back; what follows is cupmon's again.
+    let lost = call(r#"{"op":"rearm"}"#);
+    assert!(lost["buffers_lost"].is_u64());
+    fake.launch_kernels(5, 7, "k").expect("launch");
+    let stats = call(r#"{"op":"stop"}"#);
+    assert_eq!(stats["records_by_kind"]["CONCURRENT_KERNEL"], 5, "{stats}");
+}

@@ -1,6 +1,7 @@
 //! The periodic flush that keeps the dump about one period behind: CUPTI
 //! hands over full buffers by itself, but a partly filled one only when asked.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -26,6 +27,7 @@ impl Flusher {
             .spawn(move || {
                 let (flag, cv) = &*theirs;
                 let mut stopped = flag.lock().unwrap_or_else(|p| p.into_inner());
+                let mut watch = TakeoverWatch::default();
                 loop {
                     let (guard, _) = cv
                         .wait_timeout(stopped, period)
@@ -37,6 +39,7 @@ impl Flusher {
                     if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
                         eprintln!("cupmon: warning: periodic flush: {e}");
                     }
+                    watch.check(shared);
                 }
             })
             .map_err(|e| MonitorError::Worker(e.to_string()))?;
@@ -48,5 +51,41 @@ impl Flusher {
         *flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cv.notify_all();
         let _ = self.handle.join();
+    }
+}
+
+/// Notices when cupmon's buffers stop coming back although CUPTI holds some:
+/// the sign that another CUPTI client (torch.profiler without `cupmon run`)
+/// registered its own activity callbacks and now receives cupmon's buffers.
+#[derive(Debug, Default)]
+struct TakeoverWatch {
+    last_completed: u64,
+    quiet_periods: u32,
+    warned: bool,
+}
+
+/// Periods without a buffer back, while CUPTI holds one of ours, before warning.
+const QUIET_PERIODS: u32 = 10;
+
+impl TakeoverWatch {
+    fn check(&mut self, shared: &Shared) {
+        let completed = shared.counters.buffers_queued.load(Ordering::Relaxed);
+        let outstanding = cupmon_cupti::callback_stats().outstanding_buffers;
+        if completed != self.last_completed || outstanding == 0 {
+            self.last_completed = completed;
+            self.quiet_periods = 0;
+            return;
+        }
+        self.quiet_periods += 1;
+        if self.quiet_periods == QUIET_PERIODS && !self.warned {
+            self.warned = true;
+            eprintln!(
+                "cupmon: warning: CUPTI has held {outstanding} of cupmon's buffers for {QUIET_PERIODS} \
+                 flush periods without returning any. Another CUPTI client in this process \
+                 (torch.profiler, for instance) may have taken CUPTI's activity callbacks; what it \
+                 records while it holds them is lost to cupmon. Under `cupmon run` cupmon shares \
+                 CUPTI instead; from Python, call cupmon.rearm() once that client is done."
+            );
+        }
     }
 }

@@ -119,6 +119,26 @@ impl Monitor {
             .unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
+    /// Take CUPTI's activity callbacks back (after another client in the
+    /// process registered its own and is done) and turn cupmon's kinds on
+    /// again. Buffers CUPTI still held for cupmon went to that client: they
+    /// are counted as lost. Returns how many.
+    pub fn rearm(&self) -> Result<u64, MonitorError> {
+        let lost = callback_stats().outstanding_buffers;
+        self.shared.cupti.register_callbacks(self.shared)?;
+        self.shared.cupti.reenable_all()?;
+        self.shared
+            .counters
+            .add(&self.shared.counters.buffers_lost, lost);
+        if lost > 0 {
+            eprintln!(
+                "cupmon: took CUPTI's activity callbacks back; {lost} buffers of records went to \
+                 the other client and are lost"
+            );
+        }
+        Ok(lost)
+    }
+
     pub fn config(&self) -> &MonitorConfig {
         &self.shared.config
     }
@@ -317,6 +337,7 @@ impl Monitor {
             records: load(&c.records),
             records_by_kind: lock(&c.records_by_kind).clone(),
             dropped_records: load(&c.dropped_by_cupti),
+            buffers_lost: load(&c.buffers_lost),
             buffer_requests_refused: s.pool.refused(),
             decode_errors: load(&c.decode_errors),
             windows_taken: load(&c.windows),

@@ -20,6 +20,8 @@ pub(crate) struct Counters {
     pub decode_errors: AtomicU64,
     pub windows: AtomicU64,
     pub kernel_names: AtomicU64,
+    /// Buffers that went to another CUPTI client (see `Monitor::rearm`).
+    pub buffers_lost: AtomicU64,
 }
 
 impl Counters {
@@ -48,6 +50,8 @@ pub struct MonitorStats {
     pub records_by_kind: BTreeMap<String, u64>,
     /// Records lost: CUPTI's count plus records lost to an empty pool.
     pub dropped_records: u64,
+    /// Buffers of records that another CUPTI client took (records unknown).
+    pub buffers_lost: u64,
     /// Buffer requests refused because the cap was reached (each loses records).
     pub buffer_requests_refused: u64,
     /// Buffers that did not decode completely (their bytes are still in the dump).
