@@ -1,6 +1,6 @@
-//! Kernel-name demangling that prints exactly what binutils' `c++filt` prints (the
-//! oracle of the fixtures' expected windows; libstdc++'s `__cxa_demangle`, which Kineto
-//! uses, differs only in abbreviating `Ss` & co. to `std::string`). Built on a vendored
+//! Kernel-name demangling that prints exactly what libstdc++'s `__cxa_demangle` prints
+//! (what Kineto and PyTorch use; binutils' `c++filt`, which made the fixtures' expected
+//! windows, differs only in spelling out `Ss` & co.). Built on a vendored
 //! `cpp_demangle` patched where its output differed from libiberty's
 //! (vendor/cpp_demangle/PATCHES.md). A name that does not demangle is returned unchanged.
 
@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use cpp_demangle::Symbol;
 
-/// Demangle an Itanium C++ symbol as `c++filt` would; other names come back unchanged.
+/// Demangle an Itanium C++ symbol as `__cxa_demangle` would; other names come back unchanged.
 pub fn demangle(name: &str) -> Cow<'_, str> {
     if !name.starts_with("_Z") {
         return Cow::Borrowed(name);

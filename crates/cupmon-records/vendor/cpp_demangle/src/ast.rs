@@ -7795,10 +7795,10 @@ define_vocabulary! {
         Std          (b"St", "std"),
         StdAllocator (b"Sa", "std::allocator"),
         StdString1   (b"Sb", "std::basic_string"),
-        StdString2   (b"Ss", "std::basic_string<char, std::char_traits<char>, std::allocator<char> >"),
-        StdIstream   (b"Si", "std::basic_istream<char, std::char_traits<char> >"),
-        StdOstream   (b"So", "std::basic_ostream<char, std::char_traits<char> >"),
-        StdIostream  (b"Sd", "std::basic_iostream<char, std::char_traits<char> >")
+        StdString2   (b"Ss", "std::string"),
+        StdIstream   (b"Si", "std::istream"),
+        StdOstream   (b"So", "std::ostream"),
+        StdIostream  (b"Sd", "std::iostream")
     }
 }
 
