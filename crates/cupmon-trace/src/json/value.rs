@@ -81,62 +81,41 @@ impl Value {
 
     /// Python's `repr(v)` (what `str()` shows for containers).
     fn push_py_repr(&self, out: &mut String) {
-        match self {
-            Value::Null => out.push_str("None"),
-            Value::Bool(true) => out.push_str("True"),
-            Value::Bool(false) => out.push_str("False"),
-            Value::Int(v) => out.push_str(&v.to_string()),
-            Value::BigInt(d) => out.push_str(d),
-            Value::Float(f) => push_py_float_repr(out, *f),
-            Value::Str(s) => push_py_str_repr(out, s),
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    item.push_py_repr(out);
-                }
-                out.push(']');
-            }
-            Value::Object(members) => {
-                out.push('{');
-                for (i, (k, v)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    push_py_str_repr(out, k);
-                    out.push_str(": ");
-                    v.push_py_repr(out);
-                }
-                out.push('}');
-            }
-        }
+        self.push_python(out, Style::Repr);
     }
 
     /// Python's `json.dumps(v)` with its defaults (`", "`/`": "` separators, ASCII only).
     pub fn py_json_dumps(&self) -> String {
         let mut out = String::new();
-        self.push_py_json(&mut out);
+        self.push_python(&mut out, Style::Json);
         out
     }
 
-    fn push_py_json(&self, out: &mut String) {
+    /// `repr` and `json.dumps` share their container layout (`", "` and
+    /// `": "`) and differ in how scalars and strings are spelled.
+    fn push_python(&self, out: &mut String, style: Style) {
+        let string = |out: &mut String, s: &str| match style {
+            Style::Repr => push_py_str_repr(out, s),
+            Style::Json => push_ascii_json_str(out, s),
+        };
         match self {
-            Value::Null => out.push_str("null"),
-            Value::Bool(true) => out.push_str("true"),
-            Value::Bool(false) => out.push_str("false"),
+            Value::Null => out.push_str(style.pick("None", "null")),
+            Value::Bool(true) => out.push_str(style.pick("True", "true")),
+            Value::Bool(false) => out.push_str(style.pick("False", "false")),
             Value::Int(v) => out.push_str(&v.to_string()),
             Value::BigInt(d) => out.push_str(d),
-            Value::Float(f) => push_py_json_float(out, *f),
-            Value::Str(s) => push_ascii_json_str(out, s),
+            Value::Float(f) => match style {
+                Style::Repr => push_py_float_repr(out, *f),
+                Style::Json => push_py_json_float(out, *f),
+            },
+            Value::Str(s) => string(out, s),
             Value::Array(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    item.push_py_json(out);
+                    item.push_python(out, style);
                 }
                 out.push(']');
             }
@@ -146,12 +125,28 @@ impl Value {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    push_ascii_json_str(out, k);
+                    string(out, k);
                     out.push_str(": ");
-                    v.push_py_json(out);
+                    v.push_python(out, style);
                 }
                 out.push('}');
             }
+        }
+    }
+}
+
+/// How [`Value::push_python`] spells values.
+#[derive(Debug, Clone, Copy)]
+enum Style {
+    Repr,
+    Json,
+}
+
+impl Style {
+    fn pick(self, repr: &'static str, json: &'static str) -> &'static str {
+        match self {
+            Style::Repr => repr,
+            Style::Json => json,
         }
     }
 }
