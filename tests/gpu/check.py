@@ -111,6 +111,11 @@ def main():
     check(f"{name}: an ac2g arrow into every kernel of the window",
           len(finishes) >= len(kernels_x) > 0 and all(f["id"] in starts for f in finishes),
           f"{len(kernels_x)} kernels, {len(finishes)} arrow ends, {len([f for f in finishes if f['id'] not in starts])} without a start")
+    kineto = json.load(open(os.path.join(os.path.dirname(__file__), "..", "fixtures", "h200-cupti13.0",
+                                         "torch_mlp", "kineto_cpu_trace.json")))["deviceProperties"][0]
+    ours = (trace.get("deviceProperties") or [{}])[0]
+    check(f"{name}: deviceProperties as Kineto reports them for this H200", ours == kineto,
+          f"differ in {sorted(k for k in set(ours) | set(kineto) if ours.get(k) != kineto.get(k))}")
     check(f"{name}: trace top level says how many records were dropped",
           trace.get("cupmon", {}).get("dropped_records") == 0, str(trace.get("cupmon")))
 

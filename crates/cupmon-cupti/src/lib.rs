@@ -18,6 +18,7 @@ mod callbacks;
 mod clock;
 mod constants;
 mod cupti;
+mod device;
 pub mod env_vars;
 mod error;
 mod interest;
@@ -35,6 +36,7 @@ pub use constants::{
     cbid, ActivityKind, CuptiStatus, ExternalCorrelationKind, FlushFlag, ThreadIdType,
 };
 pub use cupti::Cupti;
+pub use device::{device_properties, DeviceProperties};
 pub use error::{CuptiError, LoadError, Tried};
 pub use interest::Owner;
 pub use load::LoadOptions;

@@ -53,6 +53,7 @@ pub struct Monitor {
     next_annotation: AtomicU64,
     meta: Mutex<MetaFile>,
     started: Instant,
+    devices: std::sync::OnceLock<serde_json::Value>,
 }
 
 impl std::fmt::Debug for Monitor {
@@ -100,6 +101,7 @@ impl Monitor {
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
             meta: Mutex::new(meta),
             started: Instant::now(),
+            devices: std::sync::OnceLock::new(),
         };
         cupti.set_thread_id_type(ThreadIdType::SYSTEM)?;
         cupti.register_callbacks(shared)?;
@@ -281,6 +283,7 @@ impl Monitor {
             thread_resource_map: BTreeMap::new(),
             start_ns,
             cupmon: Some(self.info()),
+            device_properties: self.device_properties(),
         })
     }
 
@@ -305,6 +308,36 @@ impl Monitor {
             .shared
             .cupti
             .pop_external_correlation_id(ExternalCorrelationKind::CUSTOM1)?)
+    }
+
+    /// The GPUs as Kineto's `deviceProperties`, read from the driver once it
+    /// can answer (not during `cuInit`, where the injection starts cupmon).
+    pub fn device_properties(&self) -> Option<serde_json::Value> {
+        if let Some(known) = self.devices.get() {
+            return Some(known.clone());
+        }
+        let devices = cupmon_cupti::device_properties()?;
+        let json: Vec<serde_json::Value> = devices
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "id": d.id, "name": d.name, "totalGlobalMem": d.total_global_mem,
+                    "computeMajor": d.compute_major, "computeMinor": d.compute_minor,
+                    "maxThreadsPerBlock": d.max_threads_per_block,
+                    "maxThreadsPerMultiprocessor": d.max_threads_per_multiprocessor,
+                    "regsPerBlock": d.regs_per_block, "warpSize": d.warp_size,
+                    "sharedMemPerBlock": d.shared_mem_per_block, "numSms": d.num_sms,
+                    "regsPerMultiprocessor": d.regs_per_multiprocessor,
+                    "sharedMemPerBlockOptin": d.shared_mem_per_block_optin,
+                    "sharedMemPerMultiprocessor": d.shared_mem_per_multiprocessor,
+                })
+            })
+            .collect();
+        Some(
+            self.devices
+                .get_or_init(|| serde_json::Value::Array(json))
+                .clone(),
+        )
     }
 
     /// What a trace must say about completeness.
@@ -359,7 +392,11 @@ impl Monitor {
     /// Rewrite the meta with the counts so far (dropped records above all).
     fn update_meta(&self) {
         let stats = self.stats();
+        let devices = self.device_properties();
         let mut meta = lock(&self.meta);
+        if let Some(devices) = devices {
+            meta.set("device_properties", devices);
+        }
         meta.set("dropped_records", stats.dropped_records)
             .set("buffer_requests_refused", stats.buffer_requests_refused)
             .set("records", stats.records)

@@ -163,6 +163,8 @@ pub fn decode_to_window(
             cupti_version: Some(report.cupti_version.api()),
             unresolved_kernel_names: report.unresolved_kernel_names,
         }),
+        // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
+        device_properties: dump.meta().json().get("device_properties").cloned(),
     };
     Ok((window, report))
 }

@@ -11,7 +11,7 @@ use crate::{default_base_ns, MergeStats, MergeWindow, TraceError};
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
     pub trace_name: Option<String>,
-    /// Kineto's `deviceProperties` array (JSON text), when known.
+    /// Kineto's `deviceProperties` array (JSON text); default: the window's own.
     pub device_properties_json: Option<String>,
 }
 
@@ -27,7 +27,11 @@ pub fn export_window(
         .first_start_ns()
         .map_or_else(default_base_ns, trimester_floor_ns);
     let mut doc = String::from("{\"schemaVersion\":1,");
-    if let Some(props) = &options.device_properties_json {
+    let props = options
+        .device_properties_json
+        .as_ref()
+        .or(window.device_properties.as_ref());
+    if let Some(props) = props {
         doc.push_str("\"deviceProperties\":");
         doc.push_str(props);
         doc.push(',');

@@ -24,6 +24,9 @@ pub struct TraceWindow {
     /// What cupmon knows about the completeness of this window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cupmon: Option<CupmonInfo>,
+    /// The GPUs, as Kineto's `deviceProperties` array (for exported traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_properties: Option<serde_json::Value>,
 }
 
 /// Facts about the collection that a trace must carry so that it never looks

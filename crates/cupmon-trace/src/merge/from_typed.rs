@@ -134,6 +134,7 @@ impl From<&TraceWindow> for MergeWindow {
                 })
                 .collect(),
             cupmon: w.cupmon.clone(),
+            device_properties: w.device_properties.as_ref().map(|v| v.to_string()),
         }
     }
 }

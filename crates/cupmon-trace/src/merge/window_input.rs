@@ -23,6 +23,8 @@ pub struct MergeWindow {
     pub(crate) thread_resource_map: FxHashMap<i128, FxHashMap<i128, i128>>,
     /// Dropped-record count etc. to put in an exported trace's top level (cupmon's own key).
     pub(crate) cupmon: Option<crate::CupmonInfo>,
+    /// Kineto's `deviceProperties` array as JSON text, when the window carries it.
+    pub(crate) device_properties: Option<String>,
 }
 
 impl MergeWindow {

@@ -184,6 +184,13 @@ fn parse_window(bytes: &[u8]) -> ParseResult<MergeWindow> {
             } else if key.eq_str("thread_resource_map") {
                 let v = r.value().map_err(|e| read_err(e, len))?;
                 window.thread_resource_map = thread_resource_map(v).map_err(|m| (at, m))?;
+            } else if key.eq_str("device_properties") {
+                let start = r.pos;
+                r.skip_value().map_err(|e| read_err(e, len))?;
+                let text = String::from_utf8_lossy(&bytes[start..r.pos])
+                    .trim()
+                    .to_owned();
+                window.device_properties = text.starts_with('[').then_some(text);
             } else if key.eq_str("cupmon") {
                 let v = r.value().map_err(|e| read_err(e, len))?;
                 window.cupmon = cupmon_info(&v);
