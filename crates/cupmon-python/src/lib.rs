@@ -1,0 +1,26 @@
+//! `cupmon._cupmon`: the Python package's native half, a thin layer over
+//! cupmon-trace and cupmon-records for the offline work (merge, export, dump
+//! decoding). The live monitor is not here: the package reaches the one
+//! monitor of the process through the injection library's C ABI (ctypes).
+//!
+//! Windows cross the boundary as JSON bytes (the seed's `trace_window` dict
+//! through `json.dumps`), so this layer has no dict walking of its own and the
+//! merge reads them with the same parser as `cupmon merge`. Every function
+//! releases the GIL while it works; errors become Python exceptions in
+//! [`error`] only.
+
+mod error;
+mod offline;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _cupmon(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(offline::merge_json, m)?)?;
+    m.add_function(wrap_pyfunction!(offline::merge_file, m)?)?;
+    m.add_function(wrap_pyfunction!(offline::export_json, m)?)?;
+    m.add_function(wrap_pyfunction!(offline::export_file, m)?)?;
+    m.add_function(wrap_pyfunction!(offline::read_dump_json, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,40 @@
+"""Type stubs of the native module ``cupmon._cupmon`` (crate cupmon-python).
+
+Low-level: windows are JSON bytes here. Use the wrappers in :mod:`cupmon`,
+which take and return dicts. Every function releases the GIL while it works.
+Errors: ``OSError`` for files, :class:`cupmon.TraceInputError` /
+:class:`cupmon.DumpError` for unusable inputs.
+"""
+
+import os
+from typing import Dict, List, Optional, Tuple, Union
+
+_Path = Union[str, "os.PathLike[str]"]
+_Stats = Dict[str, int]  # cpu_events_kept, cpu_events_replaced, window_events, events_written
+
+__version__: str
+
+def merge_json(
+    cpu_trace_path: _Path,
+    output_path: _Path,
+    window_json: bytes,
+    trace_name: Optional[str] = None,
+) -> _Stats:
+    """Merge a window (JSON bytes) into a Kineto CPU trace; write ``output_path``."""
+
+def merge_file(
+    cpu_trace_path: _Path,
+    output_path: _Path,
+    window_path: _Path,
+    trace_name: Optional[str] = None,
+) -> _Stats:
+    """Merge a window JSON file (``.gz`` allowed) into a Kineto CPU trace."""
+
+def export_json(window_json: bytes, output_path: _Path, trace_name: Optional[str] = None) -> _Stats:
+    """Write a window (JSON bytes) as a standalone Chrome trace."""
+
+def export_file(window_path: _Path, output_path: _Path, trace_name: Optional[str] = None) -> _Stats:
+    """Write a window JSON file as a standalone Chrome trace."""
+
+def read_dump_json(path: _Path) -> Tuple[bytes, List[str]]:
+    """Decode a raw dump directory: (window JSON bytes, warnings about damage or drops)."""

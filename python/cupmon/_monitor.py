@@ -1,0 +1,254 @@
+"""The live API: the one monitor of this process, reached through the
+injection library's JSON C ABI (``cupmon_call``) with ctypes.
+
+There is one monitor per process, hosted by ``libcupmon_inject.so``. Under
+``cupmon run`` the CUDA driver loaded that library (``CUDA_INJECTION64_PATH``)
+and ``cupmon run`` put its path in ``CUPMON_INJECT_LIBRARY``; loading the same
+file again with ctypes returns the instance already in the process, so this
+module drives the monitor that ``cupmon run`` started. Otherwise the copy
+bundled in this package is loaded and :func:`start_collection` starts it.
+ctypes releases the GIL for the length of each call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import numbers
+import os
+import threading
+from typing import Any, Dict, Iterable, Optional, Union
+
+from ._errors import MonitorError, MonitorStateError, error_for
+from ._window import Window, int_keys
+
+#: Version of the C ABI this module speaks (``ABI_VERSION`` in cupmon-inject's abi.rs).
+ABI_VERSION = 1
+#: Environment: path of the injection library (set by ``cupmon run``).
+ENV_INJECT_LIBRARY = "CUPMON_INJECT_LIBRARY"
+
+_LIBRARY_NAME = "libcupmon_inject.so"
+_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+
+
+def library_path() -> str:
+    """The injection library this module uses: ``$CUPMON_INJECT_LIBRARY``, else
+    the copy bundled in the package."""
+    return os.environ.get(ENV_INJECT_LIBRARY) or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), _LIBRARY_NAME
+    )
+
+
+def under_cupmon_run() -> bool:
+    """True when ``cupmon run`` launched this process (its driver injection is set)."""
+    injected = os.environ.get("CUDA_INJECTION64_PATH")
+    return (
+        bool(injected)
+        and injected == os.environ.get(ENV_INJECT_LIBRARY)
+        and os.environ.get("CUPMON_ENABLE") != "0"
+    )
+
+
+def _load() -> ctypes.CDLL:
+    global _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        path = library_path()
+        if not os.path.isfile(path):
+            raise MonitorError(
+                f"cupmon's injection library is missing: {path} does not exist "
+                f"(reinstall cupmon, or set {ENV_INJECT_LIBRARY})"
+            )
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise MonitorError(f"cannot load cupmon's injection library {path}: {e}") from e
+        lib.cupmon_call.argtypes = [ctypes.c_char_p]
+        lib.cupmon_call.restype = ctypes.c_void_p  # freed with cupmon_free
+        lib.cupmon_free.argtypes = [ctypes.c_void_p]
+        lib.cupmon_free.restype = None
+        version = _call_lib(lib, {"op": "version"})
+        if version.get("abi") != ABI_VERSION:
+            raise MonitorError(
+                f"{path} speaks C ABI {version.get('abi')}, this module needs {ABI_VERSION} "
+                "(the library and the Python package come from different cupmon versions)"
+            )
+        _lib = lib
+        return lib
+
+
+def _call_lib(lib: ctypes.CDLL, request: Dict[str, Any]) -> Any:
+    answer_ptr = lib.cupmon_call(json.dumps(request).encode("utf-8"))
+    if not answer_ptr:
+        raise MonitorError(f"cupmon_call returned no answer to {request['op']!r}")
+    try:
+        answer = json.loads(ctypes.string_at(answer_ptr))
+    finally:
+        lib.cupmon_free(answer_ptr)
+    if answer.get("ok"):
+        return answer.get("result")
+    kind = answer.get("kind", "internal")
+    message = answer.get("error", "unknown error")
+    if kind == "state" and "not monitoring" in message and under_cupmon_run():
+        message += (
+            "; under `cupmon run` the monitor starts when the program initialises "
+            "CUDA (for example at its first torch.cuda call)"
+        )
+    raise error_for(kind, message)
+
+
+def call(op: str, **args: Any) -> Any:
+    """One request to the monitor; raises the mapped exception on failure."""
+    return _call_lib(_load(), {"op": op, **args})
+
+
+def status() -> Dict[str, Any]:
+    """``{"running": bool, "injected": bool, "dump_dir": str, "window_open": bool}``."""
+    return call("status")
+
+
+def _activities(activities: Union[None, str, Iterable[Any]]) -> Optional[Any]:
+    if activities is None or isinstance(activities, str):
+        return activities
+    kinds: list = []
+    for a in activities:
+        if isinstance(a, str):
+            kinds.append(a)
+        elif isinstance(a, numbers.Integral) and not isinstance(a, bool):
+            kinds.append(int(a))  # CUPTI's numbers, or an IntEnum of them
+        else:
+            raise TypeError(f"activities: {a!r} is neither a CUPTI activity kind name nor a number")
+    return kinds
+
+
+def start_collection(
+    output_dir: Union[str, "os.PathLike[str]"],
+    *,
+    activities: Union[None, str, Iterable[Any]] = None,
+    buffer_size: int = 4 << 20,
+    flush_period_s: float = 1.0,
+    max_outstanding: Optional[int] = None,
+) -> str:
+    """Start always-on collection into the dump directory ``output_dir``.
+
+    ``activities``: CUPTI activity kinds (names such as ``"CONCURRENT_KERNEL"``
+    or numbers; default kernels, memcpy, memset). ``buffer_size``: bytes per
+    CUPTI buffer. ``flush_period_s``: the dump stays about this far behind.
+    ``max_outstanding``: cap on buffer memory in bytes (past it records are
+    dropped and counted; default 64 MiB). Returns the dump directory.
+
+    Raises :class:`NoDriverError` without an NVIDIA driver,
+    :class:`NoCuptiError` without libcupti, and :class:`MonitorStateError`
+    when the process is already monitored -- in particular under ``cupmon
+    run``, which owns the monitor: there, take windows with
+    :func:`begin_trace_window` / :func:`end_trace_window` instead.
+    """
+    if not isinstance(output_dir, (str, os.PathLike)):
+        raise TypeError(f"output_dir must be a path, not {type(output_dir).__name__}")
+    for name, value in (("buffer_size", buffer_size), ("max_outstanding", max_outstanding)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError(f"{name} must be an int (bytes), not {type(value).__name__}")
+    if not isinstance(flush_period_s, (int, float)) or isinstance(flush_period_s, bool):
+        raise TypeError(f"flush_period_s must be a number, not {type(flush_period_s).__name__}")
+    state = status()
+    if state.get("running"):
+        where = state.get("dump_dir")
+        if state.get("injected"):
+            raise MonitorStateError(
+                f"this process is already monitored by `cupmon run` (dump in {where}); "
+                "take trace windows with begin_trace_window()/end_trace_window() instead"
+            )
+        raise MonitorStateError(
+            f"cupmon is already collecting in this process (dump in {where}); "
+            "call stop_collection() first"
+        )
+    if under_cupmon_run():
+        raise MonitorStateError(
+            "this process runs under `cupmon run`, which starts the monitor when the "
+            "program initialises CUDA (and says on stderr if it cannot); take trace "
+            "windows with begin_trace_window()/end_trace_window() after that"
+        )
+    dump_dir = os.path.abspath(os.fspath(output_dir))
+    call(
+        "start",
+        output_dir=dump_dir,
+        kinds=_activities(activities),
+        buffer_size=buffer_size,
+        flush_period_s=float(flush_period_s),
+        max_outstanding=max_outstanding,
+    )
+    return dump_dir
+
+
+def stop_collection() -> Dict[str, Any]:
+    """Stop the collection started by :func:`start_collection`: flush, close an
+    open window (written as ``window-N.json`` in the dump), return the final
+    stats. The monitor of ``cupmon run`` is not stopped (it ends with the process)."""
+    state = status()
+    if state.get("running") and state.get("injected"):
+        raise MonitorStateError(
+            "the monitor of this process belongs to `cupmon run` and stops when the process exits"
+        )
+    return call("stop")
+
+
+def monitor_stats() -> Dict[str, Any]:
+    """Counters of the running monitor: buffers, bytes written, records per
+    kind, ``dropped_records``, windows taken, the dump directory."""
+    return call("stats")
+
+
+def prepare_trace_window() -> None:
+    """Enable the window's extra activity kinds (runtime, driver, external
+    correlation, ...) ahead of :func:`start_trace_window` (a warm-up)."""
+    call("prepare_window")
+
+
+def start_trace_window(*, withhold_api_from_clients: bool = False) -> int:
+    """Open the prepared window: flush, then stamp its start. Returns the start (Unix ns).
+
+    ``withhold_api_from_clients``: while the window is open, do not hand
+    runtime/driver records to other CUPTI clients sharing CUPTI with cupmon
+    (torch.profiler under ``cupmon run``), so that a trace merged from their
+    CPU trace and this window has each call once. :mod:`cupmon.torch` sets it.
+    """
+    answer = call("start_window", withhold_api_from_clients=bool(withhold_api_from_clients))
+    return int(answer["start_ns"])
+
+
+def begin_trace_window(*, withhold_api_from_clients: bool = False) -> int:
+    """:func:`prepare_trace_window` then :func:`start_trace_window`."""
+    prepare_trace_window()
+    return start_trace_window(withhold_api_from_clients=withhold_api_from_clients)
+
+
+def end_trace_window() -> Window:
+    """Close the window and return it: the seed's trace-window dict (``events``,
+    ``extra_activities``, ``user_annotations`` and ``thread_resource_map``
+    with int keys, ``start_ns``), ready for
+    :func:`merge_trace_window_into_chrome_trace`."""
+    return int_keys(call("end_window"))
+
+
+def push_user_annotation(name: str) -> int:
+    """Start a named range on this thread: GPU work launched inside it gets a
+    ``gpu_user_annotation`` span in merged traces. Returns its external id."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    return int(call("push_annotation", name=name)["id"])
+
+
+def pop_user_annotation() -> int:
+    """End this thread's innermost annotation; returns its external id."""
+    return int(call("pop_annotation")["id"])
+
+
+def rearm() -> int:
+    """Take CUPTI's activity callbacks back after another CUPTI client in the
+    process registered its own (torch.profiler started without ``cupmon run``)
+    and turn cupmon's activity kinds on again. Returns the number of buffers
+    CUPTI held for cupmon at that moment, counted as lost (some may still
+    come back). Under ``cupmon run`` CUPTI is shared and this is not needed."""
+    return int(call("rearm")["buffers_lost"])

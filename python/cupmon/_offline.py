@@ -1,0 +1,94 @@
+"""The offline functions: no GPU, no monitor; the work is done in Rust
+(``cupmon._cupmon``) with the GIL released."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Optional, Union
+
+from . import _cupmon as _native
+from ._errors import CupmonWarning
+from ._window import Window, WindowLike, dumps, loads
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _check_path(name: str, value: object) -> None:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+
+
+def _check_name(trace_name: object) -> None:
+    if trace_name is not None and not isinstance(trace_name, str):
+        raise TypeError(f"trace_name must be a str or None, not {type(trace_name).__name__}")
+
+
+def merge_trace_window_into_chrome_trace(
+    cpu_trace_path: PathLike,
+    output_path: PathLike,
+    trace_window: WindowLike,
+    *,
+    trace_name: Optional[str] = None,
+) -> None:
+    """Splice a trace window's GPU activity into a torch.profiler (Kineto) CPU
+    trace and write the merged Chrome trace to ``output_path``.
+
+    The signature and output are those of PyTorch's
+    ``merge_trace_window_into_chrome_trace`` (the seed); the work is cupmon's
+    streamed Rust merge. ``.gz`` paths are read and written compressed.
+    ``trace_window`` is the window dict (as :func:`end_trace_window` returns
+    it), or the path of a window JSON file (``window-N.json`` of ``cupmon run``).
+    ``traceName`` is ``trace_name``, or the output path when it is empty.
+
+    Raises :class:`TraceInputError` for a trace or window the merge cannot use
+    and ``OSError`` for files that cannot be read or written; the output is
+    written whole or not at all.
+    """
+    _check_path("cpu_trace_path", cpu_trace_path)
+    _check_path("output_path", output_path)
+    _check_name(trace_name)
+    if isinstance(trace_window, dict):
+        _native.merge_json(cpu_trace_path, output_path, dumps(trace_window), trace_name)
+    elif isinstance(trace_window, (str, os.PathLike)):
+        _native.merge_file(cpu_trace_path, output_path, trace_window, trace_name)
+    else:
+        raise TypeError(
+            "trace_window must be a trace-window dict or the path of a window JSON file, "
+            f"not {type(trace_window).__name__}"
+        )
+
+
+def export_trace_window(
+    trace_window: WindowLike, path: PathLike, *, trace_name: Optional[str] = None
+) -> None:
+    """Write one window as a standalone Kineto-style Chrome trace (open it in
+    ui.perfetto.dev). ``trace_window``: a window dict or a window JSON file.
+    Raises :class:`TraceInputError` for an empty or malformed window."""
+    _check_path("path", path)
+    _check_name(trace_name)
+    if isinstance(trace_window, dict):
+        _native.export_json(dumps(trace_window), path, trace_name)
+    elif isinstance(trace_window, (str, os.PathLike)):
+        _native.export_file(trace_window, path, trace_name)
+    else:
+        raise TypeError(
+            "trace_window must be a trace-window dict or the path of a window JSON file, "
+            f"not {type(trace_window).__name__}"
+        )
+
+
+def read_dump(path: PathLike) -> Window:
+    """Decode a raw dump directory (``cupmon run``'s, :func:`start_collection`'s,
+    or PyTorch's CUPTI monitor's) into a trace window dict: every record in
+    buffer order, kernel names resolved and demangled, ``start_ns`` 0.
+
+    Damage that leaves the rest readable (a truncated last chunk, dropped
+    records) is reported as a :class:`CupmonWarning`; a dump that cannot be
+    read raises :class:`DumpError` or ``OSError``.
+    """
+    _check_path("path", path)
+    data, problems = _native.read_dump_json(path)
+    for problem in problems:
+        warnings.warn(problem, CupmonWarning, stacklevel=2)
+    return loads(data)

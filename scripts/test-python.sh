@@ -1,0 +1,48 @@
+#!/bin/bash
+# Tests of the Python package `cupmon` (no GPU needed): a venv with maturin and
+# pytest from PyPI, `pip install .` (which builds the extension, the injection
+# library and the cupmon binary), the fake libcupti, then pytest tests/python.
+#
+# usage: scripts/test-python.sh [PYTEST ARGS...]
+# env:   CUPMON_PY_VENV   venv to use or create (default target/python-venv)
+#        CUPMON_CARGO_PROFILE   cargo profile of the build (default dev: quick,
+#                          and shares target/debug with `cargo test`)
+#        PYTHON           interpreter for the venv (default python3)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+venv=${CUPMON_PY_VENV:-$root/target/python-venv}
+export CUPMON_CARGO_PROFILE=${CUPMON_CARGO_PROFILE:-dev}
+step() { echo "== test-python: $*" >&2; }
+started=$SECONDS
+
+if [ ! -x "$venv/bin/python" ]; then
+  step "creating the venv $venv"
+  "${PYTHON:-python3}" -m venv "$venv"
+fi
+# The maturin backend runs the `maturin` command: the venv's.
+export PATH="$venv/bin:$PATH"
+step "installing maturin and pytest from PyPI"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9,<2.0" pytest
+
+# Built here, visibly, so the long part shows progress (pip hides the
+# backend's output); the pip build below then finds them up to date and
+# builds the thin extension module.
+step "cargo build: the fake libcupti, the injection library, the CLI"
+cargo build --profile "$CUPMON_CARGO_PROFILE" -p cupmon-inject -p cupmon-cli
+cargo build -p cupmon-fake-cupti
+fake=${CARGO_TARGET_DIR:-$root/target}/debug/libcupmon_fake_cupti.so
+case $fake in /*) ;; *) fake=$root/$fake ;; esac
+
+step "pip install . (profile $CUPMON_CARGO_PROFILE: extension, injection library, cupmon binary)"
+# No build isolation: maturin is in the venv already, so no second download.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  --no-build-isolation --force-reinstall --no-deps .
+
+step "pytest tests/python"
+# From the repository root, `import cupmon` finds the installed package
+# (python/ is not on sys.path), so the test covers what `pip install` made.
+status=0
+CUPMON_FAKE_CUPTI=$fake "$venv/bin/python" -m pytest tests/python -q "$@" || status=$?
+step "done in $((SECONDS - started)) s (exit $status)"
+exit $status

@@ -1,0 +1,224 @@
+"""The live API, each test in a fresh interpreter (one monitor per process),
+against the fake libcupti: no GPU, no driver."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+from conftest import ROOT, fake_env, run_python
+
+# Shared by the child programs: load the fake to make "GPU work" with it.
+PRELUDE = """
+import ctypes, json, os, sys
+import cupmon
+fake = ctypes.CDLL(os.environ["CUPMON_LIBCUPTI"])
+fake.cupmonFakeLaunchKernels.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p]
+def launch(n, stream=7, name=b"_Z6kernelPf"):
+    assert fake.cupmonFakeLaunchKernels(n, stream, name) == 0
+"""
+
+
+def child(code: str, env: dict, ok: bool = True) -> subprocess.CompletedProcess:
+    result = run_python(PRELUDE + code, env)
+    if ok:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def last_json(result: subprocess.CompletedProcess) -> dict:
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_collection_window_annotations_merge_and_dump(fake_cupti, tmp_path):
+    dump = tmp_path / "dump"
+    cpu = tmp_path / "cpu.json"
+    # A small torch.profiler-like CPU trace, with one op in the window's time.
+    code = f"""
+import time, threading
+dump = cupmon.start_collection({str(dump)!r}, buffer_size=1 << 16, flush_period_s=0.2)
+launch(10)                                   # before the window: dump only
+with cupmon.window() as w:
+    with cupmon.annotate("step"):
+        t0 = time.time_ns()
+        launch(5)
+        t1 = time.time_ns()
+    launch(2, stream=9)
+window = w.trace_window
+base = t0 // 10**9 * 10**9
+cpu = {{"schemaVersion": 1, "baseTimeNanoseconds": base, "traceEvents": [
+    {{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": os.getpid(),
+      "tid": threading.get_native_id(), "ts": (t0 - base) / 1e3, "dur": (t1 - t0) / 1e3,
+      "args": {{"External id": 1}}}}]}}
+json.dump(cpu, open({str(cpu)!r}, "w"))
+cupmon.merge_trace_window_into_chrome_trace({str(cpu)!r}, {str(tmp_path / "merged.json")!r}, window)
+stats = cupmon.monitor_stats()
+final = cupmon.stop_collection()
+print(json.dumps({{"dump": dump, "window": window, "start_ns": w.start_ns,
+                  "stats": stats, "final": final,
+                  "key_types": [type(k).__name__ for k in window["user_annotations"]]}}))
+"""
+    out = last_json(child(code, fake_env(fake_cupti)))
+    assert out["dump"] == str(dump)
+    window = out["window"]
+    kinds = [e["kind"] for e in window["events"]]
+    assert kinds.count("kernel") == 7
+    assert kinds.count("cuda_runtime") == 7
+    assert window["start_ns"] == out["start_ns"] > 0
+    assert out["key_types"] == ["int"]
+    assert list(window["user_annotations"].values()) == ["step"]
+    assert out["final"]["dropped_records"] == 0
+    assert out["stats"]["running"] is True
+
+    merged = json.load(open(tmp_path / "merged.json"))
+    events = merged["traceEvents"]
+    cats = [e.get("cat") for e in events]
+    assert cats.count("kernel") == 7
+    assert cats.count("cuda_runtime") == 7
+    assert sum(e.get("cat") == "ac2g" and e["ph"] == "f" for e in events) == 7
+    annotations = [e for e in events if e.get("cat") == "gpu_user_annotation"]
+    assert [a["name"] for a in annotations] == ["step"]
+
+    # The always-on dump has every kernel, inside the window or not.
+    import cupmon
+
+    decoded = cupmon.read_dump(dump)
+    assert sum(e["kind"] == "kernel" for e in decoded["events"]) == 17
+    assert list(decoded["user_annotations"].values()) == ["step"]
+
+
+def test_state_errors_are_monitor_state_errors(fake_cupti, tmp_path):
+    code = f"""
+def expect(fn, *args):
+    try:
+        fn(*args)
+    except cupmon.MonitorStateError as e:
+        return str(e)
+    raise AssertionError(f"{{fn.__name__}} did not raise")
+msgs = [expect(cupmon.end_trace_window), expect(cupmon.monitor_stats),
+        expect(cupmon.stop_collection)]
+cupmon.start_collection({str(tmp_path / "d")!r})
+msgs.append(expect(cupmon.start_collection, {str(tmp_path / "e")!r}))
+msgs.append(expect(cupmon.pop_user_annotation))
+cupmon.begin_trace_window()
+msgs.append(expect(cupmon.begin_trace_window))
+cupmon.end_trace_window()
+msgs.append(expect(cupmon.end_trace_window))
+cupmon.stop_collection()
+print(json.dumps(msgs))
+"""
+    msgs = last_json(child(code, fake_env(fake_cupti)))
+    assert "not monitoring" in msgs[0]
+    assert "already collecting" in msgs[3] and "stop_collection" in msgs[3]
+    assert "no user annotation" in msgs[4]
+    assert "already prepared or open" in msgs[5]
+    assert "no trace window is open" in msgs[6]
+
+
+def test_bad_settings_are_value_errors(fake_cupti, tmp_path):
+    code = f"""
+for kwargs in ({{"activities": ["NOT_A_KIND"]}}, {{"flush_period_s": -1}}, {{"buffer_size": 0}}):
+    try:
+        cupmon.start_collection({str(tmp_path / "d")!r}, **kwargs)
+    except ValueError as e:
+        print("ValueError", e)
+    else:
+        raise AssertionError(kwargs)
+"""
+    out = child(code, fake_env(fake_cupti)).stdout
+    assert out.count("ValueError") == 3, out
+    assert "NOT_A_KIND" in out
+
+
+def test_without_a_driver_live_calls_raise_no_driver_error(tmp_path):
+    code = f"""
+import cupmon
+try:
+    cupmon.start_collection({str(tmp_path / "d")!r})
+except cupmon.NoDriverError as e:
+    print("NoDriverError:", e)
+# The offline half still works.
+w = cupmon.read_dump({str(ROOT / "tests/fixtures/h200-cupti13.0/cuda_workload")!r})
+print("events", len(w["events"]))
+"""
+    result = run_python(code, {"CUPMON_LIBCUDA": str(tmp_path / "no-libcuda.so.1")})
+    assert result.returncode == 0, result.stderr
+    assert "NoDriverError: no NVIDIA driver found" in result.stdout
+    assert "events " in result.stdout
+
+
+def test_under_cupmon_run_the_module_drives_the_injected_monitor(fake_cupti, tmp_path):
+    # What `cupmon run` sets up, with this process standing in for the CUDA
+    # driver: it calls the library's InitializeInjection, as cuInit would.
+    import cupmon._monitor as monitor
+
+    library = monitor.library_path()
+    env = {
+        **fake_env(fake_cupti),
+        "CUDA_INJECTION64_PATH": library,
+        "CUPMON_INJECT_LIBRARY": library,
+        "CUPMON_OUTPUT_DIR": str(tmp_path / "run"),
+    }
+    code = """
+before = None
+try:
+    cupmon.begin_trace_window()
+except cupmon.MonitorStateError as e:
+    before = str(e)
+assert ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection() == 1
+status = cupmon._monitor.status()
+try:
+    cupmon.start_collection("elsewhere")
+except cupmon.MonitorStateError as e:
+    refused = str(e)
+try:
+    cupmon.stop_collection()
+except cupmon.MonitorStateError as e:
+    not_stopped = str(e)
+with cupmon.window() as w:
+    launch(3)
+print(json.dumps({"before": before, "status": status, "refused": refused,
+                  "not_stopped": not_stopped,
+                  "kernels": sum(e["kind"] == "kernel" for e in w.trace_window["events"])}))
+"""
+    out = last_json(child(code, env))
+    assert "initialises CUDA" in out["before"]
+    assert out["status"]["running"] and out["status"]["injected"]
+    assert "already monitored by `cupmon run`" in out["refused"]
+    assert out["status"]["dump_dir"] in out["refused"]
+    assert "belongs to `cupmon run`" in out["not_stopped"]
+    assert out["kernels"] == 3
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_console_script_runs_the_bundled_binary():
+    result = subprocess.run(
+        [sys.executable, "-m", "cupmon", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Usage: cupmon" in result.stdout
+    for name in ("cupmon", "libcupmon_inject.so"):
+        import cupmon
+
+        assert os.path.isfile(os.path.join(os.path.dirname(cupmon.__file__), name))
+
+
+def test_rearm_and_a_window_that_withholds_api_records(fake_cupti, tmp_path):
+    code = f"""
+cupmon.start_collection({str(tmp_path / 'd')!r})
+lost = cupmon.rearm()
+launch(4)
+start = cupmon.begin_trace_window(withhold_api_from_clients=True)
+launch(2)
+window = cupmon.end_trace_window()
+final = cupmon.stop_collection()
+print(json.dumps({{"lost": lost, "start": start,
+                  "kernels": sum(e["kind"] == "kernel" for e in window["events"]),
+                  "all": final["records_by_kind"].get("CONCURRENT_KERNEL")}}))
+"""
+    out = last_json(child(code, fake_env(fake_cupti)))
+    assert isinstance(out["lost"], int) and out["start"] > 0
+    assert (out["kernels"], out["all"]) == (2, 6)
