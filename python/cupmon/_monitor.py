@@ -248,7 +248,8 @@ def pop_user_annotation() -> int:
 def rearm() -> int:
     """Take CUPTI's activity callbacks back after another CUPTI client in the
     process registered its own (torch.profiler started without ``cupmon run``)
-    and turn cupmon's activity kinds on again. Returns the number of buffers
-    CUPTI held for cupmon at that moment, counted as lost (some may still
-    come back). Under ``cupmon run`` CUPTI is shared and this is not needed."""
-    return int(call("rearm")["buffers_lost"])
+    and turn cupmon's activity kinds on again. Returns how many of cupmon's
+    buffers CUPTI holds at that moment; those that never come back are counted
+    as lost when collection stops (``monitor_stats()["buffers_lost"]``). Under
+    ``cupmon run`` CUPTI is shared and this is not needed."""
+    return int(call("rearm")["buffers_held_by_cupti"])

@@ -105,7 +105,7 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
             with(|s| s.monitor.push_annotation(name)).map(|id| json!({"id": id}))
         }
         "pop_annotation" => with(|s| s.monitor.pop_annotation()).map(|id| json!({"id": id})),
-        "rearm" => with(|s| s.monitor.rearm()).map(|lost| json!({"buffers_lost": lost})),
+        "rearm" => with(|s| s.monitor.rearm()).map(|held| json!({"buffers_held_by_cupti": held})),
         other => Err(MonitorError::Config(format!("unknown op {other:?}"))),
     }
 }

@@ -218,8 +218,8 @@ fn rearm_takes_the_callbacks_back_from_a_client_that_took_them() {
         .expect("flush");
     assert_eq!(take(&CLIENT_A).by_kind.get("CONCURRENT_KERNEL"), Some(&20));
     // cupmon takes them back; what follows is cupmon's again.
-    let lost = call(r#"{"op":"rearm"}"#);
-    assert!(lost["buffers_lost"].is_u64());
+    let held = call(r#"{"op":"rearm"}"#);
+    assert!(held["buffers_held_by_cupti"].is_u64());
     fake.launch_kernels(5, 7, "k").expect("launch");
     let stats = call(r#"{"op":"stop"}"#);
     assert_eq!(stats["records_by_kind"]["CONCURRENT_KERNEL"], 5, "{stats}");

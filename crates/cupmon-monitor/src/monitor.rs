@@ -122,23 +122,14 @@ impl Monitor {
     }
 
     /// Take CUPTI's activity callbacks back (after another client in the
-    /// process registered its own and is done) and turn cupmon's kinds on
-    /// again. Buffers CUPTI still held for cupmon went to that client: they
-    /// are counted as lost. Returns how many.
+    /// process registered its own) and turn cupmon's kinds on again. Buffers
+    /// CUPTI completed while the other client held the callbacks went to it;
+    /// those that never come back are counted as lost when the session stops.
+    /// Returns how many of cupmon's buffers CUPTI holds now.
     pub fn rearm(&self) -> Result<u64, MonitorError> {
-        let lost = callback_stats().outstanding_buffers;
         self.shared.cupti.register_callbacks(self.shared)?;
         self.shared.cupti.reenable_all()?;
-        self.shared
-            .counters
-            .add(&self.shared.counters.buffers_lost, lost);
-        if lost > 0 {
-            eprintln!(
-                "cupmon: took CUPTI's activity callbacks back; {lost} buffers of records went to \
-                 the other client and are lost"
-            );
-        }
-        Ok(lost)
+        Ok(callback_stats().outstanding_buffers)
     }
 
     pub fn config(&self) -> &MonitorConfig {
@@ -439,6 +430,18 @@ impl Monitor {
             let _ = self.shared.cupti.disable(kind);
         }
         let _ = self.shared.cupti.flush_all(FlushFlag::FORCED);
+        // After a forced flush CUPTI holds nothing of cupmon's: what it still
+        // holds went to another client and will not come back.
+        let lost = callback_stats().outstanding_buffers;
+        if lost > 0 {
+            self.shared
+                .counters
+                .add(&self.shared.counters.buffers_lost, lost);
+            eprintln!(
+                "cupmon: warning: {lost} buffers of records went to another CUPTI client in this \
+                 process and are lost (run under `cupmon run` so that cupmon shares CUPTI)"
+            );
+        }
         self.write_annotations(&lock(&self.annotations).clone());
         self.update_meta();
         let (tx, rx) = mpsc::sync_channel(1);

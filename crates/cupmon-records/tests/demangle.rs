@@ -48,5 +48,8 @@ fn stl_corpus_differs_only_in_known_places() {
         }
     }
     assert_eq!(n, 3693);
-    assert!(bad <= 32, "{bad} of {n} differ from __cxa_demangle (32 known)");
+    assert!(
+        bad <= 32,
+        "{bad} of {n} differ from __cxa_demangle (32 known)"
+    );
 }
