@@ -254,14 +254,16 @@ def _make_profile_class() -> type:
             super().start_trace()
 
         def stop_trace(self) -> None:
+            # The window closes before torch.profiler stops: stopping makes
+            # CUDA runtime calls of its own (cudaGetDeviceProperties for the
+            # trace's metadata) that are not the profiled program's.
             try:
                 if self._cupmon_phase == "open":
                     _synchronize_cuda()
-                super().stop_trace()
-            finally:
-                if self._cupmon_phase == "open":
                     self._cupmon_phase = "idle"
                     self._cupmon_pending = _monitor.end_trace_window()
+            finally:
+                super().stop_trace()
 
         # -- one merged trace per recording span --
 
