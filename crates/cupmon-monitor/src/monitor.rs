@@ -49,7 +49,8 @@ pub struct Monitor {
     flusher: Mutex<Option<Flusher>>,
     window: Mutex<WindowPhase>,
     annotations: Mutex<BTreeMap<u64, String>>,
-    annotation_stack: Mutex<Vec<u64>>,
+    /// Open annotations per thread: CUPTI's external-id stacks are per thread.
+    annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
     next_annotation: AtomicU64,
     meta: Mutex<MetaFile>,
     started: Instant,
@@ -97,7 +98,7 @@ impl Monitor {
             flusher: Mutex::new(None),
             window: Mutex::new(WindowPhase::Idle),
             annotations: Mutex::new(BTreeMap::new()),
-            annotation_stack: Mutex::new(Vec::new()),
+            annotation_stacks: Mutex::new(std::collections::HashMap::new()),
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
             meta: Mutex::new(meta),
             started: Instant::now(),
@@ -286,13 +287,19 @@ impl Monitor {
             .cupti
             .push_external_correlation_id(ExternalCorrelationKind::CUSTOM1, id)?;
         lock(&self.annotations).insert(id, name.to_owned());
-        lock(&self.annotation_stack).push(id);
+        lock(&self.annotation_stacks)
+            .entry(std::thread::current().id())
+            .or_default()
+            .push(id);
         Ok(id)
     }
 
-    /// Pop the innermost annotation pushed by [`Monitor::push_annotation`].
+    /// Pop this thread's innermost annotation pushed by [`Monitor::push_annotation`].
     pub fn pop_annotation(&self) -> Result<u64, MonitorError> {
-        if lock(&self.annotation_stack).pop().is_none() {
+        let popped = lock(&self.annotation_stacks)
+            .get_mut(&std::thread::current().id())
+            .and_then(Vec::pop);
+        if popped.is_none() {
             return Err(MonitorError::State("no user annotation to pop".into()));
         }
         Ok(self
