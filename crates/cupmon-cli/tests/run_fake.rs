@@ -137,6 +137,8 @@ fn a_program_without_cuda_gets_an_empty_dump_and_a_note() {
 #[test]
 fn a_missing_program_is_bad_input() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // The injection library must exist, so that the error is about the program.
+    let _ = app();
     let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
         .args(["run", "-o"])
         .arg(dir.path())
@@ -147,7 +149,6 @@ fn a_missing_program_is_bad_input() {
         )
         .output()
         .expect("run");
-    let _ = app();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/program"));
 }
