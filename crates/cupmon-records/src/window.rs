@@ -14,6 +14,20 @@ use crate::demangle::demangle;
 use crate::dump::KernelNameTable;
 use crate::record::{KernelRecord, Record};
 
+/// Where a kernel, memcpy or memset record ran: the fields their structs share.
+macro_rules! gpu_place {
+    ($r:expr) => {
+        GpuPlace {
+            device_id: $r.device_id,
+            context_id: $r.context_id,
+            stream_id: $r.stream_id,
+            correlation_id: $r.correlation_id,
+            graph_node_id: $r.graph_node_id,
+            graph_id: $r.graph_id,
+        }
+    };
+}
+
 /// Turns records into window events, demangling each distinct kernel name once.
 #[derive(Debug)]
 pub struct EventBuilder<'a> {
@@ -57,14 +71,7 @@ impl<'a> EventBuilder<'a> {
         match record {
             Record::Kernel(r) => WindowEvent::Kernel(self.kernel(r)),
             Record::Memcpy(r) => WindowEvent::Memcpy(MemcpyEvent {
-                gpu: GpuPlace {
-                    device_id: r.device_id,
-                    context_id: r.context_id,
-                    stream_id: r.stream_id,
-                    correlation_id: r.correlation_id,
-                    graph_node_id: r.graph_node_id,
-                    graph_id: r.graph_id,
-                },
+                gpu: gpu_place!(r),
                 runtime_correlation_id: r.runtime_correlation_id,
                 start_ns: r.start,
                 end_ns: r.end,
@@ -79,14 +86,7 @@ impl<'a> EventBuilder<'a> {
                 channel_type: r.channel_type,
             }),
             Record::Memset(r) => WindowEvent::Memset(MemsetEvent {
-                gpu: GpuPlace {
-                    device_id: r.device_id,
-                    context_id: r.context_id,
-                    stream_id: r.stream_id,
-                    correlation_id: r.correlation_id,
-                    graph_node_id: r.graph_node_id,
-                    graph_id: r.graph_id,
-                },
+                gpu: gpu_place!(r),
                 start_ns: r.start,
                 end_ns: r.end,
                 bytes: r.bytes,
@@ -165,14 +165,7 @@ impl<'a> EventBuilder<'a> {
             self.unresolved_kernels += 1;
         }
         KernelEvent {
-            gpu: GpuPlace {
-                device_id: r.device_id,
-                context_id: r.context_id,
-                stream_id: r.stream_id,
-                correlation_id: r.correlation_id,
-                graph_node_id: r.graph_node_id,
-                graph_id: r.graph_id,
-            },
+            gpu: gpu_place!(r),
             start_ns: r.start,
             end_ns: r.end,
             annotation: None,

@@ -323,15 +323,7 @@ impl<'w> Entries<'w> {
             .end();
         range.add(ts, dur);
         if a.correlation_id != 0 && a.domain.requires_flow(&name) {
-            ObjectWriter::new(sink.element())
-                .str("ph", "s")
-                .int("id", a.correlation_id)
-                .int("pid", pid)
-                .int("tid", tid)
-                .float("ts", ts)
-                .str("cat", FLOW_CATEGORY)
-                .str("name", FLOW_CATEGORY)
-                .end();
+            flow(sink, FlowEnd::Start, a.correlation_id, pid, tid, ts);
         }
     }
 
@@ -362,16 +354,14 @@ impl<'w> Entries<'w> {
             .end();
         range.add(ts, dur);
         if g.correlation_id != 0 {
-            ObjectWriter::new(sink.element())
-                .str("ph", "f")
-                .int("id", g.correlation_id)
-                .int("pid", g.device_id)
-                .int("tid", tid)
-                .float("ts", ts)
-                .str("cat", FLOW_CATEGORY)
-                .str("name", FLOW_CATEGORY)
-                .str("bp", "e")
-                .end();
+            flow(
+                sink,
+                FlowEnd::Finish,
+                g.correlation_id,
+                g.device_id,
+                tid,
+                ts,
+            );
         }
     }
 
@@ -470,6 +460,35 @@ impl<'w> Entries<'w> {
         }
         Ok(())
     }
+}
+
+/// The two ends of an `ac2g` arrow: the launch (`s`) and the GPU work (`f`).
+#[derive(Clone, Copy)]
+enum FlowEnd {
+    Start,
+    Finish,
+}
+
+fn flow<W: Write>(sink: &mut EventSink<W>, end: FlowEnd, id: i128, pid: i128, tid: i128, ts: f64) {
+    let mut w = ObjectWriter::new(sink.element());
+    w.str(
+        "ph",
+        if matches!(end, FlowEnd::Start) {
+            "s"
+        } else {
+            "f"
+        },
+    )
+    .int("id", id)
+    .int("pid", pid)
+    .int("tid", tid)
+    .float("ts", ts)
+    .str("cat", FLOW_CATEGORY)
+    .str("name", FLOW_CATEGORY);
+    if matches!(end, FlowEnd::Finish) {
+        w.str("bp", "e");
+    }
+    w.end();
 }
 
 enum Meta<'a> {
