@@ -92,10 +92,7 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
             started.map(|t| json!({"start_ns": t}))
         }
         "end_window" => with(|s| {
-            // Records flushed by the end of the window are still withheld.
-            let window = s.monitor.end_window();
-            crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
-            let window = window?;
+            let window = crate::session::end_window(s)?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
         }),
         "push_annotation" => {

@@ -80,6 +80,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     let dir = session.monitor.config().dump_dir.clone();
     let written = session.windows_written.load(Ordering::Relaxed);
     let stopped = session.monitor.stop();
+    crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
     crate::interpose::detach();
     Some(stopped.map(|(stats, window)| {
         if let Some(window) = window {
@@ -87,6 +88,15 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
         }
         stats
     }))
+}
+
+/// End the open window, however it was opened. Other CUPTI clients get
+/// runtime and driver records again afterwards (not before: the window's
+/// final flush still belongs to it).
+pub(crate) fn end_window(session: &Session) -> Result<TraceWindow, MonitorError> {
+    let window = session.monitor.end_window();
+    crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
+    window
 }
 
 /// End the open window and write `window-N.json` and `window-N.trace.json.gz`
@@ -99,7 +109,7 @@ pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
         return Ok(None);
     }
     {
-        let window = session.monitor.end_window()?;
+        let window = end_window(&session)?;
         let dir = session.monitor.config().dump_dir.clone();
         let n = session.windows_written.fetch_add(1, Ordering::Relaxed);
         let path = write_window_files(&dir, n, &window);
