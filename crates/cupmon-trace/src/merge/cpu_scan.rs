@@ -250,16 +250,3 @@ fn scan_events<R: Read>(
         }
     }
 }
-
-/// "line L column C (byte B)" for an error at byte `pos` of `bytes`.
-pub(crate) fn describe_position(bytes: &[u8], pos: usize) -> String {
-    let pos = pos.min(bytes.len());
-    let line = bytes[..pos].iter().filter(|&&c| c == b'\n').count() + 1;
-    let col = pos
-        - bytes[..pos]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |i| i + 1)
-        + 1;
-    format!("line {line} column {col} (byte {pos})")
-}

@@ -4,7 +4,7 @@
 
 mod args;
 mod cpu_event;
-pub(crate) mod cpu_scan;
+mod cpu_scan;
 mod entries;
 mod from_typed;
 mod sink;

@@ -141,7 +141,7 @@ impl MergeWindow {
     pub fn from_json(bytes: &[u8], source: &str) -> Result<Self, TraceError> {
         parse_window(bytes).map_err(|(pos, msg)| TraceError::Input {
             file: source.to_owned(),
-            location: super::cpu_scan::describe_position(bytes, pos),
+            location: crate::json::read::describe_position(bytes, pos),
             msg,
         })
     }
