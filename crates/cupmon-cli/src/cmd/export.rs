@@ -3,15 +3,12 @@
 use anyhow::Result;
 use cupmon_trace::{export_window, ExportOptions, MergeWindow};
 
-use super::{check_output, print_trace_written, read_input};
+use super::{check_output, print_trace_written};
 use crate::cli::ExportArgs;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[&args.window])?;
-    let window = MergeWindow::from_json(
-        &read_input(&args.window)?,
-        &args.window.display().to_string(),
-    )?;
+    let window = MergeWindow::read(&args.window)?;
     let stats = export_window(
         &window,
         &args.output,

@@ -49,20 +49,6 @@ pub fn check_output(output: &Path, inputs: &[&Path]) -> Result<()> {
     Ok(())
 }
 
-/// Read an input file whole (`.gz` decompressed), naming it in errors.
-pub fn read_input(path: &Path) -> Result<Vec<u8>> {
-    let io_err = |e: std::io::Error| BadInput(format!("{}: cannot read: {e}", path.display()));
-    let raw = std::fs::read(path).map_err(io_err)?;
-    if cupmon_trace::is_gz(path) {
-        let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
-            .map_err(io_err)?;
-        Ok(out)
-    } else {
-        Ok(raw)
-    }
-}
-
 /// The closing line of every command that writes a trace.
 pub fn print_trace_written(path: &Path, events: u64) {
     println!(
