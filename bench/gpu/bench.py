@@ -22,7 +22,7 @@ import sys
 import time
 
 import report
-from runner import (announced_pid, dump_bytes, find_dumps, find_windows, parse_stats,
+from runner import (announced_pid, disk_probe, dump_bytes, find_dumps, find_windows, parse_stats,
                     proc_status_kb, run_process, shell_line, tree_bytes)
 from synthetic import DryExecutor
 
@@ -83,6 +83,7 @@ class Suite:
         self.budget = Budget(args.budget)
         self.out = os.path.abspath(args.out)
         self.scratch = os.path.abspath(args.scratch)
+        self.shm_scratch = os.path.abspath(args.shm_scratch)
         self.empty_kernel = os.path.join(args.build, "empty_kernel")
         self.floor_so = os.path.join(args.build, "libminimal_consumer.so")
         self.cupmon = os.path.abspath(args.cupmon_bin)
@@ -131,6 +132,9 @@ class Suite:
         # cupmon configurations. CUPMON_INJECT is passed along in case `cupmon run` looks
         # for the injection library there rather than next to its binary.
         env = {"CUPMON_INJECT": self.inject}
+        if config.startswith("cupmon_env:"):  # a burst variant: one setting changed
+            var, value = config.split(":", 1)[1].split("=", 1)
+            env[var] = value
         if config == "cupmon" and self.a.cupmon_via == "env":
             env.update({"CUDA_INJECTION64_PATH": self.inject, "LD_PRELOAD": self.inject,
                         "CUPMON_OUTPUT_DIR": dump_root})
@@ -141,9 +145,10 @@ class Suite:
     def run_config(self, part, config, rep, cmd, timeout_s, sampler=None):
         """Run `cmd` in `config`; returns (proc, per-run numbers). Collects and then deletes
         the cupmon dump (dumps live in the scratch folder, never under $OUT)."""
-        name = f"{config}-r{rep}"
+        name = f"{config}-r{rep}".replace(":", "-").replace("=", "-")
         log = os.path.join(self.out, "logs", part, name)
-        dump_root = os.path.join(self.scratch, part, name)
+        scratch = self.shm_scratch if config == "cupmon_tmpfs" else self.scratch
+        dump_root = os.path.join(scratch, part, name)
         info_path = os.path.join(self.scratch, part, name + ".mincon.json")
         shutil.rmtree(dump_root, ignore_errors=True)
         os.makedirs(os.path.dirname(dump_root), exist_ok=True)
@@ -158,7 +163,7 @@ class Suite:
              "maxrss_kb": proc.maxrss_kb, "bench": proc.bench}
         if config == "floor":
             self._collect_floor(r, info_path, part)
-        if config in ("cupmon", "window"):
+        if config in ("cupmon", "window", "cupmon_tmpfs") or config.startswith("cupmon_env:"):
             self._collect_dump(r, proc, dump_root, log)
         if not self.a.keep_dumps:
             shutil.rmtree(dump_root, ignore_errors=True)
@@ -199,17 +204,18 @@ class Suite:
             if proc.error is None:
                 r["error"] = f"no cupmon dump under {dump_root} ({tree_bytes(dump_root)} bytes there)"
             return
-        kernels, dropped, total = 0, 0, 0
+        kernels, dropped, total, writers = 0, 0, 0, []
         try:
             for d in dumps:
                 s = parse_stats(self.x.stats(self.cupmon, d, log + ".stats"))
                 kernels += s["records_by_kind"].get("CONCURRENT_KERNEL", 0)
                 dropped = None if dropped is None or s["dropped_records"] is None else dropped + s["dropped_records"]
                 total += dump_bytes(d)
+                writers += [s["writer"]] if s.get("writer") else []
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             r["error"] = str(e)
             return
-        r.update(kernels_recorded=kernels, dropped=dropped, dump_bytes=total)
+        r.update(kernels_recorded=kernels, dropped=dropped, dump_bytes=total, writer="; ".join(writers) or None)
         if dropped is None and not self.noted_no_dropped:
             self.noted_no_dropped = True
             self.note(f"{log}: the dump does not record dropped records (`cupmon stats` says so)")
@@ -355,7 +361,20 @@ class Suite:
                                if best["rate"] >= a.burst_target else "fastest mode; none reached the target")
         t, g = b["chosen"]["threads"], b["chosen"]["graph"]
         cmd = [self.empty_kernel, "--burst", str(a.burst_seconds), "--threads", str(t), "--graph", str(g)]
+        # How fast the scratch disk takes a dump-sized stream of writes: a dump writer
+        # that falls behind on a disk slower than the record rate needs is the disk's limit.
+        b["disk"] = disk_probe(self.scratch, a.disk_probe_mb, dry=self.x.dry)
+        self.log("burst disk probe: " + report.disk_line(b["disk"]))
         configs = [ref] + (["cupmon"] if self.cupmon_ok else [])
+        # The same run with the dump in memory (tmpfs) separates cupmon's own limit from the disk's.
+        shm_free = shutil.disk_usage(os.path.dirname(self.shm_scratch)).free if os.path.isdir(os.path.dirname(self.shm_scratch)) else 0
+        if self.cupmon_ok and shm_free >= a.shm_min_gb * 1e9:
+            configs.append("cupmon_tmpfs")
+        if self.cupmon_ok:
+            configs += [f"cupmon_env:{v}" for v in a.burst_variants.split(",") if "=" in v]
+        if self.cupmon_ok and "cupmon_tmpfs" not in configs:
+            b["tmpfs_note"] = (f"no tmpfs run: {os.path.dirname(self.shm_scratch)} has "
+                               f"{shm_free / 1e9:.1f} GB free, {a.shm_min_gb} GB wanted")
         if not self.cupmon_ok:
             b["note"] = f"burst under cupmon skipped: {self.cupmon} is not an executable"
         for config in configs:
@@ -364,7 +383,7 @@ class Suite:
                 r.update(rate=proc.bench["rate"], seconds=proc.bench["seconds"],
                          kernels_launched=proc.bench["total_kernels"])
             b[config] = r
-            recorded = f"recorded {r.get('kernels_recorded')}, " if config == "cupmon" else ""
+            recorded = f"recorded {r.get('kernels_recorded')}, " if config.startswith("cupmon") else ""
             self.log(f"burst {config}: " + (f"{r['rate'] / 1e6:.3f}M kernels/s, launched {r['kernels_launched']}, "
                                             f"{recorded}dropped {r.get('dropped')}" if r["ok"] else "FAILED"))
         self.save()
@@ -529,6 +548,13 @@ def main():
     r.add_argument("--burst-modes", default=e("BURST_MODES", "1:0,4:0,1:256,4:256,8:512"),
                    help="threads:graph_nodes candidates, tried in order")
     r.add_argument("--burst-mode", default=e("BURST_MODE"), help="threads:graph_nodes; skips calibration")
+    r.add_argument("--disk-probe-mb", type=int, default=env_int("DISK_PROBE_MB", 2048),
+                   help="MB written in 4 MiB blocks to the scratch folder before the burst (0: no probe)")
+    r.add_argument("--shm-scratch", default=e("BENCH_SHM_SCRATCH", "/dev/shm/cupmon-bench-scratch"),
+                   help="tmpfs folder for the burst run with the dump in memory")
+    r.add_argument("--burst-variants", default=e("BURST_VARIANTS", ""),
+                   help="extra burst runs under cupmon, each with one setting: VAR=VALUE,...")
+    r.add_argument("--shm-min-gb", type=float, default=env_float("BENCH_SHM_MIN_GB", 4))
     r.add_argument("--memory-seconds", type=float, default=env_float("MEMORY_SECONDS", 60))
     r.add_argument("--memory-rate", type=float, default=env_float("MEMORY_RATE", 200000))
     r.add_argument("--keep-dumps", action="store_true", default=bool(e("BENCH_KEEP_DUMPS")))

@@ -29,6 +29,7 @@ CONFIG_LABELS = {
     "cupmon": "cupmon always-on",
     "window": "cupmon window",
     "torchprof": "torch.profiler",
+    "cupmon_tmpfs": "cupmon always-on, dump on tmpfs",
 }
 
 
@@ -253,21 +254,45 @@ def burst_lines(burst):
     if burst.get("chosen"):
         out.append(f"chosen burst mode: threads={burst['chosen']['threads']} graph={burst['chosen']['graph']}"
                    f" ({burst.get('chosen_why', '')})")
-    for cname in ("bare", "floor", "cupmon"):
+    if burst.get("disk"):
+        out.append("disk probe: " + disk_line(burst["disk"]))
+    variants = [k for k in burst if k.startswith("cupmon_env:")]
+    for cname in ["bare", "floor", "cupmon", "cupmon_tmpfs"] + variants:
         r = burst.get(cname)
         if not r:
             continue
         if r.get("ok"):
-            out.append(f"burst under {CONFIG_LABELS[cname]}: {r['rate'] / 1e6:.3f}M kernels/s for "
+            read = cname.startswith("cupmon")
+            out.append(f"burst under {config_label(cname)}: {r['rate'] / 1e6:.3f}M kernels/s for "
                        f"{r['seconds']:.1f} s; launched {r['kernels_launched']}, recorded "
-                       f"{_fmt(r.get('kernels_recorded')) if cname == 'cupmon' else 'n/a (read by no one)'}, dropped {_fmt(r.get('dropped'))}, "
+                       f"{_fmt(r.get('kernels_recorded')) if read else 'n/a (read by no one)'}, dropped {_fmt(r.get('dropped'))}, "
                        f"peak RSS {r['maxrss_kb'] / 1024:.0f} MiB"
                        + (f", dump {r['dump_bytes'] / 1e6:.0f} MB" if r.get("dump_bytes") else ""))
+            if r.get("writer"):
+                out.append(f"  dump writer ({config_label(cname)}): {r['writer']}")
         else:
-            out.append(f"burst under {CONFIG_LABELS[cname]}: FAILED ({r.get('error')})")
-    if burst.get("note"):
-        out.append(burst["note"])
+            out.append(f"burst under {config_label(cname)}: FAILED ({r.get('error')})")
+    for key in ("tmpfs_note", "note"):
+        if burst.get(key):
+            out.append(burst[key])
     return out
+
+
+def config_label(cname):
+    """Table label of a configuration; `cupmon_env:VAR=VALUE` is a burst variant."""
+    if cname.startswith("cupmon_env:"):
+        return f"cupmon always-on, {cname.split(':', 1)[1]}"
+    return CONFIG_LABELS.get(cname, cname)
+
+
+def disk_line(disk):
+    """One line for the disk probe of the burst part."""
+    if not disk or disk.get("write_mb_s") is None:
+        return f"not run ({(disk or {}).get('error') or 'DISK_PROBE_MB=0'})"
+    sysctl = ", ".join(f"{k} {v}" for k, v in disk.get("sysctl", {}).items())
+    return (f"{disk['mb']} MB in 4 MiB writes to {disk['folder']} ({disk.get('fs')}): "
+            f"{disk['write_mb_s']:.0f} MB/s buffered, {disk['write_fsync_mb_s']:.0f} MB/s with fsync"
+            + (f"; vm.{sysctl}" if sysctl else ""))
 
 
 def memory_lines(memory):

@@ -197,9 +197,12 @@ def tree_bytes(root):
 def parse_stats(text):
     """The numbers the benchmark needs from `cupmon stats` output: dropped records
     (None when the dump does not record them) and records per kind."""
-    out = {"dropped_records": None, "records_by_kind": {}}
+    out = {"dropped_records": None, "records_by_kind": {}, "writer": None}
     in_kinds = False
     for line in text.splitlines():
+        if line.startswith("dump writer:"):
+            out["writer"] = line[len("dump writer:"):].strip()
+            continue
         m = re.match(r"\s*dropped records:\s*(\d+)", line)
         if m:
             out["dropped_records"] = int(m.group(1))
@@ -213,3 +216,59 @@ def parse_stats(text):
         elif in_kinds and not line.startswith(" "):
             in_kinds = False
     return out
+
+
+def disk_probe(folder, mb, dry=False):
+    """Write `mb` MB in 4 MiB blocks to a file in `folder` the way the dump writer does
+    (buffered writes, no fsync), then once more with an fsync at the end; report MB/s and
+    what bounds the page cache (dirty-page limits, the filesystem)."""
+    out = {"folder": folder, "mb": mb, "fs": None, "write_mb_s": None, "write_fsync_mb_s": None,
+           "sysctl": {}}
+    for key in ("dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes"):
+        try:
+            with open(f"/proc/sys/vm/{key}") as f:
+                out["sysctl"][key] = int(f.read())
+        except (OSError, ValueError):
+            pass
+    if dry:
+        out.update(write_mb_s=1000.0, write_fsync_mb_s=500.0, fs="dry-run")
+        return out
+    if mb <= 0:
+        return out
+    os.makedirs(folder, exist_ok=True)
+    out["fs"] = _fs_type(folder)
+    block = b"\x5a" * (4 << 20)
+    path = os.path.join(folder, "disk-probe.bin")
+    try:
+        for key, sync in (("write_mb_s", False), ("write_fsync_mb_s", True)):
+            t0 = time.perf_counter()
+            with open(path, "wb") as f:
+                for _ in range(max(1, mb * 1_000_000 // len(block))):
+                    f.write(block)
+                f.flush()
+                if sync:
+                    os.fsync(f.fileno())
+            out[key] = round(mb / (time.perf_counter() - t0), 1)
+            os.remove(path)
+    except OSError as e:
+        out["error"] = str(e)
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+    return out
+
+
+def _fs_type(folder):
+    """The filesystem type of the mount holding `folder` (longest matching mount point)."""
+    best, fs = "", None
+    real = os.path.realpath(folder)
+    try:
+        with open("/proc/mounts") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and (real == parts[1] or real.startswith(parts[1].rstrip("/") + "/")) \
+                        and len(parts[1]) >= len(best):
+                    best, fs = parts[1], f"{parts[2]} on {parts[1]} ({parts[0]})"
+    except OSError:
+        pass
+    return fs

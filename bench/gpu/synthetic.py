@@ -61,7 +61,7 @@ class DryExecutor:
                            "libcupti": "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.2025.3.0",
                            "buffer_size": 4 << 20, "buffers_completed": kernels // 19000 + 1,
                            "dropped_records": 0, "failures": 0}, f)
-        if config in ("cupmon", "window"):
+        if config.startswith("cupmon") or config == "window":
             root = _arg(cmd, "-o") or env_extra.get("CUPMON_OUTPUT_DIR")
             d = os.path.join(root, str(self.pid))
             os.makedirs(d, exist_ok=True)
@@ -86,7 +86,7 @@ class DryExecutor:
         if part in ("burst", "memory"):
             t, g = int(_arg(cmd, "--threads", 1)), int(_arg(cmd, "--graph", 0))
             secs = float(_arg(cmd, "--burst"))
-            rate = float(_arg(cmd, "--rate", 0)) or BURST_RATES.get((t, g), 1e6) * (0.97 if config == "cupmon" else 1)
+            rate = float(_arg(cmd, "--rate", 0)) or BURST_RATES.get((t, g), 1e6) * (0.97 if config.startswith("cupmon") else 1)
             kernels = int(rate * secs)
             return ({"workload": "empty_kernel", "mode": "burst", "pid": self.pid, "threads": t, "graph": g,
                      "seconds": secs, "kernels": kernels, "warmup_kernels": 256 * t,
@@ -113,7 +113,9 @@ class DryExecutor:
         text = (f"dump:            {dump}\nCUPTI:           13.0 (9 chunks, 1.0 MB of activity buffers)\n"
                 f"time span:       1.000 s from 1 (Unix ns)\ndropped records: 0\nrecords:         {kernels + 3}\n"
                 f"  MEMCPY                            2\n  MEMSET                            1\n"
-                f"  CONCURRENT_KERNEL      {kernels:>12}\nmemcpy bytes:    16\ndistinct kernels: 1\n")
+                f"  CONCURRENT_KERNEL      {kernels:>12}\nmemcpy bytes:    16\ndistinct kernels: 1\n"
+                "dump writer: busy 0.05 s of 1.00 s; writing 0.04 s (on a CPU 0.03 s, waiting for a CPU "
+                "0.00 s, blocked in the kernel 0.01 s); reading records 0.01 s; at most 1 buffers waiting\n")
         with open(log, "a") as f:
             f.write(text)
         return text

@@ -25,6 +25,7 @@ mod shared;
 mod stats;
 mod window_filters;
 mod worker;
+mod worker_profile;
 
 pub use config::{
     parse_kinds, parse_seconds, parse_size, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS,
@@ -32,6 +33,7 @@ pub use config::{
 pub use error::MonitorError;
 pub use monitor::Monitor;
 pub use stats::MonitorStats;
+pub use worker_profile::WorkerProfile;
 
 /// Sees each completed activity buffer on the worker thread, after it is
 /// written to the dump and before it is reused.

@@ -374,6 +374,7 @@ impl Monitor {
             windows_taken: load(&c.windows),
             window_open: self.window_open(),
             kernel_names: load(&c.kernel_names),
+            worker: c.worker.snapshot(),
         }
     }
 
@@ -398,7 +399,8 @@ impl Monitor {
         meta.set("dropped_records", stats.dropped_records)
             .set("buffer_requests_refused", stats.buffer_requests_refused)
             .set("records", stats.records)
-            .set("chunks_written", stats.buffers_completed);
+            .set("chunks_written", stats.buffers_completed)
+            .set("worker", stats.worker.to_json());
         if let Err(e) = meta.write(
             self.shared
                 .config

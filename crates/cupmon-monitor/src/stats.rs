@@ -7,6 +7,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use crate::worker_profile::{WorkerProfile, WorkerTimes};
+
 /// Counters updated by the worker thread and the callbacks.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -22,6 +24,7 @@ pub(crate) struct Counters {
     pub kernel_names: AtomicU64,
     /// Buffers that went to another CUPTI client (see `Monitor::rearm`).
     pub buffers_lost: AtomicU64,
+    pub worker: WorkerTimes,
 }
 
 impl Counters {
@@ -59,4 +62,6 @@ pub struct MonitorStats {
     pub windows_taken: u64,
     pub window_open: bool,
     pub kernel_names: u64,
+    /// Where the worker's time went (writing the dump, reading records).
+    pub worker: WorkerProfile,
 }

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender};
+use std::time::Instant;
 
 use cupmon_cupti::CompletedBuffer;
 use cupmon_records::{
@@ -14,6 +15,7 @@ use cupmon_records::{
 use cupmon_trace::WindowEvent;
 
 use crate::shared::Shared;
+use crate::worker_profile::WriteTimer;
 
 /// Work for the worker, in arrival order.
 pub(crate) enum Msg {
@@ -44,6 +46,7 @@ pub(crate) struct Worker {
     /// Records per CUPTI kind number (kinds are small numbers).
     by_kind: [u64; 64],
     warned_layout: bool,
+    born: Instant,
 }
 
 impl Worker {
@@ -56,6 +59,7 @@ impl Worker {
             write_error: None,
             by_kind: [0; 64],
             warned_layout: false,
+            born: Instant::now(),
         }
     }
 
@@ -89,6 +93,7 @@ impl Worker {
     }
 
     fn on_buffer(&mut self, buffer: CompletedBuffer, cupti_ns: u64, unix_ns: u64) {
+        let busy_since = Instant::now();
         let shared = self.shared;
         let counters = &shared.counters;
         counters.add(&counters.dropped_by_cupti, buffer.dropped());
@@ -101,6 +106,7 @@ impl Worker {
                 self.write_error = Some(e.to_string());
             }
         }
+        let read_since = Instant::now();
         self.count_records(&buffer);
         let observer = shared
             .observer
@@ -110,9 +116,11 @@ impl Worker {
         if let Some(observer) = observer {
             observer.on_buffer(buffer.bytes(), buffer.cupti_version());
         }
+        counters.worker.note_read(read_since);
         counters.add(&counters.buffers_completed, 1);
         shared.pool.give_back(buffer.into_buffer());
         shared.pool.refill();
+        counters.worker.note_buffer(busy_since, self.born);
     }
 
     /// Names first, then the chunk, each flushed: a process killed at any
@@ -126,6 +134,18 @@ impl Worker {
         if self.write_error.is_some() {
             return Ok(());
         }
+        let timer = WriteTimer::start();
+        let result = self.write_names_and_chunk(buffer, cupti_ns, unix_ns);
+        self.shared.counters.worker.note_write(timer);
+        result
+    }
+
+    fn write_names_and_chunk(
+        &mut self,
+        buffer: &CompletedBuffer,
+        cupti_ns: u64,
+        unix_ns: u64,
+    ) -> Result<(), DumpError> {
         let seen = &mut self.seen_names;
         // Consecutive kernels mostly share a name: skip the set for repeats.
         let mut last = 0;
@@ -222,6 +242,7 @@ pub(crate) fn note_backlog(shared: &Shared) {
     let queued = shared.counters.buffers_queued.load(Ordering::Relaxed);
     let done = shared.counters.buffers_completed.load(Ordering::Relaxed);
     let backlog = queued.saturating_sub(done) as usize;
+    shared.counters.worker.note_waiting(backlog as u64);
     if backlog * 2 > shared.config.max_buffers()
         && !shared.warned_backlog.swap(true, Ordering::Relaxed)
     {

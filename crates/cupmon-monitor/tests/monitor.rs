@@ -74,6 +74,17 @@ fn always_on_dump_has_every_kernel_copy_and_memset_with_names() {
         Some(0),
         "the meta says how many were dropped"
     );
+    // The worker's profile is in the stats and in the meta, and adds up.
+    let w = &stats.worker;
+    assert!(w.alive_ms >= w.busy_ms && w.busy_ms >= w.write_ms, "{w:?}");
+    assert_eq!(
+        w.write_ms,
+        w.write_on_cpu_ms + w.write_waiting_for_cpu_ms + w.write_blocked_ms,
+        "{w:?}"
+    );
+    let meta = cupmon_records::MetaFile::read(dir.path().join("dump/cupti_monitor_meta.bin"))
+        .expect("meta");
+    assert_eq!(meta.json().get("worker"), Some(&w.to_json()));
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub mod merge;
 pub mod run;
 mod run_summary;
 pub mod stats;
+mod worker_report;
 
 use std::path::Path;
 

@@ -114,7 +114,13 @@ pub fn print(dir: &Path) {
     match report.dropped_records {
         Some(0) => eprintln!("  dropped records: 0"),
         Some(n) => {
-            eprintln!("  dropped records: {n} (CUPTI ran out of buffers; the dump is incomplete)")
+            eprintln!("  dropped records: {n} (CUPTI ran out of buffers; the dump is incomplete)");
+            if let Some(line) = super::worker_report::worker_line(dump.meta()) {
+                eprintln!("  {line}");
+            }
+            if let Some(hint) = super::worker_report::drop_hint(dump.meta()) {
+                eprintln!("  {hint}");
+            }
         }
         None => eprintln!("  dropped records: unknown (the process did not finish cleanly)"),
     }

@@ -17,6 +17,15 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();
     print_stats(&mut out, &args.dump_dir, &stats)?;
+    // The meta was read above; a second read only adds the writer's profile.
+    let meta = cupmon_records::MetaFile::read(args.dump_dir.join(cupmon_records::dump::META_FILE));
+    if let Some(line) = meta
+        .ok()
+        .as_ref()
+        .and_then(super::worker_report::worker_line)
+    {
+        writeln!(out, "{line}")?;
+    }
     Ok(0)
 }
 
