@@ -137,7 +137,7 @@ def start_collection(
     or numbers; default kernels, memcpy, memset). ``buffer_size``: bytes per
     CUPTI buffer. ``flush_period_s``: the dump stays about this far behind.
     ``max_outstanding``: cap on buffer memory in bytes (past it records are
-    dropped and counted; default 64 MiB). Returns the dump directory.
+    dropped and counted; default 256 MiB). Returns the dump directory.
 
     Raises :class:`NoDriverError` without an NVIDIA driver,
     :class:`NoCuptiError` without libcupti, and :class:`MonitorStateError`

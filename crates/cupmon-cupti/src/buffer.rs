@@ -1,12 +1,16 @@
-//! Activity buffers: owned, 8-byte-aligned heap blocks that cupmon lends to CUPTI,
+//! Activity buffers: owned, page-aligned blocks that cupmon lends to CUPTI,
 //! and the completed buffers CUPTI hands back.
+//!
+//! Each buffer is its own anonymous mapping rather than a heap block: a
+//! buffer freed after a burst goes back to the kernel at once (glibc keeps
+//! large freed heap blocks once its mmap threshold has risen), so the
+//! monitor's memory falls back when CUPTI stops holding many buffers.
 
-use std::alloc::{self, Layout};
 use std::fmt;
 use std::ptr::NonNull;
 
-/// An owned, zero-initialised, 8-byte-aligned block of memory for CUPTI to fill
-/// with activity records. Freed on drop.
+/// An owned, zero-initialised, page-aligned block of memory for CUPTI to fill
+/// with activity records. Unmapped on drop.
 pub struct ActivityBuffer {
     ptr: NonNull<u8>,
     capacity: usize,
@@ -26,34 +30,44 @@ impl ActivityBuffer {
     /// A buffer of at least `capacity` bytes (rounded up to a multiple of 8, at
     /// least 8). `None` when the allocation fails.
     pub fn try_new(capacity: usize) -> Option<Self> {
-        let layout = Self::layout(capacity)?;
-        // SAFETY: the layout has a non-zero size. Zeroing (calloc: fresh pages are
-        // already zero) means every byte is initialised, so `as_slice` never
-        // exposes uninitialised memory.
-        let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) })?;
+        let capacity = Self::rounded(capacity)?;
+        // SAFETY: an anonymous private mapping of a non-zero length at an address
+        // the kernel chooses touches no existing memory. Its pages read as zero,
+        // so every byte is initialised and `as_slice` never exposes uninitialised
+        // memory; they are page-aligned, above CUPTI's 8 bytes.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                capacity,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
         Some(ActivityBuffer {
-            ptr,
-            capacity: layout.size(),
+            ptr: NonNull::new(ptr.cast())?,
+            capacity,
         })
     }
 
-    /// Like [`ActivityBuffer::try_new`]; aborts the process if memory runs out, as
-    /// `Vec` does.
+    /// Like [`ActivityBuffer::try_new`]; panics if the mapping fails (the system
+    /// is out of memory). For tests and examples; the monitor uses `try_new`.
     pub fn new(capacity: usize) -> Self {
         match Self::try_new(capacity) {
             Some(buffer) => buffer,
-            None => match Self::layout(capacity) {
-                Some(layout) => alloc::handle_alloc_error(layout),
-                None => panic!("activity buffer of {capacity} bytes is too large"),
-            },
+            None => panic!("cannot map an activity buffer of {capacity} bytes"),
         }
     }
 
-    fn layout(capacity: usize) -> Option<Layout> {
+    fn rounded(capacity: usize) -> Option<usize> {
         let size = capacity
             .max(Self::ALIGN)
             .checked_next_multiple_of(Self::ALIGN)?;
-        Layout::from_size_align(size, Self::ALIGN).ok()
+        (size <= isize::MAX as usize).then_some(size)
     }
 
     pub fn capacity(&self) -> usize {
@@ -87,10 +101,9 @@ impl ActivityBuffer {
 
 impl Drop for ActivityBuffer {
     fn drop(&mut self) {
-        let layout = Layout::from_size_align(self.capacity, Self::ALIGN)
-            .expect("layout was valid at allocation");
-        // SAFETY: allocated in `try_new` with exactly this layout, and owned.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+        // SAFETY: mapped in `try_new` with this address and length, owned by
+        // `self` and not used after this. munmap cannot fail for such a range.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.capacity) };
     }
 }
 

@@ -29,15 +29,18 @@ pub struct MonitorConfig {
 
 impl MonitorConfig {
     /// Defaults for a dump directory: kernels, copies and memsets; 4 MiB
-    /// buffers; a 64 MiB cap; a 1 s flush.
+    /// buffers; a 256 MiB cap; a 1 s flush.
     pub fn new(dump_dir: impl Into<PathBuf>) -> Self {
         Self {
             dump_dir: dump_dir.into(),
             kinds: DEFAULT_KINDS.to_vec(),
             buffer_size: 4 << 20,
-            max_outstanding_bytes: 64 << 20,
-            // 8 x 4 MiB: about 130 ms of a 1.2 M kernels/s burst while the
-            // worker is busy (measured on the H200: 4 left a few records dropped).
+            // CUPTI 13.0 on the H200 holds dozens of full buffers at once at
+            // 1.2-1.5 M kernels/s (it completes them in batches): with a 64 MiB
+            // cap it dropped a third of a 10 s burst, with 256 MiB none. Only
+            // what CUPTI holds is allocated, and it is freed when it comes back.
+            max_outstanding_bytes: 256 << 20,
+            // 8 x 4 MiB ready: a request is a pop while the worker refills.
             free_buffers: 8,
             flush_period: Duration::from_secs(1),
         }

@@ -9,7 +9,7 @@ pub const OUTPUT_DIR: &str = "CUPMON_OUTPUT_DIR";
 pub const KINDS: &str = "CUPMON_KINDS";
 /// Activity buffer size in bytes, or with a `K`/`M` suffix (default 4M).
 pub const BUFFER_SIZE: &str = "CUPMON_BUFFER_SIZE";
-/// Most memory lent to CUPTI or waiting to be written, same units (default 64M).
+/// Most memory lent to CUPTI or waiting to be written, same units (default 256M).
 pub const MAX_OUTSTANDING: &str = "CUPMON_MAX_OUTSTANDING";
 /// Seconds between periodic flushes (default 1).
 pub const FLUSH_PERIOD: &str = "CUPMON_FLUSH_PERIOD";
@@ -42,7 +42,7 @@ pub const ALL: &[(&str, &str)] = &[
     (BUFFER_SIZE, "activity buffer size (default 4M)"),
     (
         MAX_OUTSTANDING,
-        "cap on buffer memory; beyond it records are dropped and counted (default 64M)",
+        "cap on buffer memory; beyond it records are dropped and counted (default 256M)",
     ),
     (
         FLUSH_PERIOD,

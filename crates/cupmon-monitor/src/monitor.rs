@@ -364,6 +364,8 @@ impl Monitor {
             buffers_allocated: s.pool.allocated_total(),
             buffers_pending: callbacks.outstanding_buffers + queued,
             buffers_free: s.pool.free_count() as u64,
+            max_buffers_in_use: s.pool.max_in_use() as u64,
+            max_buffers: s.config.max_buffers() as u64,
             bytes_written: load(&c.bytes_written),
             records: load(&c.records),
             records_by_kind: lock(&c.records_by_kind).clone(),
@@ -400,6 +402,8 @@ impl Monitor {
             .set("buffer_requests_refused", stats.buffer_requests_refused)
             .set("records", stats.records)
             .set("chunks_written", stats.buffers_completed)
+            .set("max_buffers_in_use", stats.max_buffers_in_use)
+            .set("max_buffers", stats.max_buffers)
             .set("worker", stats.worker.to_json());
         if let Err(e) = meta.write(
             self.shared

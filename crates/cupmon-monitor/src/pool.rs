@@ -1,7 +1,10 @@
 //! Buffers for CUPTI, allocated ahead by the worker so that CUPTI's request
 //! callback (on the application's launch path) is only a pop from a free list.
 //! The number of buffers in existence is capped: past the cap CUPTI gets no
-//! buffer, drops records and counts them, and the heap stays bounded.
+//! buffer, drops records and counts them, and memory stays bounded. Below the
+//! cap memory follows demand: CUPTI holds many buffers at once only in bursts
+//! (it completes them in batches), and buffers beyond the reserve are freed
+//! when they come back, so a burst leaves no memory behind.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -18,17 +21,25 @@ pub(crate) struct Pool {
     allocated_total: AtomicU64,
     /// Requests answered with no buffer.
     refused: AtomicU64,
-    /// How many free buffers the worker keeps ready; doubles (up to the cap)
-    /// each time a request finds the list empty, so bursts stop losing records.
+    /// How many free buffers the worker keeps ready; doubles (up to
+    /// `max_reserve`) each time a request finds the list empty.
     reserve: AtomicUsize,
+    max_reserve: usize,
+    /// The most buffers lent to CUPTI or waiting for the worker at once.
+    max_in_use: AtomicUsize,
     /// A refill has been asked for and not yet done.
     refill_asked: AtomicBool,
 }
 
 impl Pool {
     pub fn new(buffer_size: usize, max_buffers: usize, reserve: usize) -> Self {
+        let reserve = reserve.clamp(1, max_buffers);
         Self {
-            reserve: AtomicUsize::new(reserve.clamp(1, max_buffers)),
+            reserve: AtomicUsize::new(reserve),
+            // Growth stops at a quarter of the cap: the reserve is memory held
+            // idle, and refills are quick (the worker is mostly waiting).
+            max_reserve: (max_buffers / 4).max(reserve),
+            max_in_use: AtomicUsize::new(0),
             refill_asked: AtomicBool::new(false),
             free: Mutex::new(Vec::with_capacity(max_buffers)),
             buffer_size,
@@ -52,9 +63,12 @@ impl Pool {
             let buffer = free.pop();
             (buffer, free.len())
         };
-        if buffer.is_none() {
+        if buffer.is_some() {
+            let in_use = self.existing.load(Ordering::Relaxed).saturating_sub(left);
+            self.max_in_use.fetch_max(in_use, Ordering::Relaxed);
+        } else {
             self.refused.fetch_add(1, Ordering::Relaxed);
-            let max = self.max_buffers;
+            let max = self.max_reserve;
             let _ = self
                 .reserve
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
@@ -66,13 +80,18 @@ impl Pool {
         (buffer, wake)
     }
 
-    /// Return a buffer CUPTI is done with (after the worker wrote it).
+    /// Return a buffer CUPTI is done with (after the worker wrote it); it is
+    /// freed instead when the reserve is already free.
     pub fn give_back(&self, buffer: ActivityBuffer) {
         if buffer.capacity() == self.buffer_size {
-            self.lock().push(buffer);
-        } else {
-            self.existing.fetch_sub(1, Ordering::Relaxed);
+            let mut free = self.lock();
+            if free.len() < self.reserve.load(Ordering::Relaxed) {
+                free.push(buffer);
+                return;
+            }
         }
+        drop(buffer); // unmapped now, outside the lock
+        self.existing.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Allocate until the reserve is free or the cap is reached. Runs on the
@@ -112,6 +131,10 @@ impl Pool {
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
     }
+
+    pub fn max_in_use(&self) -> usize {
+        self.max_in_use.load(Ordering::Relaxed)
+    }
 }
 
 #[cfg(test)]
@@ -146,5 +169,40 @@ mod tests {
         pool.give_back(a);
         assert_eq!(pool.free_count(), 1);
         assert_eq!(pool.allocated_total(), 3);
+    }
+
+    #[test]
+    fn a_burst_leaves_only_the_reserve_behind() {
+        let pool = Pool::new(64 << 10, 16, 2);
+        pool.refill();
+        let mut lent = Vec::new();
+        // CUPTI holds ten buffers at once; the worker refills as it is asked.
+        for _ in 0..10 {
+            let (buffer, wake) = pool.take();
+            lent.extend(buffer);
+            if wake {
+                pool.refill();
+            }
+        }
+        assert_eq!(lent.len(), 10, "refills kept up");
+        assert_eq!(pool.max_in_use(), 10);
+        for buffer in lent {
+            pool.give_back(buffer);
+        }
+        assert_eq!(pool.free_count(), 2, "the rest was freed on return");
+        assert_eq!(pool.existing.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn the_reserve_grows_to_a_quarter_of_the_cap() {
+        let pool = Pool::new(64 << 10, 16, 1);
+        let mut lent = Vec::new();
+        for _ in 0..8 {
+            pool.refill();
+            while let (Some(b), _) = pool.take() {
+                lent.push(b);
+            }
+        }
+        assert_eq!(pool.reserve.load(Ordering::Relaxed), 4);
     }
 }

@@ -46,6 +46,10 @@ pub struct MonitorStats {
     pub buffers_allocated: u64,
     /// Buffers lent to CUPTI or waiting for the worker.
     pub buffers_pending: u64,
+    /// The most buffers lent to CUPTI or waiting for the worker at once, and
+    /// the cap on them: CUPTI drops records when the first reaches the second.
+    pub max_buffers_in_use: u64,
+    pub max_buffers: u64,
     pub buffers_free: u64,
     /// Bytes written to the raw dump (chunk headers included).
     pub bytes_written: u64,

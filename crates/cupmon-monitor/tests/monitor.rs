@@ -31,7 +31,7 @@ fn always_on_dump_has_every_kernel_copy_and_memset_with_names() {
     let _guard = exclusive();
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
-    // Default settings: 4 MiB buffers, a 64 MiB cap.
+    // Default settings: 4 MiB buffers, a 256 MiB cap.
     let monitor =
         Monitor::start_with(cupti, MonitorConfig::new(dir.path().join("dump"))).expect("start");
     fake.launch_kernels(5000, 7, "_ZN4demo5scaleIfEEvPT_S1_i")
@@ -218,6 +218,11 @@ fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
         "every record kept or counted: {stats:?}"
     );
     assert!(stats.buffer_requests_refused > 0);
+    assert_eq!(
+        (stats.max_buffers_in_use, stats.max_buffers),
+        (2, 2),
+        "the stats say the cap was reached"
+    );
 }
 
 #[test]

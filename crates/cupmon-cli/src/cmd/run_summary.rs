@@ -115,7 +115,11 @@ pub fn print(dir: &Path) {
         Some(0) => eprintln!("  dropped records: 0"),
         Some(n) => {
             eprintln!("  dropped records: {n} (CUPTI ran out of buffers; the dump is incomplete)");
-            if let Some(line) = super::worker_report::worker_line(dump.meta()) {
+            let lines = [
+                super::worker_report::buffers_line(dump.meta()),
+                super::worker_report::worker_line(dump.meta()),
+            ];
+            for line in lines.into_iter().flatten() {
                 eprintln!("  {line}");
             }
             if let Some(hint) = super::worker_report::drop_hint(dump.meta()) {

@@ -1,5 +1,6 @@
-//! The dump writer's time, as the monitor left it in the meta (key `worker`):
-//! when records were dropped, this says whether the disk or the CPU was short.
+//! Why records were dropped, from what the monitor left in the meta: the
+//! buffers CUPTI held at most (keys `max_buffers_in_use`, `max_buffers`) and
+//! the dump writer's time (key `worker`).
 
 use cupmon_records::MetaFile;
 use serde_json::Value;
@@ -24,29 +25,37 @@ pub fn worker_line(meta: &MetaFile) -> Option<String> {
     ))
 }
 
-/// Why records were dropped, from the same profile, with what to change.
+/// The buffers line: how many CUPTI held at most, against the cap.
+pub fn buffers_line(meta: &MetaFile) -> Option<String> {
+    let get = |key: &str| meta.json().get(key).and_then(Value::as_u64);
+    let (in_use, cap) = (get("max_buffers_in_use")?, get("max_buffers")?);
+    let mib = get("buffer_size").unwrap_or(0) as f64 / (1 << 20) as f64;
+    Some(format!(
+        "buffers: at most {in_use} of {cap} lent to CUPTI or waiting at once ({:.0} of {:.0} MiB)",
+        in_use as f64 * mib,
+        cap as f64 * mib
+    ))
+}
+
+/// Why records were dropped, with what to change.
 pub fn drop_hint(meta: &MetaFile) -> Option<&'static str> {
-    let w = meta.json().get("worker")?.as_object()?;
-    let ms = |key: &str| w.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let (blocked, cpu_wait, busy, alive) = (
-        ms("write_blocked_ms"),
-        ms("write_waiting_for_cpu_ms"),
-        ms("busy_ms"),
-        ms("alive_ms"),
-    );
-    if busy * 2 < alive {
-        // The writer kept up on average: a short burst outran the buffers.
-        return Some(
-            "a burst outran the buffers; allow more with CUPMON_MAX_OUTSTANDING (default 64M)",
-        );
+    let get = |key: &str| meta.json().get(key).and_then(Value::as_u64);
+    if let (Some(in_use), Some(cap)) = (get("max_buffers_in_use"), get("max_buffers")) {
+        if in_use >= cap {
+            let w = meta.json().get("worker").and_then(Value::as_object);
+            let ms = |key: &str| w.and_then(|w| w.get(key)).and_then(Value::as_u64);
+            let writer_behind =
+                matches!((ms("busy_ms"), ms("alive_ms")), (Some(b), Some(a)) if b * 2 >= a);
+            return Some(if writer_behind {
+                "the dump writer fell behind and the buffers ran out: put the dump on a faster disk \
+                 (CUPMON_OUTPUT_DIR) or allow more buffers (CUPMON_MAX_OUTSTANDING)"
+            } else {
+                "CUPTI held every buffer the cap allows (it completes them in batches): allow more \
+                 with CUPMON_MAX_OUTSTANDING"
+            });
+        }
     }
-    Some(if blocked >= cpu_wait {
-        "the disk did not keep up: put the dump on a faster disk (CUPMON_OUTPUT_DIR) or allow \
-         more buffers (CUPMON_MAX_OUTSTANDING, default 64M)"
-    } else {
-        "the dump writer did not get enough CPU: leave a core free or allow more buffers \
-         (CUPMON_MAX_OUTSTANDING, default 64M)"
-    })
+    None
 }
 
 #[cfg(test)]
@@ -54,38 +63,51 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn meta(worker: Value) -> MetaFile {
+    fn meta(pairs: Value) -> MetaFile {
         let mut meta = MetaFile::new();
-        meta.set("worker", worker);
+        for (k, v) in pairs.as_object().unwrap() {
+            meta.set(k, v.clone());
+        }
         meta
     }
 
     #[test]
-    fn line_reports_seconds() {
+    fn lines_report_seconds_and_buffers() {
         let m = meta(
-            json!({"alive_ms": 10_000, "busy_ms": 9_500, "write_ms": 9_000,
+            json!({"buffer_size": 4 << 20, "max_buffers_in_use": 20, "max_buffers": 64,
+            "worker": {"alive_ms": 10_000, "busy_ms": 9_500, "write_ms": 9_000,
             "write_on_cpu_ms": 1_000, "write_waiting_for_cpu_ms": 500, "write_blocked_ms": 7_500,
-            "read_ms": 400, "max_buffers_waiting": 16}),
+            "read_ms": 400, "max_buffers_waiting": 16}}),
         );
         let line = worker_line(&m).unwrap();
         assert!(line.contains("busy 9.50 s of 10.00 s"), "{line}");
         assert!(line.contains("blocked in the kernel 7.50 s"), "{line}");
         assert!(line.ends_with("at most 16 buffers waiting"), "{line}");
-        assert!(drop_hint(&m).unwrap().starts_with("the disk"));
+        assert_eq!(
+            buffers_line(&m).unwrap(),
+            "buffers: at most 20 of 64 lent to CUPTI or waiting at once (80 of 256 MiB)"
+        );
+        assert_eq!(drop_hint(&m), None, "the cap was not reached");
     }
 
     #[test]
     fn hints_follow_the_profile() {
-        let cpu = meta(json!({"alive_ms": 10_000, "busy_ms": 9_000,
-            "write_waiting_for_cpu_ms": 5_000, "write_blocked_ms": 100}));
-        assert!(drop_hint(&cpu).unwrap().contains("enough CPU"));
-        let burst = meta(json!({"alive_ms": 10_000, "busy_ms": 1_000}));
-        assert!(drop_hint(&burst).unwrap().starts_with("a burst"));
+        let writer = meta(json!({"max_buffers_in_use": 16, "max_buffers": 16,
+            "worker": {"alive_ms": 10_000, "busy_ms": 9_000}}));
+        assert!(drop_hint(&writer)
+            .unwrap()
+            .starts_with("the dump writer fell behind"));
+        let cupti = meta(json!({"max_buffers_in_use": 16, "max_buffers": 16,
+            "worker": {"alive_ms": 10_000, "busy_ms": 1_000}}));
+        assert!(drop_hint(&cupti)
+            .unwrap()
+            .starts_with("CUPTI held every buffer"));
     }
 
     #[test]
     fn no_profile_no_line() {
         assert_eq!(worker_line(&MetaFile::new()), None);
-        assert_eq!(drop_hint(&meta(json!(3))), None);
+        assert_eq!(buffers_line(&MetaFile::new()), None);
+        assert_eq!(drop_hint(&meta(json!({"worker": 3}))), None);
     }
 }
