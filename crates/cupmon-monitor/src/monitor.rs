@@ -366,6 +366,7 @@ impl Monitor {
             buffers_free: s.pool.free_count() as u64,
             max_buffers_in_use: s.pool.max_in_use() as u64,
             max_buffers: s.config.max_buffers() as u64,
+            buffers_mapped_on_request: s.pool.mapped_on_request(),
             bytes_written: load(&c.bytes_written),
             records: load(&c.records),
             records_by_kind: lock(&c.records_by_kind).clone(),
@@ -404,6 +405,7 @@ impl Monitor {
             .set("chunks_written", stats.buffers_completed)
             .set("max_buffers_in_use", stats.max_buffers_in_use)
             .set("max_buffers", stats.max_buffers)
+            .set("buffers_mapped_on_request", stats.buffers_mapped_on_request)
             .set("worker", stats.worker.to_json());
         if let Err(e) = meta.write(
             self.shared

@@ -1,5 +1,8 @@
 //! Buffers for CUPTI, allocated ahead by the worker so that CUPTI's request
-//! callback (on the application's launch path) is only a pop from a free list.
+//! callback (on the application's launch path) is a pop from a free list. When
+//! the list is empty under the cap the callback maps a buffer itself (a few
+//! microseconds, counted): a request answered with no buffer loses records,
+//! and on the H200 CUPTI asked faster than a busy worker refilled.
 //! The number of buffers in existence is capped: past the cap CUPTI gets no
 //! buffer, drops records and counts them, and memory stays bounded. Below the
 //! cap memory follows demand: CUPTI holds many buffers at once only in bursts
@@ -21,6 +24,8 @@ pub(crate) struct Pool {
     allocated_total: AtomicU64,
     /// Requests answered with no buffer.
     refused: AtomicU64,
+    /// Requests that found the free list empty and got a buffer mapped then.
+    mapped_on_request: AtomicU64,
     /// How many free buffers the worker keeps ready; doubles (up to
     /// `max_reserve`) each time a request finds the list empty.
     reserve: AtomicUsize,
@@ -47,6 +52,7 @@ impl Pool {
             existing: AtomicUsize::new(0),
             allocated_total: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            mapped_on_request: AtomicU64::new(0),
         }
     }
 
@@ -55,25 +61,35 @@ impl Pool {
         self.free.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A ready buffer, or None (counted) when none is free; the flag asks the
-    /// caller to wake the worker for a refill (at most once until it is done).
+    /// A buffer for CUPTI: a free one, else a new one under the cap, else
+    /// None (counted). The flag asks the caller to wake the worker for a
+    /// refill (at most once until it is done).
     pub fn take(&self) -> (Option<ActivityBuffer>, bool) {
-        let (buffer, left) = {
+        let (popped, left) = {
             let mut free = self.lock();
             let buffer = free.pop();
             (buffer, free.len())
         };
-        if buffer.is_some() {
-            let in_use = self.existing.load(Ordering::Relaxed).saturating_sub(left);
-            self.max_in_use.fetch_max(in_use, Ordering::Relaxed);
-        } else {
-            self.refused.fetch_add(1, Ordering::Relaxed);
+        let buffer = popped.or_else(|| {
+            // The worker did not refill in time: keep more ready from now on.
             let max = self.max_reserve;
             let _ = self
                 .reserve
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
                     Some((r * 2).min(max))
                 });
+            let mapped = self.allocate();
+            let counter = if mapped.is_some() {
+                &self.mapped_on_request
+            } else {
+                &self.refused
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            mapped
+        });
+        if buffer.is_some() {
+            let in_use = self.existing.load(Ordering::Relaxed).saturating_sub(left);
+            self.max_in_use.fetch_max(in_use, Ordering::Relaxed);
         }
         let low = left * 2 < self.reserve.load(Ordering::Relaxed);
         let wake = low && !self.refill_asked.swap(true, Ordering::Relaxed);
@@ -94,22 +110,32 @@ impl Pool {
         self.existing.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// A new buffer if the cap allows one (the slot is claimed first, so the
+    /// worker and a callback cannot both take the last one).
+    fn allocate(&self) -> Option<ActivityBuffer> {
+        self.existing
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < self.max_buffers).then_some(n + 1)
+            })
+            .ok()?;
+        let buffer = ActivityBuffer::try_new(self.buffer_size);
+        if buffer.is_some() {
+            self.allocated_total.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.existing.fetch_sub(1, Ordering::Relaxed);
+        }
+        buffer
+    }
+
     /// Allocate until the reserve is free or the cap is reached. Runs on the
-    /// worker thread, never in a CUPTI callback.
+    /// worker thread.
     pub fn refill(&self) {
         self.refill_asked.store(false, Ordering::Relaxed);
         let target = self.reserve.load(Ordering::Relaxed);
-        loop {
-            if self.lock().len() >= target
-                || self.existing.load(Ordering::Relaxed) >= self.max_buffers
-            {
-                return;
-            }
-            let Some(buffer) = ActivityBuffer::try_new(self.buffer_size) else {
+        while self.lock().len() < target {
+            let Some(buffer) = self.allocate() else {
                 return;
             };
-            self.existing.fetch_add(1, Ordering::Relaxed);
-            self.allocated_total.fetch_add(1, Ordering::Relaxed);
             self.lock().push(buffer);
         }
     }
@@ -132,6 +158,10 @@ impl Pool {
         self.refused.load(Ordering::Relaxed)
     }
 
+    pub fn mapped_on_request(&self) -> u64 {
+        self.mapped_on_request.load(Ordering::Relaxed)
+    }
+
     pub fn max_in_use(&self) -> usize {
         self.max_in_use.load(Ordering::Relaxed)
     }
@@ -142,14 +172,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_empty_list_doubles_the_reserve() {
+    fn an_empty_list_maps_a_buffer_and_doubles_the_reserve() {
         let pool = Pool::new(64 << 10, 16, 2);
         pool.refill();
         let _a = pool.take();
         let _b = pool.take();
-        assert!(pool.take().0.is_none());
+        let (c, _) = pool.take();
+        assert!(c.is_some(), "under the cap a request is never refused");
+        assert_eq!((pool.mapped_on_request(), pool.refused()), (1, 0));
         pool.refill();
         assert_eq!(pool.free_count(), 4);
+        assert_eq!(pool.allocated_total(), 7);
     }
 
     #[test]

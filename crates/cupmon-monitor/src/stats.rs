@@ -50,6 +50,8 @@ pub struct MonitorStats {
     /// the cap on them: CUPTI drops records when the first reaches the second.
     pub max_buffers_in_use: u64,
     pub max_buffers: u64,
+    /// Requests that found no buffer ready and got one mapped in the callback.
+    pub buffers_mapped_on_request: u64,
     pub buffers_free: u64,
     /// Bytes written to the raw dump (chunk headers included).
     pub bytes_written: u64,

@@ -30,8 +30,10 @@ pub fn buffers_line(meta: &MetaFile) -> Option<String> {
     let get = |key: &str| meta.json().get(key).and_then(Value::as_u64);
     let (in_use, cap) = (get("max_buffers_in_use")?, get("max_buffers")?);
     let mib = get("buffer_size").unwrap_or(0) as f64 / (1 << 20) as f64;
+    let mapped = get("buffers_mapped_on_request").unwrap_or(0);
     Some(format!(
-        "buffers: at most {in_use} of {cap} lent to CUPTI or waiting at once ({:.0} of {:.0} MiB)",
+        "buffers: at most {in_use} of {cap} lent to CUPTI or waiting at once ({:.0} of {:.0} MiB); \
+         {mapped} mapped on request (none was ready)",
         in_use as f64 * mib,
         cap as f64 * mib
     ))
@@ -85,7 +87,8 @@ mod tests {
         assert!(line.ends_with("at most 16 buffers waiting"), "{line}");
         assert_eq!(
             buffers_line(&m).unwrap(),
-            "buffers: at most 20 of 64 lent to CUPTI or waiting at once (80 of 256 MiB)"
+            "buffers: at most 20 of 64 lent to CUPTI or waiting at once (80 of 256 MiB); \
+             0 mapped on request (none was ready)"
         );
         assert_eq!(drop_hint(&m), None, "the cap was not reached");
     }
