@@ -267,9 +267,12 @@ class Suite:
         if part == "launch" and not self.built(part, self.empty_kernel, "empty_kernel"):
             return
         configs = [c for c in spec["configs"] if self.cupmon_ok or c not in ("cupmon", "window")]
+        if self.a.configs:  # a subset, e.g. more repetitions of one comparison; bare stays
+            keep = {"bare"} | set(self.a.configs.split(","))
+            configs = [c for c in configs if c in keep]
         if len(configs) < len(spec["configs"]):
             self.note(f"{part}: cupmon configurations skipped: {self.cupmon} is not an executable")
-        if not self.built(part, self.floor_so, "minimal_consumer"):
+        if "floor" in configs and not self.built(part, self.floor_so, "minimal_consumer"):
             configs.remove("floor")
         w = {"unit": spec["unit"], "unit_ns": spec["unit_ns"], "kernels_per_unit": spec["kernels_per_unit"],
              "order": configs, "cmd": shell_line(spec["cmd"]), "configs": {c: [] for c in configs}}
@@ -368,11 +371,13 @@ class Suite:
         configs = [ref] + (["cupmon"] if self.cupmon_ok else [])
         # The same run with the dump in memory (tmpfs) separates cupmon's own limit from the disk's.
         shm_free = shutil.disk_usage(os.path.dirname(self.shm_scratch)).free if os.path.isdir(os.path.dirname(self.shm_scratch)) else 0
-        if self.cupmon_ok and shm_free >= a.shm_min_gb * 1e9:
+        if not a.burst_tmpfs:
+            pass
+        elif self.cupmon_ok and shm_free >= a.shm_min_gb * 1e9:
             configs.append("cupmon_tmpfs")
         if self.cupmon_ok:
             configs += [f"cupmon_env:{v}" for v in a.burst_variants.split(",") if "=" in v]
-        if self.cupmon_ok and "cupmon_tmpfs" not in configs:
+        if a.burst_tmpfs and self.cupmon_ok and "cupmon_tmpfs" not in configs:
             b["tmpfs_note"] = (f"no tmpfs run: {os.path.dirname(self.shm_scratch)} has "
                                f"{shm_free / 1e9:.1f} GB free, {a.shm_min_gb} GB wanted")
         if not self.cupmon_ok:
@@ -554,6 +559,11 @@ def main():
                    help="tmpfs folder for the burst run with the dump in memory")
     r.add_argument("--burst-variants", default=e("BURST_VARIANTS", ""),
                    help="extra burst runs under cupmon, each with one setting: VAR=VALUE,...")
+    r.add_argument("--burst-tmpfs", type=int, default=env_int("BURST_TMPFS", 1),
+                   help="1: also run the burst with the dump on tmpfs (separates the disk's limit)")
+    r.add_argument("--configs", default=e("BENCH_CONFIGS", ""),
+                   help="only these configurations of launch/eager/train (bare always runs): "
+                        "floor,cupmon,window,torchprof")
     r.add_argument("--shm-min-gb", type=float, default=env_float("BENCH_SHM_MIN_GB", 4))
     r.add_argument("--memory-seconds", type=float, default=env_float("MEMORY_SECONDS", 60))
     r.add_argument("--memory-rate", type=float, default=env_float("MEMORY_RATE", 200000))

@@ -269,7 +269,7 @@ def burst_lines(burst):
                        f"peak RSS {r['maxrss_kb'] / 1024:.0f} MiB"
                        + (f", dump {r['dump_bytes'] / 1e6:.0f} MB" if r.get("dump_bytes") else ""))
             if r.get("writer"):
-                out.append(f"  dump writer ({config_label(cname)}): {r['writer']}")
+                out.append(f"dump writer ({config_label(cname)}): {r['writer']}")
         else:
             out.append(f"burst under {config_label(cname)}: FAILED ({r.get('error')})")
     for key in ("tmpfs_note", "note"):
