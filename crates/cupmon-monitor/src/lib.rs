@@ -1,8 +1,9 @@
 //! cupmon's live monitor. Always on: every kernel, copy and memset goes from
 //! CUPTI's buffers to a raw dump, through a pool of buffers allocated ahead
-//! (CUPTI's request callback is a pop) and a worker thread (the completion
-//! callback only queues). On request: trace windows that add CPU-side API
-//! records and correlation, and named user annotations.
+//! (CUPTI's request callback is a pop, or one mmap when none is ready) and a
+//! worker thread (the completion callback only queues). On request: trace
+//! windows that add CPU-side API records and correlation, and named user
+//! annotations.
 //!
 //! ```no_run
 //! use cupmon_monitor::{Monitor, MonitorConfig};
