@@ -105,6 +105,16 @@ fn records_every_kernel_and_a_scheduled_window_and_exits_with_the_programs_code(
     let count = |k: &str| events.iter().filter(|e| e["kind"] == k).count();
     assert_eq!((count("kernel"), count("cuda_runtime")), (50, 50));
     assert!(dump.join("window-0.trace.json.gz").is_file());
+    // `cupmon stats` reports the buffers and the dump writer's time from the meta.
+    let stats = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("stats")
+        .arg(&dump)
+        .output()
+        .expect("cupmon stats");
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(text.contains("buffers: at most "), "{text}");
+    assert!(text.contains(" of 64 lent to CUPTI"), "{text}");
+    assert!(text.contains("dump writer: busy "), "{text}");
 }
 
 #[test]

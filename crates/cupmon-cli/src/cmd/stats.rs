@@ -28,6 +28,11 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         for line in lines.into_iter().flatten() {
             writeln!(out, "{line}")?;
         }
+        if stats.report.dropped_records.unwrap_or(0) > 0 {
+            if let Some(hint) = super::worker_report::drop_hint(&meta) {
+                writeln!(out, "{hint}")?;
+            }
+        }
     }
     Ok(0)
 }
