@@ -33,7 +33,7 @@ pub use config::{
 };
 pub use error::MonitorError;
 pub use monitor::Monitor;
-pub use stats::MonitorStats;
+pub use stats::{BufferUse, MetaEntry, MonitorStats};
 pub use worker_profile::WorkerProfile;
 
 /// Sees each completed activity buffer on the worker thread, after it is

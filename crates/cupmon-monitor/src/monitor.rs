@@ -19,7 +19,7 @@ use crate::config::{MonitorConfig, WINDOW_KINDS};
 use crate::flusher::Flusher;
 use crate::meta::session_meta;
 use crate::shared::Shared;
-use crate::stats::MonitorStats;
+use crate::stats::{BufferUse, MetaEntry, MonitorStats};
 use crate::window_filters::set_noise_filters;
 use crate::worker::{Msg, Worker};
 use crate::MonitorError;
@@ -364,9 +364,12 @@ impl Monitor {
             buffers_allocated: s.pool.allocated_total(),
             buffers_pending: callbacks.outstanding_buffers + queued,
             buffers_free: s.pool.free_count() as u64,
-            max_buffers_in_use: s.pool.max_in_use() as u64,
-            max_buffers: s.config.max_buffers() as u64,
-            buffers_mapped_on_request: s.pool.mapped_on_request(),
+            buffers: BufferUse {
+                max_in_use: s.pool.max_in_use() as u64,
+                cap: s.config.max_buffers() as u64,
+                buffer_size: s.config.buffer_size as u64,
+                mapped_on_request: s.pool.mapped_on_request(),
+            },
             bytes_written: load(&c.bytes_written),
             records: load(&c.records),
             records_by_kind: lock(&c.records_by_kind).clone(),
@@ -402,11 +405,9 @@ impl Monitor {
         meta.set("dropped_records", stats.dropped_records)
             .set("buffer_requests_refused", stats.buffer_requests_refused)
             .set("records", stats.records)
-            .set("chunks_written", stats.buffers_completed)
-            .set("max_buffers_in_use", stats.max_buffers_in_use)
-            .set("max_buffers", stats.max_buffers)
-            .set("buffers_mapped_on_request", stats.buffers_mapped_on_request)
-            .set("worker", stats.worker.to_json());
+            .set("chunks_written", stats.buffers_completed);
+        stats.buffers.write_to(&mut meta);
+        stats.worker.write_to(&mut meta);
         if let Err(e) = meta.write(
             self.shared
                 .config

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use serde::Serialize;
+use cupmon_records::MetaFile;
+use serde::{Deserialize, Serialize};
 
 use crate::worker_profile::{WorkerProfile, WorkerTimes};
 
@@ -46,12 +47,8 @@ pub struct MonitorStats {
     pub buffers_allocated: u64,
     /// Buffers lent to CUPTI or waiting for the worker.
     pub buffers_pending: u64,
-    /// The most buffers lent to CUPTI or waiting for the worker at once, and
-    /// the cap on them: CUPTI drops records when the first reaches the second.
-    pub max_buffers_in_use: u64,
-    pub max_buffers: u64,
-    /// Requests that found no buffer ready and got one mapped in the callback.
-    pub buffers_mapped_on_request: u64,
+    /// How many buffers were out at once, against the cap.
+    pub buffers: BufferUse,
     pub buffers_free: u64,
     /// Bytes written to the raw dump (chunk headers included).
     pub bytes_written: u64,
@@ -70,4 +67,38 @@ pub struct MonitorStats {
     pub kernel_names: u64,
     /// Where the worker's time went (writing the dump, reading records).
     pub worker: WorkerProfile,
+}
+
+/// How many buffers were out at once against the cap (meta key `buffers`):
+/// when records were dropped, this says whether the cap was the limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferUse {
+    /// The most buffers lent to CUPTI or waiting for the worker at once.
+    pub max_in_use: u64,
+    /// The cap; CUPTI gets no buffer (and drops records) once it is reached.
+    pub cap: u64,
+    pub buffer_size: u64,
+    /// Requests that found no buffer ready and got one mapped in the callback.
+    pub mapped_on_request: u64,
+}
+
+/// A part of the stats the monitor keeps in the dump's meta under its own key.
+pub trait MetaEntry: Serialize + for<'de> Deserialize<'de> {
+    const KEY: &'static str;
+
+    fn write_to(&self, meta: &mut MetaFile) {
+        if let Ok(value) = serde_json::to_value(self) {
+            meta.set(Self::KEY, value);
+        }
+    }
+
+    /// None when the meta has no such entry (dumps of other writers) or a
+    /// malformed one.
+    fn from_meta(meta: &MetaFile) -> Option<Self> {
+        serde_json::from_value(meta.json().get(Self::KEY)?.clone()).ok()
+    }
+}
+
+impl MetaEntry for BufferUse {
+    const KEY: &'static str = "buffers";
 }

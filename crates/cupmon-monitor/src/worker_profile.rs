@@ -9,7 +9,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::stats::MetaEntry;
 
 /// A thread's time on a CPU and waiting in the run queue, in ns.
 #[derive(Debug, Clone, Copy, Default)]
@@ -110,7 +112,7 @@ fn add(counter: &AtomicU64, n: u64) {
 }
 
 /// Where the worker's time went, in ms (see `cupmon stats`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerProfile {
     /// From the worker's start to its last buffer.
     pub alive_ms: u64,
@@ -130,11 +132,8 @@ pub struct WorkerProfile {
     pub max_buffers_waiting: u64,
 }
 
-impl WorkerProfile {
-    /// The profile as the meta stores it (key `worker`).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
+impl MetaEntry for WorkerProfile {
+    const KEY: &'static str = "worker";
 }
 
 #[cfg(test)]

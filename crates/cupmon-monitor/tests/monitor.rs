@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use cupmon_cupti::testing::{exclusive, load_fake, FakeControls};
 use cupmon_cupti::{ActivityKind, Cupti};
-use cupmon_monitor::{Monitor, MonitorConfig};
+use cupmon_monitor::{BufferUse, MetaEntry, Monitor, MonitorConfig, WorkerProfile};
 use cupmon_records::{decode_dump_to_window, dump_stats};
 use cupmon_trace::{export_window, ExportOptions, MergeWindow, WindowEvent};
 
@@ -84,7 +84,8 @@ fn always_on_dump_has_every_kernel_copy_and_memset_with_names() {
     );
     let meta = cupmon_records::MetaFile::read(dir.path().join("dump/cupti_monitor_meta.bin"))
         .expect("meta");
-    assert_eq!(meta.json().get("worker"), Some(&w.to_json()));
+    assert_eq!(WorkerProfile::from_meta(&meta).as_ref(), Some(w));
+    assert_eq!(BufferUse::from_meta(&meta), Some(stats.buffers.clone()));
 }
 
 #[test]
@@ -219,7 +220,7 @@ fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
     );
     assert!(stats.buffer_requests_refused > 0);
     assert_eq!(
-        (stats.max_buffers_in_use, stats.max_buffers),
+        (stats.buffers.max_in_use, stats.buffers.cap),
         (2, 2),
         "the stats say the cap was reached"
     );

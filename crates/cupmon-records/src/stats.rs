@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::dump::{Dump, DumpError};
+use crate::dump::{Dump, DumpError, MetaFile};
 use crate::walk::{walk_records, DecodeProgress, DecodeReport};
 use crate::window::EventBuilder;
 use crate::Record;
@@ -25,7 +25,7 @@ pub struct KernelStat {
 }
 
 /// Summary of a dump.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DumpStats {
     /// Counts per kind, chunks, warnings and dropped records.
     pub report: DecodeReport,
@@ -43,6 +43,9 @@ pub struct DumpStats {
     pub top_kernels: Vec<KernelStat>,
     /// Memcpy bytes in total.
     pub memcpy_bytes: u64,
+    /// The dump's meta, for the keys its writer added (cupmon's buffer and
+    /// worker figures).
+    pub meta: MetaFile,
 }
 
 impl DumpStats {
@@ -152,5 +155,6 @@ pub fn dump_stats(
         distinct_kernels,
         top_kernels,
         memcpy_bytes,
+        meta: dump.meta().clone(),
     })
 }

@@ -115,11 +115,7 @@ pub fn print(dir: &Path) {
         Some(0) => eprintln!("  dropped records: 0"),
         Some(n) => {
             eprintln!("  dropped records: {n} (CUPTI ran out of buffers; the dump is incomplete)");
-            let lines = [
-                super::worker_report::buffers_line(dump.meta()),
-                super::worker_report::worker_line(dump.meta()),
-            ];
-            for line in lines.into_iter().flatten() {
+            for line in super::worker_report::lines(dump.meta()) {
                 eprintln!("  {line}");
             }
             if let Some(hint) = super::worker_report::drop_hint(dump.meta()) {

@@ -17,21 +17,12 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();
     print_stats(&mut out, &args.dump_dir, &stats)?;
-    // The meta was read above; a second read adds the monitor's buffers and
-    // writer profile (absent from dumps of other writers).
-    let meta = cupmon_records::MetaFile::read(args.dump_dir.join(cupmon_records::dump::META_FILE));
-    if let Ok(meta) = meta {
-        let lines = [
-            super::worker_report::buffers_line(&meta),
-            super::worker_report::worker_line(&meta),
-        ];
-        for line in lines.into_iter().flatten() {
-            writeln!(out, "{line}")?;
-        }
-        if stats.report.dropped_records.unwrap_or(0) > 0 {
-            if let Some(hint) = super::worker_report::drop_hint(&meta) {
-                writeln!(out, "{hint}")?;
-            }
+    for line in super::worker_report::lines(&stats.meta) {
+        writeln!(out, "{line}")?;
+    }
+    if stats.report.dropped_records.unwrap_or(0) > 0 {
+        if let Some(hint) = super::worker_report::drop_hint(&stats.meta) {
+            writeln!(out, "{hint}")?;
         }
     }
     Ok(0)
