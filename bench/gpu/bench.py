@@ -163,7 +163,7 @@ class Suite:
              "maxrss_kb": proc.maxrss_kb, "bench": proc.bench}
         if config == "floor":
             self._collect_floor(r, info_path, part)
-        if config in ("cupmon", "window", "cupmon_tmpfs") or config.startswith("cupmon_env:"):
+        if report.records_with_cupmon(config):
             self._collect_dump(r, proc, dump_root, log)
         if not self.a.keep_dumps:
             shutil.rmtree(dump_root, ignore_errors=True)
@@ -368,19 +368,20 @@ class Suite:
         # that falls behind on a disk slower than the record rate needs is the disk's limit.
         b["disk"] = disk_probe(self.scratch, a.disk_probe_mb, dry=self.x.dry)
         self.log("burst disk probe: " + report.disk_line(b["disk"]))
-        configs = [ref] + (["cupmon"] if self.cupmon_ok else [])
-        # The same run with the dump in memory (tmpfs) separates cupmon's own limit from the disk's.
-        shm_free = shutil.disk_usage(os.path.dirname(self.shm_scratch)).free if os.path.isdir(os.path.dirname(self.shm_scratch)) else 0
-        if not a.burst_tmpfs:
-            pass
-        elif self.cupmon_ok and shm_free >= a.shm_min_gb * 1e9:
-            configs.append("cupmon_tmpfs")
+        configs = [ref]
         if self.cupmon_ok:
+            configs.append("cupmon")
+            # The same run with the dump in memory (tmpfs) separates cupmon's own limit
+            # from the disk's.
+            shm = os.path.dirname(self.shm_scratch)
+            shm_free = shutil.disk_usage(shm).free if os.path.isdir(shm) else 0
+            if a.burst_tmpfs and shm_free >= a.shm_min_gb * 1e9:
+                configs.append("cupmon_tmpfs")
+            elif a.burst_tmpfs:
+                b["tmpfs_note"] = (f"no tmpfs run: {shm} has {shm_free / 1e9:.1f} GB free, "
+                                   f"{a.shm_min_gb} GB wanted")
             configs += [f"cupmon_env:{v}" for v in a.burst_variants.split(",") if "=" in v]
-        if a.burst_tmpfs and self.cupmon_ok and "cupmon_tmpfs" not in configs:
-            b["tmpfs_note"] = (f"no tmpfs run: {os.path.dirname(self.shm_scratch)} has "
-                               f"{shm_free / 1e9:.1f} GB free, {a.shm_min_gb} GB wanted")
-        if not self.cupmon_ok:
+        else:
             b["note"] = f"burst under cupmon skipped: {self.cupmon} is not an executable"
         for config in configs:
             proc, r = self.run_config(part, config, 1, cmd, a.burst_seconds + 120)
@@ -388,7 +389,7 @@ class Suite:
                 r.update(rate=proc.bench["rate"], seconds=proc.bench["seconds"],
                          kernels_launched=proc.bench["total_kernels"])
             b[config] = r
-            recorded = f"recorded {r.get('kernels_recorded')}, " if config.startswith("cupmon") else ""
+            recorded = f"recorded {r.get('kernels_recorded')}, " if report.records_with_cupmon(config) else ""
             self.log(f"burst {config}: " + (f"{r['rate'] / 1e6:.3f}M kernels/s, launched {r['kernels_launched']}, "
                                             f"{recorded}dropped {r.get('dropped')}" if r["ok"] else "FAILED"))
         self.save()

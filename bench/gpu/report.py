@@ -262,7 +262,7 @@ def burst_lines(burst):
         if not r:
             continue
         if r.get("ok"):
-            read = cname.startswith("cupmon")
+            read = records_with_cupmon(cname)
             out.append(f"burst under {config_label(cname)}: {r['rate'] / 1e6:.3f}M kernels/s for "
                        f"{r['seconds']:.1f} s; launched {r['kernels_launched']}, recorded "
                        f"{_fmt(r.get('kernels_recorded')) if read else 'n/a (read by no one)'}, dropped {_fmt(r.get('dropped'))}, "
@@ -276,6 +276,11 @@ def burst_lines(burst):
         if burst.get(key):
             out.append(burst[key])
     return out
+
+
+def records_with_cupmon(cname):
+    """Whether the configuration runs under cupmon (so it leaves a dump to read)."""
+    return cname == "window" or cname == "cupmon" or cname.startswith("cupmon_")
 
 
 def config_label(cname):

@@ -11,6 +11,7 @@ import json
 import os
 import random
 
+from report import records_with_cupmon
 from runner import Proc, parse_bench_line
 
 # Added cost per configuration over bare, in the workload's unit; bare first.
@@ -61,7 +62,7 @@ class DryExecutor:
                            "libcupti": "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.2025.3.0",
                            "buffer_size": 4 << 20, "buffers_completed": kernels // 19000 + 1,
                            "dropped_records": 0, "failures": 0}, f)
-        if config.startswith("cupmon") or config == "window":
+        if records_with_cupmon(config):
             root = _arg(cmd, "-o") or env_extra.get("CUPMON_OUTPUT_DIR")
             d = os.path.join(root, str(self.pid))
             os.makedirs(d, exist_ok=True)
@@ -86,7 +87,7 @@ class DryExecutor:
         if part in ("burst", "memory"):
             t, g = int(_arg(cmd, "--threads", 1)), int(_arg(cmd, "--graph", 0))
             secs = float(_arg(cmd, "--burst"))
-            rate = float(_arg(cmd, "--rate", 0)) or BURST_RATES.get((t, g), 1e6) * (0.97 if config.startswith("cupmon") else 1)
+            rate = float(_arg(cmd, "--rate", 0)) or BURST_RATES.get((t, g), 1e6) * (0.97 if records_with_cupmon(config) else 1)
             kernels = int(rate * secs)
             return ({"workload": "empty_kernel", "mode": "burst", "pid": self.pid, "threads": t, "graph": g,
                      "seconds": secs, "kernels": kernels, "warmup_kernels": 256 * t,
