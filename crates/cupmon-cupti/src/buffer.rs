@@ -165,15 +165,9 @@ impl CompletedBuffer {
         dropped: u64,
         cupti_version: u32,
     ) -> Self {
-        let valid_size = valid_size.min(buffer.capacity());
         CompletedBuffer {
-            buffer,
-            valid_size,
-            stream_id,
-            context: 0,
-            dropped,
-            cupti_version,
             from_cupti: false,
+            ..Self::from_cupti(buffer, valid_size, stream_id, 0, dropped, cupti_version)
         }
     }
 

@@ -133,144 +133,22 @@ impl<'w> Entries<'w> {
         }
         let base = self.base_ns;
         for (&did, &first) in &devices {
-            let ts = rel_us(first, base);
-            meta(
-                sink,
-                "process_name",
-                ts,
-                did,
-                0,
-                "name",
-                Meta::Str("python"),
-            );
-            meta(
-                sink,
-                "process_labels",
-                ts,
-                did,
-                0,
-                "labels",
-                Meta::Owned(format!("GPU {did}")),
-            );
-            meta(
-                sink,
-                "process_sort_index",
-                ts,
-                did,
-                0,
-                "sort_index",
-                Meta::Int(5_000_000 + did),
-            );
+            let label = Meta::Owned(format!("GPU {did}"));
+            process_meta(sink, rel_us(first, base), did, label, 5_000_000 + did);
         }
         for (&pid, &first) in &processes {
-            let ts = rel_us(first, base);
-            meta(
-                sink,
-                "process_name",
-                ts,
-                pid,
-                0,
-                "name",
-                Meta::Str("python"),
-            );
-            meta(
-                sink,
-                "process_labels",
-                ts,
-                pid,
-                0,
-                "labels",
-                Meta::Str("CPU"),
-            );
-            meta(
-                sink,
-                "process_sort_index",
-                ts,
-                pid,
-                0,
-                "sort_index",
-                Meta::Int(pid),
-            );
+            process_meta(sink, rel_us(first, base), pid, Meta::Str("CPU"), pid);
         }
         for &(pid, tid) in &threads {
-            meta(
-                sink,
-                "thread_name",
-                0.0,
-                pid,
-                tid,
-                "name",
-                Meta::Owned(format!("thread {tid}")),
-            );
-            meta(
-                sink,
-                "thread_sort_index",
-                0.0,
-                pid,
-                tid,
-                "sort_index",
-                Meta::Int(tid),
-            );
+            thread_meta(sink, pid, tid, Meta::Owned(format!("thread {tid}")), tid);
         }
         for &(did, rid) in &streams {
-            meta(
-                sink,
-                "thread_name",
-                0.0,
-                did,
-                rid,
-                "name",
-                Meta::Owned(format!("stream {rid} ")),
-            );
-            meta(
-                sink,
-                "thread_sort_index",
-                0.0,
-                did,
-                rid,
-                "sort_index",
-                Meta::Int(rid),
-            );
+            thread_meta(sink, did, rid, Meta::Owned(format!("stream {rid} ")), rid);
         }
         if need_overhead {
             let p = OVERHEAD_PID;
-            meta(sink, "process_name", 0.0, p, 0, "name", Meta::Str("python"));
-            meta(
-                sink,
-                "process_labels",
-                0.0,
-                p,
-                0,
-                "labels",
-                Meta::Str("Overhead"),
-            );
-            meta(
-                sink,
-                "process_sort_index",
-                0.0,
-                p,
-                0,
-                "sort_index",
-                Meta::Int(0x100_0000),
-            );
-            meta(
-                sink,
-                "thread_name",
-                0.0,
-                p,
-                0,
-                "name",
-                Meta::Str("thread 0"),
-            );
-            meta(
-                sink,
-                "thread_sort_index",
-                0.0,
-                p,
-                0,
-                "sort_index",
-                Meta::Int(0),
-            );
+            process_meta(sink, 0.0, p, Meta::Str("Overhead"), 0x100_0000);
+            thread_meta(sink, p, 0, Meta::Str("thread 0"), 0);
         }
         sink.maybe_flush()?;
         Ok(())
@@ -498,6 +376,55 @@ enum Meta<'a> {
 }
 
 /// `_metadata_event`.
+/// A process's name ("python"), label and sort index, as the seed writes them.
+fn process_meta<W: Write>(
+    sink: &mut EventSink<W>,
+    ts: f64,
+    pid: i128,
+    label: Meta<'_>,
+    sort: i128,
+) {
+    meta(
+        sink,
+        "process_name",
+        ts,
+        pid,
+        0,
+        "name",
+        Meta::Str("python"),
+    );
+    meta(sink, "process_labels", ts, pid, 0, "labels", label);
+    meta(
+        sink,
+        "process_sort_index",
+        ts,
+        pid,
+        0,
+        "sort_index",
+        Meta::Int(sort),
+    );
+}
+
+/// A thread's (or stream's) name and sort index, at ts 0 as the seed writes them.
+fn thread_meta<W: Write>(
+    sink: &mut EventSink<W>,
+    pid: i128,
+    tid: i128,
+    name: Meta<'_>,
+    sort: i128,
+) {
+    meta(sink, "thread_name", 0.0, pid, tid, "name", name);
+    meta(
+        sink,
+        "thread_sort_index",
+        0.0,
+        pid,
+        tid,
+        "sort_index",
+        Meta::Int(sort),
+    );
+}
+
 fn meta<W: Write>(
     sink: &mut EventSink<W>,
     name: &str,
