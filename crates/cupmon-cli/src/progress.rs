@@ -27,6 +27,12 @@ impl Progress {
         }
     }
 
+    /// A progress line over a dump's raw buffers file (`dir` is the dump).
+    pub fn dump(what: &'static str, dir: &std::path::Path) -> Self {
+        let raw = dir.join(cupmon_records::dump::RAW_BUFFERS_FILE);
+        Self::bytes(what, std::fs::metadata(raw).map_or(0, |m| m.len()))
+    }
+
     pub fn update(&mut self, done: u64) {
         if !self.shown || self.last.elapsed() < Duration::from_millis(100) {
             return;

@@ -5,8 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use cupmon_records::{decode_dump_to_window, DecodeReport};
 use cupmon_trace::{
-    export_window, merge_files, AtomicOutput, ExportOptions, MergeOptions, MergeWindow,
-    TraceWindow, WindowSource,
+    merge_files, AtomicOutput, MergeOptions, MergeWindow, TraceWindow, WindowSource,
 };
 
 use super::{check_output, print_trace_written};
@@ -45,15 +44,8 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             );
         }
         DecodeFormat::Chrome => {
-            let stats = export_window(
-                &MergeWindow::from(&window),
-                &args.output,
-                &ExportOptions {
-                    trace_name: args.trace_name.clone(),
-                    device_properties_json: None,
-                },
-            )?;
-            print_trace_written(&args.output, stats.events_written);
+            let window = MergeWindow::from(&window);
+            super::export_trace(&window, &args.output, args.trace_name.clone())?;
         }
     }
     Ok(0)
@@ -61,9 +53,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
 
 /// Decode a dump with a progress line for large ones.
 pub fn decode(dir: &std::path::Path) -> Result<(TraceWindow, DecodeReport)> {
-    let raw = dir.join("cupti_monitor_raw_buffers.bin");
-    let size = std::fs::metadata(&raw).map_or(0, |m| m.len());
-    let mut progress = Progress::bytes("decoding", size);
+    let mut progress = Progress::dump("decoding", dir);
     let decoded = decode_dump_to_window(dir, |p| progress.update(p.bytes_read))?;
     progress.finish();
     Ok(decoded)

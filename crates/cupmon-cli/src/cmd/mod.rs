@@ -12,6 +12,7 @@ mod worker_report;
 use std::path::Path;
 
 use anyhow::Result;
+use cupmon_trace::{export_window, ExportOptions, MergeWindow};
 
 use crate::exit::BadInput;
 
@@ -51,6 +52,17 @@ pub fn check_output(output: &Path, inputs: &[&Path]) -> Result<()> {
 }
 
 /// The closing line of every command that writes a trace.
+/// Write `window` as a standalone trace at `output` and say so.
+pub fn export_trace(window: &MergeWindow, output: &Path, trace_name: Option<String>) -> Result<()> {
+    let options = ExportOptions {
+        trace_name,
+        device_properties_json: None,
+    };
+    let stats = export_window(window, output, &options)?;
+    print_trace_written(output, stats.events_written);
+    Ok(())
+}
+
 pub fn print_trace_written(path: &Path, events: u64) {
     println!(
         "wrote {} ({events} events); open it in https://ui.perfetto.dev",

@@ -9,9 +9,7 @@ use crate::cli::StatsArgs;
 use crate::progress::Progress;
 
 pub fn run(args: &StatsArgs) -> Result<i32> {
-    let raw = args.dump_dir.join("cupti_monitor_raw_buffers.bin");
-    let size = std::fs::metadata(&raw).map_or(0, |m| m.len());
-    let mut progress = Progress::bytes("reading", size);
+    let mut progress = Progress::dump("reading", &args.dump_dir);
     let stats = dump_stats(&args.dump_dir, args.top, |p| progress.update(p.bytes_read))?;
     progress.finish();
     super::decode::print_report(&stats.report);
