@@ -8,13 +8,7 @@ import json
 import subprocess
 import sys
 
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-    if not ok:
-        failures.append(name)
+from checks import check, exit_code
 
 
 def summary(path):
@@ -72,4 +66,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(exit_code())
