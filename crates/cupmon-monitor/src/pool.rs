@@ -1,8 +1,9 @@
 //! Buffers for CUPTI, allocated ahead by the worker so that CUPTI's request
 //! callback (on the application's launch path) is a pop from a free list. When
-//! the list is empty under the cap the callback maps a buffer itself (a few
-//! microseconds, counted): a request answered with no buffer loses records,
-//! and on the H200 CUPTI asked faster than a busy worker refilled.
+//! the list is empty under the cap the callback maps a buffer itself (one
+//! mmap, counted): a request answered with no buffer loses records, and on the
+//! H200 bursts lost some with buffers to spare under the cap before the worker
+//! refilled the list.
 //! The number of buffers in existence is capped: past the cap CUPTI gets no
 //! buffer, drops records and counts them, and memory stays bounded. Below the
 //! cap memory follows demand: CUPTI holds many buffers at once only in bursts
