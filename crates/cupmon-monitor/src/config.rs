@@ -37,8 +37,8 @@ impl MonitorConfig {
             buffer_size: 4 << 20,
             // With CUPTI 13.0 on the H200, 23-25 buffers were out at once (lent
             // to CUPTI or queued for the worker) at 1.2-1.5 M kernels/s: a 64 MiB
-            // cap (16 buffers) lost a third of a 10 s burst. Only what is out is
-            // allocated; the rest of the cap costs nothing.
+            // cap (16 buffers) lost a third of a 10 s burst. Only what is out and
+            // the ready reserve are allocated; the rest of the cap costs nothing.
             max_outstanding_bytes: 256 << 20,
             // 8 x 4 MiB ready: a request is a pop while the worker refills.
             free_buffers: 8,
