@@ -70,6 +70,17 @@ KINDS = {
     "synchronization": ("Synchronization", [
         "kind", "type", "start", "end", "correlationId", "contextId", "streamId", "cudaEventId",
         "cudaEventSyncId", "returnValue"]),
+    # MEMORY2: CUpti_ActivityMemory3 (12.x) / Memory4 (13.x); nested fields as C spells them.
+    "memory2": ("Memory", [
+        "kind", "memoryOperationType", "memoryKind", "correlationId", "address", "bytes",
+        "timestamp", "PC", "processId", "deviceId", "contextId", "streamId", "name", "isAsync",
+        "memoryPoolConfig.memoryPoolType", "memoryPoolConfig.address",
+        "memoryPoolConfig.releaseThreshold", "memoryPoolConfig.pool.size",
+        "memoryPoolConfig.utilizedSize", "source"]),
+    "memory_pool": ("MemoryPool", [
+        "kind", "memoryPoolOperationType", "memoryPoolType", "correlationId", "processId",
+        "deviceId", "minBytesToKeep", "address", "size", "releaseThreshold", "timestamp",
+        "utilizedSize", "isManagedPool"]),
 }
 
 
@@ -145,7 +156,9 @@ def measure(version, work, runtime_include):
     for kind, (family, wanted) in KINDS.items():
         struct = newest(bodies, family)
         body = bodies[struct]
-        present = [f for f in wanted if re.search(r"[\s*}]%s\s*(\[[^\]]*\])?\s*(:\s*\d+\s*)?;" % re.escape(f), body)]
+        # A nested field (`a.b`) is looked up by its last component.
+        present = [f for f in wanted
+                   if re.search(r"[\s*}]%s\s*(\[[^\]]*\])?\s*(:\s*\d+\s*)?;" % re.escape(f.split(".")[-1]), body)]
         plan[kind] = (struct, present)
     src = os.path.join(work, f"probe-{version}.c")
     exe = os.path.join(work, f"probe-{version}")

@@ -15,10 +15,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cupmon_records::layout::fields;
-use cupmon_records::{
-    decode_dump_to_window, BufferCompletion, Dump, DumpWriter, Layout, Record, RecordIter,
-};
+use cupmon_records::{BufferCompletion, Dump, DumpWriter, Layout, Record, RecordIter};
 
 struct Args {
     size_mb: usize,
@@ -62,18 +59,14 @@ fn fixture_chunks(dir: &Path) -> (Dump, Vec<(BufferCompletion, Vec<u8>)>) {
     (dump, out)
 }
 
-/// Byte offset of the correlation id of a record kind (13.0 layout), if it has one.
+/// Byte offset of the correlation id of a record kind, if it has one.
 fn correlation_offset(record: &Record) -> Option<usize> {
-    Some(match record {
-        Record::Kernel(_) => fields::kernel::CORRELATION_ID,
-        Record::Memcpy(_) => fields::memcpy::CORRELATION_ID,
-        Record::Memset(_) => fields::memset::CORRELATION_ID,
-        Record::Api(_) => fields::api::CORRELATION_ID,
-        Record::ExternalCorrelation(_) => fields::external_correlation::CORRELATION_ID,
-        Record::Overhead(_) => fields::overhead::CORRELATION_ID,
-        Record::CudaEvent(_) => fields::cuda_event::CORRELATION_ID,
-        Record::Synchronization(_) => fields::synchronization::CORRELATION_ID,
-    })
+    record
+        .spec()
+        .fields
+        .iter()
+        .find(|f| f.name == "correlation_id")
+        .map(|f| f.offset)
 }
 
 /// `buf` with every correlation id raised by `shift` (a copy that looks like later work).
@@ -239,7 +232,7 @@ fn main() {
     let c = best(a.runs, || decode_file(&kernel_dir));
     report("kernel-only, file", &c);
     let c = best(1, || {
-        let (w, r) = decode_dump_to_window(&mix_dir, |_| {}).expect("window");
+        let (w, r) = cupmon_trace::decode_dump_to_window(&mix_dir, |_| {}).expect("window");
         black_box(&w);
         (w.events.len() as u64, r.buffer_bytes)
     });

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use cupmon_records::decode_dump_to_window;
+use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::WindowEvent;
 
 fn target_dir() -> PathBuf {

@@ -26,7 +26,7 @@ const PTX: &str = "
 
 #[derive(Default)]
 struct Sink {
-    kinds: Mutex<BTreeMap<&'static str, usize>>,
+    kinds: Mutex<BTreeMap<String, usize>>,
     /// One entry per distinct name pointer.
     names: Mutex<Vec<String>>,
     seen: Mutex<HashSet<u64>>,
@@ -49,7 +49,11 @@ impl ActivitySink for Sink {
         let mut kinds = self.kinds.lock().unwrap();
         for record in RecordIter::new(completed.bytes(), layout) {
             match record {
-                Ok(record) => *kinds.entry(record.kind().cupti_name()).or_default() += 1,
+                Ok(record) => {
+                    *kinds
+                        .entry(record.kind().cupti_name().into_owned())
+                        .or_default() += 1
+                }
                 Err(error) => eprintln!("decode: {error}"),
             }
         }

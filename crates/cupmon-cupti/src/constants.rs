@@ -1,121 +1,9 @@
-//! CUPTI's enumerations as Rust newtypes. The numbers are CUPTI's ABI (stable
-//! across 12.x and 13.x); the names are CUPTI's without the common prefix.
+//! CUPTI's enumerations that only the FFI side needs, as Rust newtypes (the
+//! activity-kind vocabulary lives in cupmon-records). The numbers are CUPTI's ABI
+//! (stable across 12.x and 13.x); the names are CUPTI's without the common prefix.
 
-use std::fmt;
-
-/// Declares a `u32` newtype with named constants and a `name()` lookup.
-macro_rules! c_enum {
-    ($(#[$meta:meta])* $ty:ident { $($name:ident = $value:expr,)* }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $ty(pub u32);
-
-        #[allow(missing_docs)]
-        impl $ty {
-            $(pub const $name: Self = Self($value);)*
-
-            /// CUPTI's name for this value without its prefix, if it is one CUPTI 13.0 knows.
-            pub fn name(self) -> Option<&'static str> {
-                match self.0 {
-                    $($value => Some(stringify!($name)),)*
-                    _ => None,
-                }
-            }
-        }
-
-        impl fmt::Debug for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self.name() {
-                    Some(name) => write!(f, "{}({})", name, self.0),
-                    None => write!(f, "{}({})", stringify!($ty), self.0),
-                }
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self.name() {
-                    Some(name) => f.write_str(name),
-                    None => write!(f, "{}", self.0),
-                }
-            }
-        }
-    };
-}
-
-c_enum! {
-    /// `CUpti_ActivityKind`.
-    ActivityKind {
-        INVALID = 0,
-        MEMCPY = 1,
-        MEMSET = 2,
-        KERNEL = 3,
-        DRIVER = 4,
-        RUNTIME = 5,
-        EVENT = 6,
-        METRIC = 7,
-        DEVICE = 8,
-        CONTEXT = 9,
-        CONCURRENT_KERNEL = 10,
-        NAME = 11,
-        MARKER = 12,
-        MARKER_DATA = 13,
-        SOURCE_LOCATOR = 14,
-        GLOBAL_ACCESS = 15,
-        BRANCH = 16,
-        OVERHEAD = 17,
-        CDP_KERNEL = 18,
-        PREEMPTION = 19,
-        ENVIRONMENT = 20,
-        EVENT_INSTANCE = 21,
-        MEMCPY2 = 22,
-        METRIC_INSTANCE = 23,
-        INSTRUCTION_EXECUTION = 24,
-        UNIFIED_MEMORY_COUNTER = 25,
-        FUNCTION = 26,
-        MODULE = 27,
-        DEVICE_ATTRIBUTE = 28,
-        SHARED_ACCESS = 29,
-        PC_SAMPLING = 30,
-        PC_SAMPLING_RECORD_INFO = 31,
-        INSTRUCTION_CORRELATION = 32,
-        OPENACC_DATA = 33,
-        OPENACC_LAUNCH = 34,
-        OPENACC_OTHER = 35,
-        CUDA_EVENT = 36,
-        STREAM = 37,
-        SYNCHRONIZATION = 38,
-        EXTERNAL_CORRELATION = 39,
-        NVLINK = 40,
-        INSTANTANEOUS_EVENT = 41,
-        INSTANTANEOUS_EVENT_INSTANCE = 42,
-        INSTANTANEOUS_METRIC = 43,
-        INSTANTANEOUS_METRIC_INSTANCE = 44,
-        MEMORY = 45,
-        PCIE = 46,
-        OPENMP = 47,
-        INTERNAL_LAUNCH_API = 48,
-        MEMORY2 = 49,
-        MEMORY_POOL = 50,
-        GRAPH_TRACE = 51,
-        JIT = 52,
-        DEVICE_GRAPH_TRACE = 53,
-        MEM_DECOMPRESS = 54,
-    }
-}
-
-c_enum! {
-    /// `CUpti_ExternalCorrelationKind`. Kineto uses CUSTOM0 for operators and
-    /// CUSTOM1 for user annotations; cupmon's annotations use CUSTOM1 too.
-    ExternalCorrelationKind {
-        INVALID = 0,
-        UNKNOWN = 1,
-        OPENACC = 2,
-        CUSTOM0 = 3,
-        CUSTOM1 = 4,
-        CUSTOM2 = 5,
-    }
-}
+use cupmon_records::c_enum;
+pub use cupmon_records::{ActivityKind, ExternalCorrelationKind};
 
 c_enum! {
     /// `CUpti_ActivityThreadIdType`: SYSTEM makes API records carry OS thread ids
@@ -218,18 +106,9 @@ mod tests {
 
     #[test]
     fn names_match_cupti() {
-        assert_eq!(ActivityKind::CONCURRENT_KERNEL.0, 10);
-        assert_eq!(
-            ActivityKind::CONCURRENT_KERNEL.name(),
-            Some("CONCURRENT_KERNEL")
-        );
-        assert_eq!(ActivityKind(999).name(), None);
-        assert_eq!(ActivityKind(999).to_string(), "999");
-        assert_eq!(ExternalCorrelationKind::CUSTOM1.0, 4);
         assert_eq!(
             CuptiStatus::ERROR_NOT_INITIALIZED.full_name(),
             "CUPTI_ERROR_NOT_INITIALIZED"
         );
-        assert_eq!(format!("{:?}", ActivityKind::MEMSET), "MEMSET(2)");
     }
 }

@@ -30,7 +30,7 @@ fn launched_kernels_come_back_decoded_with_names() {
         .iter()
         .all(|a| a.cbid == cbid::RUNTIME_LAUNCH_KERNEL));
     for (kernel, launch) in kernels.iter().zip(&launches) {
-        assert!(kernel.concurrent);
+        assert!(kernel.is_concurrent());
         assert_eq!(kernel.correlation_id, launch.correlation_id);
         assert!(kernel.end > kernel.start);
     }
@@ -211,7 +211,7 @@ fn per_call_api_filters_follow_cupti_rules() {
     let calls: Vec<(String, u32)> = decode(&s.sink.take())
         .iter()
         .map(|r| match r {
-            Record::Api(a) => (r.kind().cupti_name().to_string(), a.cbid),
+            Record::Api(a) => (r.kind().cupti_name().into_owned(), a.cbid),
             other => panic!("unexpected {other:?}"),
         })
         .collect();

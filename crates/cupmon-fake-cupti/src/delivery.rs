@@ -130,6 +130,7 @@ pub(crate) fn deliver_foreign_buffer() -> bool {
             std::slice::from_raw_parts_mut(memory.as_mut_ptr().cast::<u8>(), memory.len() * 8)
         };
         let record = Record::ExternalCorrelation(ExternalCorrelationRecord {
+            kind: cupmon_records::ActivityKind::EXTERNAL_CORRELATION,
             external_kind: 3,
             external_id: 7,
             correlation_id: 1,

@@ -77,6 +77,7 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
                 for kind in EXTERNAL_KINDS {
                     if let Some(&external_id) = stacks[kind as usize].last() {
                         let record = ExternalCorrelationRecord {
+                            kind: ActivityKind::EXTERNAL_CORRELATION,
                             external_kind: kind,
                             external_id,
                             correlation_id,
@@ -87,7 +88,7 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
             });
         }
         let api = ApiRecord {
-            domain,
+            kind: domain.kind(),
             cbid,
             start,
             end: start + 4_000,
@@ -111,14 +112,22 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
                 let pending = config.kernels_pending;
                 let end = if pending { 0 } else { gpu_end };
                 let kernel = KernelRecord {
-                    concurrent,
+                    kind: if concurrent {
+                        ActivityKind::CONCURRENT_KERNEL
+                    } else {
+                        ActivityKind::KERNEL
+                    },
                     start: gpu_start,
                     end,
                     completed: end,
                     context_id: 1,
                     stream_id,
-                    grid: [128, 1, 1],
-                    block: [256, 1, 1],
+                    grid_x: 128,
+                    grid_y: 1,
+                    grid_z: 1,
+                    block_x: 256,
+                    block_y: 1,
+                    block_z: 1,
                     registers_per_thread: 32,
                     correlation_id,
                     grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
@@ -144,6 +153,7 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
                     _ => (3, 3),
                 };
                 let memcpy = MemcpyRecord {
+                    kind: ActivityKind::MEMCPY,
                     copy_kind,
                     src_kind,
                     dst_kind,
@@ -166,6 +176,7 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
         } => {
             if config.is_enabled(ActivityKind::MEMSET.0) {
                 let memset = MemsetRecord {
+                    kind: ActivityKind::MEMSET,
                     value,
                     bytes,
                     start: gpu_start,

@@ -16,7 +16,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use cupmon_cupti::raw::{CompleteCallback, RequestCallback};
 use cupmon_cupti::{Cupti, Owner};
 use cupmon_monitor::BufferObserver;
-use cupmon_records::layout::fields;
+use cupmon_records::kinds::family_of;
+use cupmon_records::ActivityKind;
 use cupmon_records::Layout;
 
 /// A client's timestamp source (`cuptiActivityRegisterTimestampCallback`).
@@ -148,24 +149,9 @@ impl ClockMap {
     }
 }
 
-/// Byte offsets of the u64 timestamps of a record kind.
+/// Byte offsets of the u64 timestamps of a record kind (each kind file declares them).
 fn timestamp_offsets(kind: u32) -> &'static [usize] {
-    use fields::*;
-    match kind {
-        3 | 10 => &[
-            kernel::START,
-            kernel::END,
-            kernel::COMPLETED,
-            kernel::QUEUED,
-            kernel::SUBMITTED,
-        ],
-        1 => &[memcpy::START, memcpy::END],
-        2 => &[memset::START, memset::END],
-        4 | 5 => &[api::START, api::END],
-        17 => &[overhead::START, overhead::END],
-        38 => &[synchronization::START, synchronization::END],
-        _ => &[],
-    }
+    family_of(ActivityKind(kind)).map_or(&[], |f| f.timestamps)
 }
 
 /// A buffer lent by a client, being filled.

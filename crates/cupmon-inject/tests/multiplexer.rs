@@ -45,7 +45,7 @@ fn receive(into: &Mutex<Option<Received>>, buffer: *mut u8, valid: usize) {
         let record = record.expect("the client gets whole records");
         *received
             .by_kind
-            .entry(record.kind().cupti_name())
+            .entry(record.kind().name().unwrap_or("?"))
             .or_default() += 1;
         if let Record::Kernel(k) = record {
             received.kernel_starts.push(k.start);

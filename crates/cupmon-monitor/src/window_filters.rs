@@ -1,5 +1,5 @@
 //! The noise filters of a trace window: API calls too frequent to be worth
-//! a record (the seed's merge drops them anyway), switched off per callback id
+//! a record (PyTorch's merge drops them anyway), switched off per callback id
 //! when a window enables the API kinds.
 //!
 //! They are not switched back on afterwards: on the H200 (CUPTI 13.0),
@@ -8,7 +8,8 @@
 //! `cudaGetDevice` records after a window. Each window sets them again.
 
 use cupmon_cupti::Cupti;
-use cupmon_trace::{cbids_named, ApiDomain, DRIVER_NOISE, RUNTIME_BLOCKLIST};
+use cupmon_records::ApiDomain;
+use cupmon_trace::{DRIVER_NOISE, RUNTIME_BLOCKLIST};
 
 /// Switch off records of the noisy runtime and driver calls; returns how many
 /// callback ids were switched off. CUPTI versions without per-call filters
@@ -19,12 +20,12 @@ pub(crate) fn set_noise_filters(cupti: &Cupti) -> usize {
     }
     let mut filtered = 0;
     for name in RUNTIME_BLOCKLIST {
-        for cbid in cbids_named(ApiDomain::Runtime, name) {
+        for cbid in ApiDomain::Runtime.cbids_named(name) {
             filtered += usize::from(cupti.enable_runtime_api(cbid, false).is_ok());
         }
     }
     for name in DRIVER_NOISE {
-        for cbid in cbids_named(ApiDomain::Driver, name) {
+        for cbid in ApiDomain::Driver.cbids_named(name) {
             filtered += usize::from(cupti.enable_driver_api(cbid, false).is_ok());
         }
     }

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use cupmon_cupti::CompletedBuffer;
 use cupmon_records::{
-    BufferCompletion, DumpError, DumpWriter, EventBuilder, Layout, Record, RecordIter,
+    BufferCompletion, DumpError, DumpWriter, KernelNames, Layout, Record, RecordIter,
 };
 use cupmon_trace::WindowEvent;
 
@@ -79,8 +79,11 @@ impl Worker {
                 Msg::WindowStart => self.window = Some(Vec::new()),
                 Msg::WindowEnd(reply) => {
                     let records = self.window.take().unwrap_or_default();
-                    let mut builder = EventBuilder::new(self.dump.kernel_names());
-                    let events = records.iter().map(|r| builder.event(r)).collect();
+                    let mut names = KernelNames::new(self.dump.kernel_names());
+                    let events = records
+                        .iter()
+                        .map(|r| WindowEvent::from_record(r, &mut names))
+                        .collect();
                     let _ = reply.send(events);
                 }
                 Msg::Stop(reply) => {
@@ -219,11 +222,11 @@ impl Worker {
             .records_by_kind
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        for kind in cupmon_records::ActivityKind::ALL {
-            let count = self.by_kind[kind.as_u32() as usize];
+        for (number, &count) in (0u32..).zip(&self.by_kind) {
             if count > 0 {
+                let kind = cupmon_records::ActivityKind(number);
                 *shared_kinds
-                    .entry(kind.cupti_name().to_owned())
+                    .entry(kind.cupti_name().into_owned())
                     .or_default() = count;
             }
         }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use cupmon_cupti::testing::{exclusive, load_fake, FakeControls};
 use cupmon_cupti::{ActivityKind, Cupti};
 use cupmon_monitor::{BufferUse, MetaEntry, Monitor, MonitorConfig, WorkerProfile};
-use cupmon_records::{decode_dump_to_window, dump_stats};
+use cupmon_records::dump_stats;
+use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::{export_window, ExportOptions, MergeWindow, WindowEvent};
 
 fn fake() -> (&'static Cupti, FakeControls) {

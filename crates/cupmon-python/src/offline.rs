@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use cupmon_records::decode_dump_to_window;
+use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::{
     export_window, merge_files, ExportOptions, MergeOptions, MergeStats, MergeWindow, WindowSource,
 };

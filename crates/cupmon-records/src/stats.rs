@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::dump::KernelNames;
 use crate::dump::{Dump, DumpError, MetaFile};
 use crate::walk::{walk_records, DecodeProgress, DecodeReport};
-use crate::window::EventBuilder;
 use crate::Record;
 
 /// GPU time of one kernel (by demangled name, all launches).
@@ -109,11 +109,11 @@ pub fn dump_stats(
         }
     })?;
     // Several name pointers can carry the same name (one per module that loads it).
-    let mut builder = EventBuilder::new(dump.kernel_names());
+    let mut names = KernelNames::new(dump.kernel_names());
     let mut by_name: HashMap<String, KernelStat> = HashMap::new();
     let mut unresolved = 0;
     for (ptr, s) in by_ptr {
-        let (name, resolved) = builder.kernel_name(ptr);
+        let (name, resolved) = names.name(ptr);
         if !resolved {
             unresolved += s.launches;
         }

@@ -3,12 +3,8 @@
 //! progress reports, and the counts a caller needs to tell the user what happened.
 
 use std::collections::BTreeMap;
-use std::path::Path;
-
-use cupmon_trace::{CupmonInfo, TraceWindow};
 
 use crate::dump::{Dump, DumpError, DumpWarning};
-use crate::window::EventBuilder;
 use crate::{ActivityKind, CuptiVersion, Record, RecordIter};
 
 /// Where a long decode is, for progress bars.
@@ -78,7 +74,7 @@ pub fn walk_records(
         return Ok(report);
     }
     let mut chunks = dump.chunks()?;
-    let mut by_kind = [0u64; 40];
+    let mut by_kind = [0u64; ActivityKind::SLOTS];
     let total_bytes = chunks.file_len().unwrap_or(0);
     let file = chunks.file_name().to_owned();
     while let Some(chunk) = chunks.next_chunk()? {
@@ -121,50 +117,10 @@ pub fn walk_records(
     if let Some(t) = chunks.truncation() {
         report.warnings.push(DumpWarning::Truncated(t.clone()));
     }
-    for kind in ActivityKind::ALL {
-        let n = by_kind[kind.as_u32() as usize];
+    for (number, &n) in (0u32..).zip(&by_kind) {
         if n > 0 {
-            report.records_by_kind.insert(kind, n);
+            report.records_by_kind.insert(ActivityKind(number), n);
         }
     }
     Ok(report)
-}
-
-/// Decode the dump in `dir` into a trace window (all records in buffer order, `start_ns`
-/// 0, the dump's user annotations) plus a report of counts and warnings.
-pub fn decode_dump_to_window(
-    dir: impl AsRef<Path>,
-    progress: impl FnMut(&DecodeProgress),
-) -> Result<(TraceWindow, DecodeReport), DumpError> {
-    let dump = Dump::open(dir)?;
-    decode_to_window(&dump, progress)
-}
-
-/// [`decode_dump_to_window`] for a dump already opened.
-pub fn decode_to_window(
-    dump: &Dump,
-    progress: impl FnMut(&DecodeProgress),
-) -> Result<(TraceWindow, DecodeReport), DumpError> {
-    let mut builder = EventBuilder::new(dump.kernel_names());
-    let mut events = Vec::new();
-    let mut report = walk_records(dump, progress, |_, _, record| {
-        events.push(builder.event(record));
-    })?;
-    report.unresolved_kernel_names = builder.unresolved_kernels();
-    let window = TraceWindow {
-        events,
-        extra_activities: Vec::new(),
-        user_annotations: dump.user_annotations().clone(),
-        thread_resource_map: BTreeMap::new(),
-        start_ns: 0,
-        cupmon: Some(CupmonInfo {
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            dropped_records: report.dropped_records.unwrap_or(0),
-            cupti_version: Some(report.cupti_version.api()),
-            unresolved_kernel_names: report.unresolved_kernel_names,
-        }),
-        // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
-        device_properties: dump.meta().json().get("device_properties").cloned(),
-    };
-    Ok((window, report))
 }

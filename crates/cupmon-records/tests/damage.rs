@@ -3,14 +3,12 @@
 //! file, chunk and byte; garbage records end their chunk with a counted warning. Nothing
 //! panics.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::fixture_dir;
+use super::common::{decode_all, fixture_dir};
 use cupmon_records::dump::{META_FILE, RAW_BUFFERS_FILE};
-use cupmon_records::{decode_dump_to_window, DumpError, DumpWarning};
+use cupmon_records::{DumpError, DumpWarning};
 
 const SECOND_CHUNK: u64 = 15464; // cuda_workload: chunk 0 is 48 + 15416 bytes
 const RAW_LEN: usize = 15680;
@@ -32,7 +30,7 @@ fn damaged(edit: impl FnOnce(&mut Vec<u8>)) -> tempfile::TempDir {
 }
 
 fn error_of(dir: &Path) -> String {
-    match decode_dump_to_window(dir, |_| {}) {
+    match decode_all(dir) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
     }
@@ -48,9 +46,9 @@ fn truncated_last_chunk_is_a_warning_naming_chunk_and_byte() {
         SECOND_CHUNK as usize + 8,
     ] {
         let dir = damaged(|b| b.truncate(cut));
-        let (window, report) = decode_dump_to_window(dir.path(), |_| {}).unwrap();
+        let (records, report) = decode_all(dir.path()).unwrap();
         assert_eq!(report.chunks, 1, "cut at {cut}");
-        assert_eq!(window.events.len(), 305, "chunk 0's records, cut at {cut}");
+        assert_eq!(records.len(), 305, "chunk 0's records, cut at {cut}");
         let [DumpWarning::Truncated(t)] = &report.warnings[..] else {
             panic!("cut at {cut}: {:?}", report.warnings)
         };
@@ -102,7 +100,7 @@ fn chunk_size_larger_than_the_buffer_size_is_an_error() {
 fn chunk_size_past_eof_within_the_buffer_size_is_a_truncated_last_chunk() {
     let dir =
         damaged(|b| b[SECOND_CHUNK as usize + 20..][..4].copy_from_slice(&4096u32.to_le_bytes()));
-    let (_, report) = decode_dump_to_window(dir.path(), |_| {}).unwrap();
+    let (_, report) = decode_all(dir.path()).unwrap();
     let [DumpWarning::Truncated(t)] = &report.warnings[..] else {
         panic!("{:?}", report.warnings)
     };
@@ -149,10 +147,10 @@ fn random_bytes_are_an_error() {
 fn garbage_records_end_their_chunk_with_a_counted_warning() {
     // Record 3 of chunk 0 (offset 136, after driver 40 + overhead 56 + driver 40) gets kind 77.
     let dir = damaged(|b| b[48 + 136..][..4].copy_from_slice(&77u32.to_le_bytes()));
-    let (window, report) = decode_dump_to_window(dir.path(), |_| {}).unwrap();
+    let (records, report) = decode_all(dir.path()).unwrap();
     assert_eq!(report.chunks, 2);
     // The 3 records of chunk 0 before the garbage, and chunk 1's 3 records.
-    assert_eq!(window.events.len(), 6);
+    assert_eq!(records.len(), 6);
     let [DumpWarning::BadRecords {
         chunk,
         byte,
@@ -294,7 +292,7 @@ fn mutated_dumps_never_panic() {
                 }
             }
         });
-        outcomes[usize::from(decode_dump_to_window(dir.path(), |_| {}).is_ok())] += 1;
+        outcomes[usize::from(decode_all(dir.path()).is_ok())] += 1;
     }
     assert!(outcomes[1] > 0, "{outcomes:?}");
 }
@@ -303,7 +301,7 @@ fn mutated_dumps_never_panic() {
 fn errors_are_typed() {
     let dir = damaged(Vec::clear);
     assert!(matches!(
-        decode_dump_to_window(dir.path(), |_| {}),
+        decode_all(dir.path()),
         Err(DumpError::EmptyFile { .. })
     ));
 }

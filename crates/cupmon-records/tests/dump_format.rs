@@ -1,19 +1,15 @@
 //! The dump files are byte-compatible with the fixtures (PyTorch monitor's CUPMMETA and
 //! CUPMRBUF v2, cupmon's side files): read then written back, every file is identical.
 
-mod common;
-
 use std::fs;
 use std::io::Read;
 
-use common::{fixture_dir, FIXTURES};
+use super::common::{decode_all, fixture_dir, FIXTURES};
 use cupmon_records::dump::{
     read_user_annotations, user_annotations_bytes, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
     USER_ANNOTATIONS_FILE,
 };
-use cupmon_records::{
-    decode_dump_to_window, ChunkReader, ChunkWriter, Dump, DumpWriter, KernelNameTable, MetaFile,
-};
+use cupmon_records::{ChunkReader, ChunkWriter, Dump, DumpWriter, KernelNameTable, MetaFile};
 
 #[test]
 fn meta_round_trips_byte_for_byte_and_keeps_unknown_keys() {
@@ -146,9 +142,13 @@ fn dump_writer_writes_a_dump_that_decodes_to_the_same_window() {
                 "{fixture} {file}"
             );
         }
-        let (a, _) = decode_dump_to_window(fixture_dir(fixture), |_| {}).unwrap();
-        let (b, _) = decode_dump_to_window(tmp.path(), |_| {}).unwrap();
-        assert_eq!(a.events, b.events);
-        assert_eq!(a.user_annotations, b.user_annotations);
+        let (a, _) = decode_all(fixture_dir(fixture)).unwrap();
+        let (b, _) = decode_all(tmp.path()).unwrap();
+        assert_eq!(a, b);
+        let annotations = |d| Dump::open(d).unwrap().user_annotations().clone();
+        assert_eq!(
+            annotations(fixture_dir(fixture)),
+            annotations(tmp.path().to_path_buf())
+        );
     }
 }

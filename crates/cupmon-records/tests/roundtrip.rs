@@ -1,267 +1,163 @@
-//! Encoder and decoder agree: synthetic records of every kind, written with RecordWriter
-//! in every CUPTI version's layout, read back equal (fields the version lacks read as 0);
+//! Encoder and decoder agree, for every family declared under `src/kinds/` and every
+//! CUPTI version's layout: records read back equal, fields a version lacks read as 0,
 //! a proptest does the same for arbitrary field values and checks that the decoder
 //! never panics on arbitrary bytes.
 
-mod common;
-
-use cupmon_records::layout::TABLES;
+use cupmon_records::kinds::{decodable_kinds, family_of, Field, FAMILIES};
+use cupmon_records::layout::GENERATIONS;
 use cupmon_records::{
-    decode_record, encode_record, encoded_size, ActivityKind, ApiDomain, ApiRecord,
-    CudaEventRecord, DecodeError, ExternalCorrelationRecord, KernelRecord, Layout, MemcpyRecord,
-    MemsetRecord, OverheadRecord, Record, RecordIter, RecordWriter, SyncRecord,
+    decode_record, encode_record, encoded_size, ActivityKind, DecodeError, Layout, Record,
+    RecordIter, RecordWriter,
 };
 use proptest::prelude::*;
 
 fn layouts() -> impl Iterator<Item = Layout> {
-    TABLES
+    GENERATIONS
         .iter()
-        .map(|t| Layout::for_api_version(t.api_versions.0).unwrap())
+        .flat_map(|g| [g.api_versions.0, g.api_versions.1])
+        .map(|api| Layout::for_api_version(api).unwrap())
 }
 
-/// One record of every kind, every field set to a distinct non-zero value.
-fn samples() -> Vec<Record> {
-    let kernel = KernelRecord {
-        concurrent: true,
-        cache_config: 0x21,
-        shared_memory_config: 2,
-        registers_per_thread: 40,
-        partitioned_global_cache_requested: 1,
-        partitioned_global_cache_executed: 2,
-        start: 1_000,
-        end: 2_000,
-        completed: 2_001,
-        device_id: 3,
-        context_id: 4,
-        stream_id: 5,
-        grid: [6, 7, 8],
-        block: [9, 10, 11],
-        static_shared_memory: 12,
-        dynamic_shared_memory: -13,
-        local_memory_per_thread: 14,
-        local_memory_total: 15,
-        correlation_id: 16,
-        grid_id: -17,
-        name_ptr: 0x7f00_dead_beef,
-        queued: 18,
-        submitted: 19,
-        launch_type: 20,
-        is_shared_memory_carveout_requested: 1,
-        shared_memory_carveout_requested: 22,
-        shared_memory_executed: 23,
-        graph_node_id: 24,
-        shmem_limit_config: 25,
-        graph_id: 26,
-        channel_id: 27,
-        channel_type: 28,
-        cluster: [29, 30, 31],
-        cluster_scheduling_policy: 32,
-        local_memory_total_v2: 33,
-        max_potential_cluster_size: 34,
-        max_active_clusters: 35,
-        is_device_launched: 1,
-        priority: -36,
-        execution_model: 37,
-        source_graph_id: 38,
-        source_graph_node_id: 39,
-    };
-    vec![
-        Record::Kernel(kernel.clone()),
-        Record::Kernel(KernelRecord {
-            concurrent: false,
-            ..kernel
-        }),
-        Record::Memcpy(MemcpyRecord {
-            copy_kind: 1,
-            src_kind: 2,
-            dst_kind: 3,
-            flags: 4,
-            bytes: 5,
-            start: 6,
-            end: 7,
-            device_id: 8,
-            context_id: 9,
-            stream_id: 10,
-            correlation_id: 11,
-            runtime_correlation_id: 12,
-            graph_node_id: 13,
-            graph_id: 14,
-            channel_id: 15,
-            channel_type: 16,
-            is_device_launched: 1,
-            copy_count: 18,
-            source_graph_id: 19,
-            source_graph_node_id: 20,
-        }),
-        Record::Memset(MemsetRecord {
-            value: 1,
-            bytes: 2,
-            start: 3,
-            end: 4,
-            device_id: 5,
-            context_id: 6,
-            stream_id: 7,
-            correlation_id: 8,
-            flags: 9,
-            memory_kind: 10,
-            graph_node_id: 11,
-            graph_id: 12,
-            channel_id: 13,
-            channel_type: 14,
-            is_device_launched: 1,
-            source_graph_id: 16,
-            source_graph_node_id: 17,
-        }),
-        Record::Api(ApiRecord {
-            domain: ApiDomain::Runtime,
-            cbid: 211,
-            start: 1,
-            end: 2,
-            process_id: 3,
-            thread_id: 4,
-            correlation_id: 5,
-            return_value: 6,
-        }),
-        Record::Api(ApiRecord {
-            domain: ApiDomain::Driver,
-            cbid: 307,
-            start: 1,
-            end: 2,
-            process_id: 3,
-            thread_id: u32::MAX,
-            correlation_id: 5,
-            return_value: 6,
-        }),
-        Record::ExternalCorrelation(ExternalCorrelationRecord {
-            external_kind: 5,
-            external_id: u64::MAX,
-            correlation_id: 7,
-        }),
-        Record::Overhead(OverheadRecord {
-            overhead_kind: 0x7_0000,
-            object_kind: 2,
-            object_id: [1, 2, 3],
-            start: 4,
-            end: 5,
-            correlation_id: 6,
-            overhead_data: 7,
-        }),
-        Record::CudaEvent(CudaEventRecord {
-            correlation_id: 1,
-            context_id: 2,
-            stream_id: 3,
-            event_id: 4,
-            device_id: 5,
-            device_timestamp: 6,
-            cuda_event_sync_id: 7,
-            graph_node_id: 8,
-            graph_id: 9,
-            source_graph_id: 10,
-            source_graph_node_id: 11,
-        }),
-        Record::Synchronization(SyncRecord {
-            sync_type: 1,
-            start: 2,
-            end: 3,
-            correlation_id: 4,
-            context_id: 5,
-            stream_id: 6,
-            cuda_event_id: 7,
-            cuda_event_sync_id: 8,
-            return_value: 9,
-        }),
-    ]
+/// A record of `kind` decoded from the newest layout's bytes `pattern` (so every field
+/// the family declares has the pattern's value at its offset).
+fn record_from(kind: ActivityKind, pattern: &[u8]) -> Record {
+    let layout = Layout::newest();
+    let mut buf = pattern.to_vec();
+    buf.resize(512, 0);
+    buf[..4].copy_from_slice(&kind.as_u32().to_le_bytes());
+    decode_record(&buf, layout).unwrap().0
+}
+
+/// Bytes where no two bytes of a field are alike and no field is zero.
+fn distinct_pattern() -> Vec<u8> {
+    (0..512u32).map(|i| (i % 251 + 1) as u8).collect()
+}
+
+/// The little-endian value of `field` in `bytes` (0 past the end).
+fn field_value(bytes: &[u8], field: &Field) -> Vec<u8> {
+    bytes
+        .get(field.offset..field.offset + field.size)
+        .map_or_else(|| vec![0; field.size], <[u8]>::to_vec)
 }
 
 #[test]
-fn newest_layout_round_trips_every_field() {
-    let layout = Layout::newest();
-    let mut w = RecordWriter::new(layout);
-    for r in samples() {
-        w.push(&r);
+fn every_family_starts_at_the_oldest_measured_version() {
+    // The encoder relies on it: every Layout has a struct for every family.
+    let oldest = GENERATIONS[0].api_versions.0;
+    for family in FAMILIES {
+        assert!(family.structs[0].since_api <= oldest, "{}", family.key);
+        assert!(
+            family
+                .structs
+                .windows(2)
+                .all(|w| w[0].since_api < w[1].since_api && w[0].size <= w[1].size),
+            "{}: structs only grow",
+            family.key
+        );
+        assert_eq!(family.fields[0].c_name, "kind", "{}", family.key);
     }
-    let back: Vec<Record> = RecordIter::new(w.as_bytes(), layout)
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(back, samples());
 }
 
 #[test]
 fn every_layout_round_trips_the_fields_it_has() {
+    let pattern = distinct_pattern();
     for layout in layouts() {
-        let mut w = RecordWriter::new(layout);
-        let mut offsets = Vec::new();
-        for r in samples() {
-            offsets.push(w.push(&r));
-        }
-        let mut expected_offset = 0;
-        let mut iter = RecordIter::new(w.as_bytes(), layout);
-        for (want, off) in samples().iter().zip(offsets) {
-            assert_eq!(off, expected_offset);
-            let (at, got) = iter.next_with_offset().unwrap().unwrap();
-            assert_eq!(at, off);
-            expected_offset += encoded_size(want, layout);
-            assert_eq!(got.kind(), want.kind());
-            // Overhead records have a correlation id from 12.3 (Overhead2) on.
-            if !(want.kind() == ActivityKind::Overhead && layout.table().overhead.size < 48) {
-                assert_eq!(got.correlation_id(), want.correlation_id());
+        let api = layout.version().api();
+        for kind in decodable_kinds() {
+            let family = family_of(kind).unwrap();
+            let newest = record_from(kind, &pattern);
+            let mut w = RecordWriter::new(layout);
+            assert_eq!(w.push(&newest), 0);
+            assert_eq!(w.push(&newest), encoded_size(&newest, layout));
+            let bytes = w.as_bytes();
+            let size = layout.struct_layout(kind).unwrap().size;
+            assert_eq!(bytes.len(), 2 * size.next_multiple_of(8));
+            // The fields this version has keep their value, the others are not written.
+            let present: Vec<&Field> = family.fields_for(api).collect();
+            for field in family.fields {
+                let want = if present.contains(&field) {
+                    field_value(&pattern, field)
+                } else {
+                    vec![0; field.size]
+                };
+                if field.c_name == "kind" {
+                    continue;
+                }
+                if field.offset + field.size <= size {
+                    assert_eq!(
+                        field_value(bytes, field),
+                        want,
+                        "{api} {kind:?} {}",
+                        field.c_name
+                    );
+                }
             }
-            assert_eq!(got.span(), want.span());
-            // Fields beyond the version's struct read as zero, and the rest survive.
-            let n = encoded_size(&got, layout);
-            let mut again = vec![0u8; n];
-            encode_record(&got, layout, &mut again).unwrap();
-            assert_eq!(
-                decode_record(&again, layout).unwrap().0,
-                got,
-                "{}",
-                layout.table().name
-            );
+            let back: Vec<Record> = RecordIter::new(bytes, layout)
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(back.len(), 2);
+            assert_eq!(back[0], back[1]);
+            assert_eq!(back[0].kind(), kind);
+            // Decoding again what was decoded and encoded changes nothing.
+            let mut again = vec![0u8; encoded_size(&back[0], layout)];
+            encode_record(&back[0], layout, &mut again).unwrap();
+            assert_eq!(decode_record(&again, layout).unwrap().0, back[0]);
+            if layout == Layout::newest() {
+                assert_eq!(
+                    back[0], newest,
+                    "{kind:?}: the newest layout keeps every field"
+                );
+            }
         }
-        assert!(iter.next().is_none());
-        assert_eq!(w.len(), expected_offset);
     }
-    // Concrete checks of what older versions lack.
+}
+
+#[test]
+fn older_versions_lack_newer_fields() {
+    let pattern = distinct_pattern();
     let old = Layout::for_api_version(18).unwrap();
-    let mut w = RecordWriter::new(old);
-    for r in samples() {
-        w.push(&r);
-    }
-    let back: Vec<Record> = RecordIter::new(w.as_bytes(), old)
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let Record::Kernel(k) = &back[0] else {
+    let decode_old = |kind| {
+        let newest = record_from(kind, &pattern);
+        let mut w = RecordWriter::new(old);
+        w.push(&newest);
+        decode_record(w.as_bytes(), old).unwrap().0
+    };
+    let Record::Kernel(k) = decode_old(ActivityKind::CONCURRENT_KERNEL) else {
         panic!()
     };
-    assert_eq!(
-        (k.max_active_clusters, k.is_device_launched, k.priority),
-        (35, 0, 0)
-    );
-    let Record::Memcpy(m) = &back[2] else {
+    assert_ne!(k.max_active_clusters, 0);
+    assert_eq!((k.is_device_launched, k.priority), (0, 0));
+    let Record::Memcpy(m) = decode_old(ActivityKind::MEMCPY) else {
         panic!()
     };
-    assert_eq!(
-        (m.channel_type, m.is_device_launched, m.copy_count),
-        (16, 0, 0)
-    );
-    let Record::Overhead(o) = &back[7] else {
+    assert_ne!(m.channel_type, 0);
+    assert_eq!((m.is_device_launched, m.copy_count), (0, 0));
+    let Record::Overhead(o) = decode_old(ActivityKind::OVERHEAD) else {
         panic!()
     };
-    assert_eq!((o.end, o.correlation_id), (5, 0));
-    let Record::CudaEvent(e) = &back[8] else {
+    assert_ne!(o.end, 0);
+    assert_eq!(o.correlation_id, 0);
+    let Record::Memory(mem) = decode_old(ActivityKind::MEMORY2) else {
         panic!()
     };
-    assert_eq!((e.event_id, e.device_id), (4, 0));
+    assert_ne!(mem.pool_utilized_size, 0);
+    assert_eq!(mem.source_ptr, 0);
+    let Record::MemoryPool(pool) = decode_old(ActivityKind::MEMORY_POOL) else {
+        panic!()
+    };
+    assert_ne!(pool.utilized_size, 0);
+    assert_eq!(pool.is_managed_pool, 0);
 }
 
 #[test]
 fn encode_into_a_small_buffer_fails_without_writing() {
     let layout = Layout::cupti_13_0();
     let mut out = [0xAAu8; 100];
-    let err = encode_record(&samples()[0], layout, &mut out).unwrap_err();
+    let kernel = record_from(ActivityKind::CONCURRENT_KERNEL, &distinct_pattern());
+    let err = encode_record(&kernel, layout, &mut out).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "a CONCURRENT_KERNEL (10) record needs 216 bytes but only 100 are free in the buffer"
+        "a CONCURRENT_KERNEL(10) record needs 216 bytes but only 100 are free in the buffer"
     );
     assert!(out.iter().all(|&b| b == 0xAA));
 }
@@ -269,8 +165,9 @@ fn encode_into_a_small_buffer_fails_without_writing() {
 #[test]
 fn decode_errors_name_kind_and_offset() {
     let layout = Layout::cupti_13_0();
+    let pattern = distinct_pattern();
     let mut w = RecordWriter::new(layout);
-    w.push(&samples()[4]);
+    w.push(&record_from(ActivityKind::RUNTIME, &pattern));
     let mut bytes = w.into_bytes();
     bytes.extend_from_slice(&77u32.to_le_bytes());
     bytes.extend_from_slice(&[0; 36]);
@@ -283,12 +180,12 @@ fn decode_errors_name_kind_and_offset() {
         "record at offset 40: unknown activity kind 77 for CUPTI 13.0"
     );
     let mut w = RecordWriter::new(layout);
-    w.push(&samples()[0]);
+    w.push(&record_from(ActivityKind::CONCURRENT_KERNEL, &pattern));
     let bytes = &w.as_bytes()[..200];
     let err = RecordIter::new(bytes, layout).next().unwrap().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "record at offset 0: CONCURRENT_KERNEL (10) record of 216 bytes runs past the buffer end (200 bytes left)"
+        "record at offset 0: CONCURRENT_KERNEL(10) record of 216 bytes runs past the buffer end (200 bytes left)"
     );
     let err = RecordIter::new(&[5, 0], layout)
         .next()
@@ -301,30 +198,20 @@ fn decode_errors_name_kind_and_offset() {
     assert!(RecordIter::new(&[], layout).next().is_none());
 }
 
-/// A record of `kind` whose every field comes from `bytes` (decoding random bytes of the
-/// newest layout sets every field the encoder knows).
-fn record_from(kind: ActivityKind, bytes: &[u8]) -> Record {
-    let layout = Layout::newest();
-    let mut buf = bytes.to_vec();
-    buf.resize(512, 0);
-    buf[..4].copy_from_slice(&kind.as_u32().to_le_bytes());
-    decode_record(&buf, layout).unwrap().0
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn arbitrary_records_round_trip(kind in prop::sample::select(ActivityKind::ALL.to_vec()),
+    fn arbitrary_records_round_trip(kind in prop::sample::select(decodable_kinds()),
                                     bytes in prop::collection::vec(any::<u8>(), 256),
-                                    table in 0..TABLES.len()) {
+                                    generation in 0..GENERATIONS.len()) {
         let record = record_from(kind, &bytes);
         // Newest layout: exact.
         let mut w = RecordWriter::new(Layout::newest());
         w.push(&record);
         prop_assert_eq!(&decode_record(w.as_bytes(), Layout::newest()).unwrap().0, &record);
         // Any layout: encode . decode is idempotent and keeps the common fields.
-        let layout = Layout::for_api_version(TABLES[table].api_versions.0).unwrap();
+        let layout = Layout::for_api_version(GENERATIONS[generation].api_versions.0).unwrap();
         let mut w = RecordWriter::new(layout);
         w.push(&record);
         w.push(&record);
@@ -340,8 +227,8 @@ proptest! {
 
     #[test]
     fn decoder_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..2048),
-                            kinds in prop::collection::vec(prop::sample::select(vec![1u32, 2, 3, 4, 5, 10, 17, 36, 38, 39, 0, 77]), 0..16),
-                            table in 0..TABLES.len()) {
+                            kinds in prop::collection::vec(prop::sample::select(vec![1u32, 2, 3, 4, 5, 10, 17, 36, 38, 39, 49, 50, 0, 77]), 0..16),
+                            generation in 0..GENERATIONS.len()) {
         // Sprinkle valid kinds at 8-byte boundaries so that records decode for a while.
         let mut bytes = bytes;
         let mut at = 0;
@@ -350,7 +237,7 @@ proptest! {
             bytes[at..at + 4].copy_from_slice(&k.to_le_bytes());
             at += 40 + (k as usize % 3) * 8;
         }
-        let layout = Layout::for_api_version(TABLES[table].api_versions.0).unwrap();
+        let layout = Layout::for_api_version(GENERATIONS[generation].api_versions.0).unwrap();
         let mut last = 0;
         for item in RecordIter::new(&bytes, layout).with_offsets() {
             match item {

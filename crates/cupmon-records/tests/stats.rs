@@ -1,8 +1,6 @@
 //! `dump_stats` on the fixtures: counts, time span, distinct and top kernels.
 
-mod common;
-
-use common::fixture_dir;
+use super::common::fixture_dir;
 use cupmon_records::{dump_stats, ActivityKind};
 
 #[test]
@@ -11,7 +9,7 @@ fn cuda_workload_stats() {
     assert_eq!(s.report.chunks, 2);
     assert_eq!(s.report.records, 308);
     assert_eq!(
-        s.report.records_by_kind[&ActivityKind::ConcurrentKernel],
+        s.report.records_by_kind[&ActivityKind::CONCURRENT_KERNEL],
         16
     );
     assert_eq!(s.report.dropped_records, None);

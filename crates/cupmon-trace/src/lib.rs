@@ -1,34 +1,40 @@
-//! cupmon's trace side: the trace-window model, the Kineto trace merge and the
-//! standalone Chrome-trace export.
+//! cupmon's trace side: records become trace-window events, windows are filtered and
+//! merged into torch.profiler (Kineto) traces or exported as traces of their own.
 //!
-//! - [`TraceWindow`] / [`WindowEvent`]: windows as cupmon writes them (the
-//!   seed's `trace_window` dict, plus extra fields).
+//! - [`WindowEvent`] (one file per kind under `kinds/`) and [`TraceWindow`]: windows
+//!   as cupmon writes them (PyTorch's `trace_window` dict, plus extra fields);
+//!   [`decode_dump_to_window`]: a whole dump as a window.
 //! - [`MergeWindow`]: a window as the merge reads it, from JSON
 //!   ([`MergeWindow::from_json`]) or from a [`TraceWindow`].
-//! - [`merge_files`]: the seed's `merge_trace_window_into_chrome_trace`, streamed.
+//! - [`merge_files`]: PyTorch's `merge_trace_window_into_chrome_trace`, streamed.
 //! - [`export_window`]: a standalone Kineto-style trace of one window.
 //! - [`filter_window`]: the companion monitor's window filtering.
 
-mod api_names;
-pub mod compare;
+mod api_rules;
 mod error;
 mod export;
 mod filter;
+mod from_records;
 mod json;
+mod kinds;
 mod merge;
+mod out;
 mod output;
 mod window;
 
-pub use api_names::{cbids_named, ApiDomain, DRIVER_NOISE, RUNTIME_BLOCKLIST};
+pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
+pub use from_records::{decode_dump_to_window, decode_to_window};
+pub use kinds::{
+    overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,
+    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SyncEvent, WindowEvent,
+};
 pub use merge::{
     default_base_ns, merge_files, trimester_floor_ns, MergeOptions, MergeProgress, MergeStats,
     MergeWindow, WindowSource, TRIMESTER_SECONDS,
 };
+pub use out::{Arg, TraceOut};
 pub use output::{is_gz, AtomicOutput, OutputWriter};
-pub use window::{
-    overhead_kind_name, ApiEvent, CudaEventEvent, CupmonInfo, ExternalCorrelationEvent, GpuPlace,
-    KernelEvent, MemcpyEvent, MemsetEvent, OverheadEvent, SyncEvent, TraceWindow, WindowEvent,
-};
+pub use window::{CupmonInfo, TraceWindow};

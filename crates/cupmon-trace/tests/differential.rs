@@ -4,14 +4,11 @@
 //! the inputs the seed rejects. Skipped, with a message, where the oracle or
 //! python3 is not available.
 
-mod gen;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cupmon_trace::{
-    compare::trace_differences, merge_files, MergeOptions, MergeWindow, WindowSource,
-};
+use super::common::compare::trace_differences;
+use cupmon_trace::{merge_files, MergeOptions, MergeWindow, WindowSource};
 
 fn oracle_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference");
@@ -76,7 +73,7 @@ fn quote_non_finite(text: &str) -> String {
 }
 
 /// Run the oracle on every case in one Python process, then cupmon on each, and compare.
-fn run_cases(cases: &[gen::Case], dir: &Path) {
+fn run_cases(cases: &[super::gen::Case], dir: &Path) {
     let Some(oracle) = oracle_dir() else {
         eprintln!(
             "SKIPPED differential tests: ../shared/reference/seed_merge.py or python3 not found"
@@ -203,7 +200,7 @@ fn generated_windows_merge_as_the_seed_merges_them() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    let cases: Vec<gen::Case> = (0..n).map(gen::case).collect();
+    let cases: Vec<super::gen::Case> = (0..n).map(super::gen::case).collect();
     let dir = tempfile::tempdir().expect("tempdir");
     run_cases(&cases, dir.path());
 }
@@ -211,5 +208,5 @@ fn generated_windows_merge_as_the_seed_merges_them() {
 #[test]
 fn hand_written_edge_cases_merge_as_the_seed_merges_them() {
     let dir = tempfile::tempdir().expect("tempdir");
-    run_cases(&gen::edge_cases(), dir.path());
+    run_cases(&super::gen::edge_cases(), dir.path());
 }

@@ -2,9 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use cupmon_trace::{
-    compare::trace_differences, merge_files, MergeOptions, MergeWindow, WindowSource,
-};
+use super::common::compare::trace_differences;
+use cupmon_trace::{merge_files, MergeOptions, MergeWindow, WindowSource};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use cupmon_records::{decode_dump_to_window, DecodeReport};
+use cupmon_records::DecodeReport;
+use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::{
     merge_files, AtomicOutput, MergeOptions, MergeWindow, TraceWindow, WindowSource,
 };

@@ -1,24 +1,26 @@
-//! Record layouts per CUPTI version: which struct CUPTI writes for each activity kind,
-//! its size, and where each field lives. Decoding needs this because records are packed
-//! back to back with no size field.
+//! Record layouts per CUPTI version: which struct CUPTI writes for each activity kind
+//! and its size. Decoding needs this because records are packed back to back with no
+//! size field. The structs and fields are declared per kind (`kinds/`); this module
+//! picks the ones a version writes.
 
-pub mod fields;
-mod tables;
+mod generations;
 
-pub use fields::Field;
-pub use tables::{LayoutTable, StructLayout, TABLES};
+pub use generations::{Generation, GENERATIONS};
 
+use crate::kinds::{family_of, Field, StructVersion, FAMILIES};
 use crate::{ActivityKind, CuptiVersion};
 
-/// A CUPTI version together with the layout table it writes: everything the decoder
+/// A CUPTI version together with the struct sizes it writes: everything the decoder
 /// and encoder need. Cheap to copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     version: CuptiVersion,
-    table: &'static LayoutTable,
+    generation: &'static Generation,
+    /// Record size by kind number; 0 for kinds cupmon does not decode.
+    sizes: [u16; ActivityKind::SLOTS],
 }
 
-/// A CUPTI version cupmon has no layout table for.
+/// A CUPTI version cupmon has no measured layouts for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "CUPTI {version} (cuptiGetVersion {api}) has no record layout table in cupmon \
@@ -35,11 +37,25 @@ impl Layout {
     /// every record after the first whose struct grew.
     pub fn for_version(version: CuptiVersion) -> Result<Self, UnsupportedVersion> {
         let api = version.api();
-        TABLES
+        let generation = GENERATIONS
             .iter()
-            .find(|t| (t.api_versions.0..=t.api_versions.1).contains(&api))
-            .map(|table| Self { version, table })
-            .ok_or(UnsupportedVersion { version })
+            .find(|g| (g.api_versions.0..=g.api_versions.1).contains(&api))
+            .ok_or(UnsupportedVersion { version })?;
+        let mut sizes = [0u16; ActivityKind::SLOTS];
+        for family in FAMILIES {
+            if let Some(s) = family.struct_for(api) {
+                for kind in family.kinds {
+                    if let Some(slot) = sizes.get_mut(kind.0 as usize) {
+                        *slot = s.size as u16;
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            version,
+            generation,
+            sizes,
+        })
     }
 
     /// [`Layout::for_version`] for a raw `cuptiGetVersion` number (as dumps store it).
@@ -49,18 +65,19 @@ impl Layout {
 
     /// The newest layout cupmon knows (CUPTI 13.5).
     pub fn newest() -> Self {
-        let table = &TABLES[TABLES.len() - 1];
-        Self {
-            version: CuptiVersion::from_api(table.api_versions.0),
-            table,
-        }
+        let last = GENERATIONS[GENERATIONS.len() - 1].api_versions.0;
+        Self::known(last)
     }
 
     /// CUPTI 13.0's layout (the version of the real fixtures).
     pub fn cupti_13_0() -> Self {
-        Self {
-            version: CuptiVersion::CUPTI_13_0,
-            table: &TABLES[4],
+        Self::known(CuptiVersion::CUPTI_13_0.api())
+    }
+
+    fn known(api: u32) -> Self {
+        match Self::for_api_version(api) {
+            Ok(layout) => layout,
+            Err(e) => unreachable!("{e}: a measured version"),
         }
     }
 
@@ -68,61 +85,31 @@ impl Layout {
         self.version
     }
 
-    pub fn table(&self) -> &'static LayoutTable {
-        self.table
+    /// The measured range of versions this one belongs to.
+    pub fn generation(&self) -> &'static Generation {
+        self.generation
     }
 
-    /// The struct written for `kind`.
-    pub fn struct_layout(&self, kind: ActivityKind) -> &'static StructLayout {
-        let t = self.table;
-        match kind {
-            ActivityKind::Kernel | ActivityKind::ConcurrentKernel => &t.kernel,
-            ActivityKind::Memcpy => &t.memcpy,
-            ActivityKind::Memset => &t.memset,
-            ActivityKind::Driver | ActivityKind::Runtime => &t.api,
-            ActivityKind::ExternalCorrelation => &t.external_correlation,
-            ActivityKind::Overhead => &t.overhead,
-            ActivityKind::CudaEvent => &t.cuda_event,
-            ActivityKind::Synchronization => &t.synchronization,
-        }
+    /// The struct written for `kind`; `None` for kinds cupmon does not decode.
+    pub fn struct_layout(&self, kind: ActivityKind) -> Option<&'static StructVersion> {
+        family_of(kind)?.struct_for(self.version.api())
     }
 
     /// Size in bytes of a record of CUPTI kind number `kind`; `None` for kinds cupmon
     /// does not decode. The decoder's hot path.
     #[inline]
     pub fn record_size(&self, kind: u32) -> Option<usize> {
-        let t = self.table;
-        Some(match kind {
-            4 | 5 => t.api.size,
-            10 | 3 => t.kernel.size,
-            39 => t.external_correlation.size,
-            1 => t.memcpy.size,
-            2 => t.memset.size,
-            17 => t.overhead.size,
-            36 => t.cuda_event.size,
-            38 => t.synchronization.size,
-            _ => return None,
-        })
+        match self.sizes.get(kind as usize) {
+            Some(&n) if n > 0 => Some(n as usize),
+            _ => None,
+        }
     }
 
-    /// The fields of `kind`'s struct in this version (C names and offsets): those that
-    /// end within the struct, less `isDeviceLaunched` of memcpy/memset before 13.0.
+    /// The fields of `kind`'s struct in this version (C names and offsets).
     pub fn fields(&self, kind: ActivityKind) -> impl Iterator<Item = &'static Field> + '_ {
-        let size = self.struct_layout(kind).size;
-        let all: &'static [Field] = match kind {
-            ActivityKind::Kernel | ActivityKind::ConcurrentKernel => fields::kernel::FIELDS,
-            ActivityKind::Memcpy => fields::memcpy::FIELDS,
-            ActivityKind::Memset => fields::memset::FIELDS,
-            ActivityKind::Driver | ActivityKind::Runtime => fields::api::FIELDS,
-            ActivityKind::ExternalCorrelation => fields::external_correlation::FIELDS,
-            ActivityKind::Overhead => fields::overhead::FIELDS,
-            ActivityKind::CudaEvent => fields::cuda_event::FIELDS,
-            ActivityKind::Synchronization => fields::synchronization::FIELDS,
-        };
-        let memop = matches!(kind, ActivityKind::Memcpy | ActivityKind::Memset);
-        all.iter().filter(move |f| {
-            f.offset + f.size <= size
-                && !(memop && f.c_name == "isDeviceLaunched" && !self.table.memop_device_launched)
-        })
+        let api = self.version.api();
+        family_of(kind)
+            .into_iter()
+            .flat_map(move |f| f.fields_for(api))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use cupmon_records::Record;
+use cupmon_records::{walk_records, DecodeReport, Dump, DumpError, Record};
 use serde_json::{json, Value};
 
 pub const FIXTURES: [&str; 2] = ["cuda_workload", "torch_mlp"];
@@ -16,6 +16,16 @@ pub fn fixture_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Every record of the dump in `dir`, in buffer order, and the decode report.
+pub fn decode_all(
+    dir: impl AsRef<std::path::Path>,
+) -> Result<(Vec<Record>, DecodeReport), DumpError> {
+    let dump = Dump::open(dir)?;
+    let mut records = Vec::new();
+    let report = walk_records(&dump, |_| {}, |_, _, r| records.push(r.clone()))?;
+    Ok((records, report))
+}
+
 /// A record's fields under truth.jsonl's names.
 pub fn truth_view(record: &Record) -> Value {
     match record {
@@ -23,13 +33,13 @@ pub fn truth_view(record: &Record) -> Value {
             "kind": record.kind().as_u32(),
             "start": r.start, "end": r.end, "completed": r.completed,
             "device_id": r.device_id, "context_id": r.context_id, "stream_id": r.stream_id,
-            "grid": r.grid, "block": r.block, "registers_per_thread": r.registers_per_thread,
+            "grid": r.grid(), "block": r.block(), "registers_per_thread": r.registers_per_thread,
             "static_shared_memory": r.static_shared_memory,
             "dynamic_shared_memory": r.dynamic_shared_memory,
             "correlation_id": r.correlation_id, "grid_id": r.grid_id, "queued": r.queued,
             "submitted": r.submitted, "launch_type": r.launch_type,
             "graph_node_id": r.graph_node_id, "graph_id": r.graph_id,
-            "channel_id": r.channel_id, "channel_type": r.channel_type, "cluster": r.cluster,
+            "channel_id": r.channel_id, "channel_type": r.channel_type, "cluster": r.cluster(),
             "is_device_launched": r.is_device_launched, "name_ptr": r.name_ptr,
         }),
         Record::Memcpy(r) => json!({
@@ -66,6 +76,17 @@ pub fn truth_view(record: &Record) -> Value {
             "kind": 36, "correlation_id": r.correlation_id, "context_id": r.context_id,
             "stream_id": r.stream_id, "event_id": r.event_id, "device_id": r.device_id,
             "device_timestamp": r.device_timestamp, "cuda_event_sync_id": r.cuda_event_sync_id,
+        }),
+        Record::Memory(r) => json!({
+            "kind": 49, "operation": r.operation, "memory_kind": r.memory_kind,
+            "address": r.address, "bytes": r.bytes, "timestamp": r.timestamp,
+            "device_id": r.device_id, "stream_id": r.stream_id,
+            "correlation_id": r.correlation_id,
+        }),
+        Record::MemoryPool(r) => json!({
+            "kind": 50, "operation": r.operation, "pool_type": r.pool_type,
+            "address": r.address, "size": r.size, "timestamp": r.timestamp,
+            "device_id": r.device_id, "correlation_id": r.correlation_id,
         }),
         Record::Synchronization(r) => json!({
             "kind": 38, "sync_type": r.sync_type, "start": r.start, "end": r.end,

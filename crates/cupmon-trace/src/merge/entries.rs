@@ -181,8 +181,8 @@ impl<'w> Entries<'w> {
         let ts = rel_us(a.start_ns, self.base_ns);
         let dur = dur_us(a.start_ns, a.end_ns);
         let cat = match a.domain {
-            crate::ApiDomain::Runtime => "cuda_runtime",
-            crate::ApiDomain::Driver => "cuda_driver",
+            cupmon_records::ApiDomain::Runtime => "cuda_runtime",
+            cupmon_records::ApiDomain::Driver => "cuda_driver",
         };
         ObjectWriter::new(sink.element())
             .str("ph", "X")
@@ -200,7 +200,7 @@ impl<'w> Entries<'w> {
             })
             .end();
         range.add(ts, dur);
-        if a.correlation_id != 0 && a.domain.requires_flow(&name) {
+        if a.correlation_id != 0 && crate::api_rules::requires_flow(a.domain, &name) {
             flow(sink, FlowEnd::Start, a.correlation_id, pid, tid, ts);
         }
     }

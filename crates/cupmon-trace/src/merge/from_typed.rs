@@ -1,11 +1,12 @@
 //! A [`MergeWindow`] straight from cupmon's own [`TraceWindow`], without a
 //! JSON round trip; the same values the JSON reader would produce.
 
+use cupmon_records::ApiDomain;
+
 use super::window_input::{
     ApiEvent, ExternalCorrelation, GpuDetail, GpuEvent, GpuKind, Lazy, MergeEvent, MergeWindow,
     OverheadEvent,
 };
-use crate::api_names::ApiDomain;
 use crate::json::value::Value;
 use crate::{GpuPlace, TraceWindow, WindowEvent};
 
@@ -35,7 +36,7 @@ fn gpu(
 
 fn api(domain: ApiDomain, e: &crate::ApiEvent) -> MergeEvent {
     let cbid = i128::from(e.cbid);
-    let registered = domain.is_registered(&domain.name(cbid));
+    let registered = crate::api_rules::is_registered(domain, &domain.name(cbid));
     MergeEvent::Api(ApiEvent {
         domain,
         cbid,
@@ -108,6 +109,8 @@ impl From<&WindowEvent> for MergeEvent {
             WindowEvent::Sync(s) => MergeEvent::Other {
                 end_ns: s.end_ns.into(),
             },
+            // Kinds PyTorch's merge does not know: it reads their `end_ns`, absent.
+            WindowEvent::Memory(_) | WindowEvent::MemoryPool(_) => MergeEvent::Other { end_ns: 0 },
         }
     }
 }

@@ -10,8 +10,8 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::api_names::ApiDomain;
 use crate::json::value::{PyRaise, Value};
+use cupmon_records::ApiDomain;
 
 /// A window ready for the merge.
 #[derive(Debug, Default)]

@@ -8,10 +8,10 @@ use super::window_input::{
     ApiEvent, ExternalCorrelation, GpuDetail, GpuEvent, GpuKind, Lazy, MergeEvent, MergeWindow,
     OverheadEvent,
 };
-use crate::api_names::ApiDomain;
 use crate::json::read::{ReadError, Reader};
 use crate::json::value::{py_int_from_str, Value};
 use crate::{CupmonInfo, TraceError};
+use cupmon_records::ApiDomain;
 
 /// The event fields the merge reads, in one table so parsing is a lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,7 +379,7 @@ fn gpu_event(f: &Fields, kind: GpuKind) -> Result<MergeEvent, String> {
 
 fn api_event(f: &Fields, domain: ApiDomain) -> Result<MergeEvent, String> {
     let cbid = f.required_int(Field::Cbid)?;
-    let registered = domain.is_registered(&domain.name(cbid));
+    let registered = crate::api_rules::is_registered(domain, &domain.name(cbid));
     let (start_ns, end_ns) = if registered {
         (
             f.required_int(Field::StartNs)?,

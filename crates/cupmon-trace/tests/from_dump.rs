@@ -3,13 +3,11 @@
 //! order, every expected key present with an equal value (cupmon's extra keys allowed),
 //! and the same user annotations.
 
-mod common;
-
 use std::fs;
 
-use common::{fixture_dir, FIXTURES};
-use cupmon_records::{decode_dump_to_window, ActivityKind, DumpWarning};
-use cupmon_trace::WindowEvent;
+use super::common::{fixture_dir, FIXTURES};
+use cupmon_records::{ActivityKind, DumpWarning};
+use cupmon_trace::{decode_dump_to_window, WindowEvent};
 use serde_json::Value;
 
 #[test]
@@ -60,15 +58,15 @@ fn report_counts_records_per_kind() {
     let count = |k| report.records_by_kind.get(&k).copied().unwrap_or(0);
     // fixtures/README.md: 16 kernels, 12 memcpy, 5 memset, 56 runtime, 136 driver,
     // 56 external correlation, 14 overhead, 3 cuda_event, 10 synchronization.
-    assert_eq!(count(ActivityKind::ConcurrentKernel), 16);
-    assert_eq!(count(ActivityKind::Memcpy), 12);
-    assert_eq!(count(ActivityKind::Memset), 5);
-    assert_eq!(count(ActivityKind::Runtime), 56);
-    assert_eq!(count(ActivityKind::Driver), 136);
-    assert_eq!(count(ActivityKind::ExternalCorrelation), 56);
-    assert_eq!(count(ActivityKind::Overhead), 14);
-    assert_eq!(count(ActivityKind::CudaEvent), 3);
-    assert_eq!(count(ActivityKind::Synchronization), 10);
+    assert_eq!(count(ActivityKind::CONCURRENT_KERNEL), 16);
+    assert_eq!(count(ActivityKind::MEMCPY), 12);
+    assert_eq!(count(ActivityKind::MEMSET), 5);
+    assert_eq!(count(ActivityKind::RUNTIME), 56);
+    assert_eq!(count(ActivityKind::DRIVER), 136);
+    assert_eq!(count(ActivityKind::EXTERNAL_CORRELATION), 56);
+    assert_eq!(count(ActivityKind::OVERHEAD), 14);
+    assert_eq!(count(ActivityKind::CUDA_EVENT), 3);
+    assert_eq!(count(ActivityKind::SYNCHRONIZATION), 10);
     assert_eq!(report.records, 308);
     assert_eq!(report.chunks, 2);
 }

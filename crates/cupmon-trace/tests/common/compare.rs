@@ -1,7 +1,7 @@
 //! Semantic comparison of two traces (what `trace_compare.py` calls equal):
 //! same top-level keys with equal values, `traceEvents` equal event by event
 //! in order, numbers equal by value (an int and a float of the same value are
-//! equal). For tests and `cupmon compare`.
+//! equal).
 
 use serde_json::Value;
 

@@ -1,0 +1,94 @@
+//! `activity_record!`: one declaration per record family (struct, CUPTI's layouts per
+//! version, fields) from which the record type, its decoder, its encoder and its
+//! [`KindSpec`](super::KindSpec) are generated.
+
+/// Declares a record family. Syntax (see `memcpy.rs`):
+///
+/// ```text
+/// activity_record! {
+///     /// doc
+///     MemcpyRecord = "memcpy", kinds [MEMCPY],
+///     structs [18 => "CUpti_ActivityMemcpy5" / 88, 26 => "CUpti_ActivityMemcpy6" / 96],
+///     timestamps [start, end],
+///     fields {
+///         kind: ActivityKind = "kind" @ 0,
+///         /// doc
+///         copy_kind: u8 = "copyKind" @ 4,
+///         is_device_launched: u8 = "isDeviceLaunched" @ 84 since 130_000,
+///     }
+/// }
+/// ```
+///
+/// A field that ends past the struct of a record's CUPTI version, or whose `since`
+/// is newer than it, reads as 0 and is not written.
+macro_rules! activity_record {
+    (
+        $(#[$doc:meta])*
+        $name:ident = $key:literal, kinds [$($kind:ident),+ $(,)?],
+        structs [$($since:literal => $cname:literal / $size:literal),+ $(,)?],
+        timestamps [$($ts:ident),* $(,)?],
+        fields {
+            $(
+                $(#[$fdoc:meta])*
+                $field:ident: $ty:ty = $c:literal @ $off:literal $(since $fsince:literal)?,
+            )*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        pub struct $name {
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+
+        /// Byte offsets of the record's fields.
+        #[allow(non_upper_case_globals, dead_code)]
+        mod offsets {
+            $(pub const $field: usize = $off;)*
+        }
+
+        impl $name {
+            /// The family's layouts and fields.
+            pub const SPEC: $crate::kinds::KindSpec = $crate::kinds::KindSpec {
+                key: $key,
+                kinds: &[$($crate::ActivityKind::$kind),+],
+                structs: &[$($crate::kinds::StructVersion {
+                    since_api: $since, name: $cname, size: $size,
+                }),+],
+                fields: &[$($crate::kinds::Field {
+                    name: stringify!($field),
+                    c_name: $c,
+                    offset: $off,
+                    size: <$ty as $crate::kinds::Scalar>::SIZE,
+                    since_api: activity_record!(@since $($fsince)?),
+                }),*],
+                timestamps: &[$(offsets::$ts),*],
+            };
+
+            /// Decode one record: `rec` is exactly the struct API version `api` writes.
+            /// `None` when `rec` is shorter than the oldest struct of the family.
+            #[inline(always)]
+            pub fn decode(rec: &[u8], api: u32) -> Option<Self> {
+                const MIN: usize = [$($size),+][0];
+                if rec.len() < MIN {
+                    return None;
+                }
+                Some(Self {
+                    $($field: if $crate::kinds::since(api, activity_record!(@since $($fsince)?)) {
+                        <$ty as $crate::kinds::Scalar>::read(rec, $off)
+                    } else {
+                        Default::default()
+                    },)*
+                })
+            }
+
+            /// Write every field into `b` (zeroed, exactly the struct's size for `api`).
+            pub fn encode(&self, b: &mut [u8], api: u32) {
+                $(if $crate::kinds::since(api, activity_record!(@since $($fsince)?)) {
+                    $crate::kinds::Scalar::write(self.$field, b, $off);
+                })*
+            }
+        }
+    };
+    (@since) => { 0 };
+    (@since $v:literal) => { $v };
+}

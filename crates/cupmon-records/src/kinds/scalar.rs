@@ -1,0 +1,91 @@
+//! Little-endian field access over byte slices: no pointer casts, no `unsafe`, no panics.
+//! A field the record is too short for reads as zero (an older CUPTI's struct ends
+//! before it) and is not written (the target struct has no room for it).
+
+use crate::ActivityKind;
+
+/// A fixed-size little-endian value at an offset of a record.
+pub trait Scalar: Copy + Default {
+    const SIZE: usize;
+    fn read(b: &[u8], offset: usize) -> Self;
+    fn write(self, b: &mut [u8], offset: usize);
+}
+
+#[inline(always)]
+fn bytes<const N: usize>(b: &[u8], offset: usize) -> Option<[u8; N]> {
+    let s = b.get(offset..offset.checked_add(N)?)?;
+    let mut a = [0u8; N];
+    a.copy_from_slice(s);
+    Some(a)
+}
+
+#[inline(always)]
+fn put(b: &mut [u8], offset: usize, value: &[u8]) {
+    if let Some(dst) = b.get_mut(offset..offset + value.len()) {
+        dst.copy_from_slice(value);
+    }
+}
+
+macro_rules! int_scalar {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn read(b: &[u8], offset: usize) -> Self {
+                bytes(b, offset).map_or(0, <$t>::from_le_bytes)
+            }
+            #[inline(always)]
+            fn write(self, b: &mut [u8], offset: usize) {
+                put(b, offset, &self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+int_scalar!(u8, u16, u32, u64, i32, i64);
+
+impl Scalar for ActivityKind {
+    const SIZE: usize = 4;
+    #[inline(always)]
+    fn read(b: &[u8], offset: usize) -> Self {
+        ActivityKind(u32::read(b, offset))
+    }
+    #[inline(always)]
+    fn write(self, b: &mut [u8], offset: usize) {
+        self.0.write(b, offset);
+    }
+}
+
+/// A C `uint32_t[3]` (or a 12-byte union read as three words).
+impl Scalar for [u32; 3] {
+    const SIZE: usize = 12;
+    #[inline(always)]
+    fn read(b: &[u8], offset: usize) -> Self {
+        [
+            u32::read(b, offset),
+            u32::read(b, offset + 4),
+            u32::read(b, offset + 8),
+        ]
+    }
+    #[inline(always)]
+    fn write(self, b: &mut [u8], offset: usize) {
+        for (i, w) in self.iter().enumerate() {
+            w.write(b, offset + 4 * i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_records_read_zero_and_drop_writes() {
+        let mut b = [0u8; 6];
+        0x0102_0304u32.write(&mut b, 0);
+        7u64.write(&mut b, 0); // does not fit: dropped
+        assert_eq!(u32::read(&b, 0), 0x0102_0304);
+        assert_eq!(u64::read(&b, 0), 0);
+        assert_eq!(u32::read(&b, usize::MAX), 0);
+    }
+}

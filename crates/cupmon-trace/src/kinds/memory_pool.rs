@@ -1,0 +1,78 @@
+//! MEMORY_POOL operations: cupmon's `gpu_memory_pool` window entries, shown in
+//! complete traces as an instant per operation and a counter of each pool's size.
+
+use cupmon_records::MemoryPoolRecord;
+use serde::{Deserialize, Serialize};
+
+use crate::out::{Arg, TraceOut};
+
+/// A memory pool created (`operation` 1), destroyed (2) or trimmed (3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryPoolEvent {
+    pub device_id: u32,
+    pub process_id: u32,
+    pub correlation_id: u32,
+    pub timestamp_ns: u64,
+    pub operation: u32,
+    pub pool_type: u32,
+    pub address: u64,
+    pub size: u64,
+    pub release_threshold: u64,
+    pub utilized_size: u64,
+    pub min_bytes_to_keep: u64,
+    pub is_managed_pool: bool,
+    /// `[memory pool] created` and so on.
+    pub name: String,
+}
+
+impl From<&MemoryPoolRecord> for MemoryPoolEvent {
+    fn from(r: &MemoryPoolRecord) -> Self {
+        MemoryPoolEvent {
+            device_id: r.device_id,
+            process_id: r.process_id,
+            correlation_id: r.correlation_id,
+            timestamp_ns: r.timestamp,
+            operation: r.operation,
+            pool_type: r.pool_type,
+            address: r.address,
+            size: r.size,
+            release_threshold: r.release_threshold,
+            utilized_size: r.utilized_size,
+            min_bytes_to_keep: r.min_bytes_to_keep,
+            is_managed_pool: r.is_managed_pool != 0,
+            name: format!("[memory pool] {}", r.operation_name()),
+        }
+    }
+}
+
+impl MemoryPoolEvent {
+    /// The operation's instant (on the device's first track) and the pool-size counter.
+    pub(crate) fn write(&self, out: &mut dyn TraceOut) {
+        let pid = i128::from(self.device_id);
+        let ts = i128::from(self.timestamp_ns);
+        let as_int = |v: u64| Arg::Int(i128::from(v));
+        out.instant(
+            pid,
+            0,
+            ts,
+            &self.name,
+            "gpu_memory_pool",
+            &[
+                ("Pool Addr", as_int(self.address)),
+                ("Pool Size", as_int(self.size)),
+                ("Utilized Size", as_int(self.utilized_size)),
+                ("Release Threshold", as_int(self.release_threshold)),
+                ("Min Bytes To Keep", as_int(self.min_bytes_to_keep)),
+                ("Pool Type", as_int(self.pool_type.into())),
+                ("Managed", Arg::Int(i128::from(self.is_managed_pool))),
+            ],
+        );
+        let size = if self.operation == 2 { 0 } else { self.size };
+        out.counter(
+            pid,
+            ts,
+            &format!("memory pool 0x{:x}", self.address),
+            &[("bytes", size as f64)],
+        );
+    }
+}
