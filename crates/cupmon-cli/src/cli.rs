@@ -131,24 +131,11 @@ pub struct DemoArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Output directory (one subdirectory per traced process, named by pid).
-    #[arg(short, long, default_value = "cupmon-out")]
-    pub output: PathBuf,
-    /// Open a trace window this many seconds after the program starts.
-    #[arg(long, value_name = "SECONDS", requires = "window_for")]
-    pub window_at: Option<f64>,
-    /// Keep the window open this many seconds.
-    #[arg(long, value_name = "SECONDS", requires = "window_at")]
-    pub window_for: Option<f64>,
-    /// SIGUSR2 to the traced process opens a window; the next SIGUSR2 closes it.
-    #[arg(long)]
-    pub window_on_signal: bool,
-    /// Activity buffer size in MiB.
-    #[arg(long, default_value_t = 4)]
-    pub buffer_mib: usize,
-    /// How often to flush completed activity to the dump, in seconds.
-    #[arg(long, default_value_t = 1.0)]
-    pub flush_period: f64,
+    #[command(flatten)]
+    pub settings: crate::setting_args::SettingArgs,
+    /// Activity buffer size in MiB (older spelling of --buffer-size N MiB).
+    #[arg(long, hide = true, value_name = "MIB")]
+    pub buffer_mib: Option<u64>,
     /// The program and its arguments.
     #[arg(
         required = true,

@@ -162,3 +162,103 @@ fn a_missing_program_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/program"));
 }
+
+#[test]
+fn invalid_settings_are_refused_before_the_program_starts() {
+    /// Flags, environment, what the message must say.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 5] = [
+        (
+            &["--buffer-size", "abc"],
+            &[],
+            "CUPMON_BUFFER_SIZE (--buffer-size) = \"abc\"",
+        ),
+        (
+            &["--buffer-mib", "200"],
+            &[],
+            "must hold at least two buffers",
+        ),
+        (&["--flush-period", "1e30"], &[], "10ms to 1h"),
+        (
+            &[],
+            &[("CUPMON_BUFFER_SIZE", "abc")],
+            "allowed: 64KiB to 1GiB",
+        ),
+        (
+            &["--kinds", "NAME"],
+            &[],
+            "not an activity kind cupmon records",
+        ),
+    ];
+    for (flags, env, want) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("started");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cupmon"));
+        cmd.arg("run")
+            .arg("-o")
+            .arg(dir.path().join("out"))
+            .args(flags);
+        cmd.args(["--", "touch"]).arg(&marker);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run cupmon");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(want), "{flags:?}: {stderr}");
+        assert!(stderr.contains("not starting the program"), "{stderr}");
+        assert!(!marker.exists(), "{flags:?}: the program ran");
+    }
+}
+
+#[test]
+fn a_refusal_inside_the_program_is_reported_with_its_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = app();
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("run")
+        .arg("-o")
+        .arg(dir.path())
+        .arg("--")
+        .arg(app)
+        .args(["launch", "5"])
+        .env(
+            "CUPMON_LIBCUPTI",
+            cupmon_cupti::testing::fake_library_path(),
+        )
+        .env("CUPMON_LIBCUDA", "/nonexistent/libcuda.so.1")
+        .env(
+            "CUPMON_INJECT_LIBRARY",
+            target_dir().join("libcupmon_inject.so"),
+        )
+        .output()
+        .expect("run cupmon");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("was not monitored"), "{stderr}");
+    assert!(stderr.contains("driver"), "{stderr}");
+    assert!(!stderr.contains("never initialised CUDA"), "{stderr}");
+}
+
+#[test]
+fn every_setting_flag_reaches_the_injection_library() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(
+        dir.path(),
+        &[
+            "--max-outstanding",
+            "32MiB",
+            "--buffer-size",
+            "1MiB",
+            "--log",
+            "info",
+        ],
+        &["launch", "20"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dump = only_dump(dir.path());
+    let meta = cupmon_records::MetaFile::read(dump.join("cupti_monitor_meta.bin")).expect("meta");
+    assert_eq!(meta.json()["buffer_size"], 1 << 20);
+    assert_eq!(meta.json()["buffers"]["cap"], 32);
+}

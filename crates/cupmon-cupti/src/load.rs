@@ -50,6 +50,25 @@ impl Cupti {
         Ok(cupti)
     }
 
+    /// [`Cupti::load`], loading `libcupti` (a setting) instead of searching when it is
+    /// given and no libcupti is loaded yet.
+    pub fn load_preferring(libcupti: Option<&Path>) -> Result<&'static Cupti, LoadError> {
+        let Some(path) = libcupti else {
+            return Self::load();
+        };
+        let mut global = GLOBAL
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(cupti) = *global {
+            return Ok(cupti);
+        }
+        let mut options = LoadOptions::from_env();
+        options.search.explicit = Some(path.to_path_buf());
+        let cupti = Cupti::load_with(&options)?;
+        *global = Some(cupti);
+        Ok(cupti)
+    }
+
     /// Makes `cupti` the process-global instance unless one is loaded already;
     /// returns the global instance. For tests that load the fake library.
     #[cfg(feature = "fake")]

@@ -9,13 +9,11 @@
 //! `prepare_window`, `start_window`, `end_window`, `push_annotation` (`name`),
 //! `pop_annotation`.
 
+use cupmon_monitor::{MonitorConfig, MonitorError};
+use serde_json::{json, Value};
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
-
-use cupmon_monitor::{parse_kinds, MonitorConfig, MonitorError};
-use serde_json::{json, Value};
 
 use crate::session::with;
 
@@ -39,7 +37,7 @@ fn error_kind(e: &MonitorError) -> &'static str {
         MonitorError::Load(_) => "no_cupti",
         MonitorError::Cupti(_) => "cupti",
         MonitorError::Dump(_) => "dump",
-        MonitorError::Config(_) => "bad_argument",
+        MonitorError::Config(_) | MonitorError::Setting(_) => "bad_argument",
         MonitorError::State(_) => "state",
         MonitorError::Worker(_) => "internal",
     }
@@ -107,46 +105,39 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
     }
 }
 
+/// The settings of a `start` request: `output_dir` (this process's dump directory)
+/// and any settings of the table by name, as text (`"8MiB"`, `"500ms"`) or numbers
+/// (bytes, seconds), parsed as the environment's are.
 fn start_config(req: &Value) -> Result<MonitorConfig, MonitorError> {
     let dir = req
         .get("output_dir")
         .and_then(Value::as_str)
         .ok_or_else(|| MonitorError::Config("start needs an \"output_dir\" string".into()))?;
     let mut config = MonitorConfig::new(dir);
-    if let Some(kinds) = req.get("kinds").filter(|v| !v.is_null()) {
-        let text = match kinds {
+    let Some(fields) = req.as_object() else {
+        return Err(MonitorError::Config("the request is not an object".into()));
+    };
+    for (key, value) in fields {
+        if matches!(key.as_str(), "op" | "output_dir") || value.is_null() {
+            continue;
+        }
+        // Earlier versions of the Python module sent seconds under this name.
+        let key = if key == "flush_period_s" {
+            "flush_period"
+        } else {
+            key
+        };
+        let text = match value {
+            Value::String(s) => s.clone(),
             Value::Array(items) => items
                 .iter()
                 .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
                 .collect::<Vec<_>>()
                 .join(","),
-            Value::String(s) => s.clone(),
+            Value::Bool(b) => u8::from(*b).to_string(),
             other => other.to_string(),
         };
-        config.kinds = parse_kinds(&text)?;
-    }
-    let size = |key: &str| -> Result<Option<usize>, MonitorError> {
-        match req.get(key).filter(|v| !v.is_null()) {
-            None => Ok(None),
-            Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
-                MonitorError::Config(format!("{key} must be a whole number of bytes"))
-            }),
-        }
-    };
-    if let Some(n) = size("buffer_size")? {
-        config.buffer_size = n;
-    }
-    if let Some(n) = size("max_outstanding")? {
-        config.max_outstanding_bytes = n;
-    }
-    if let Some(v) = req.get("flush_period_s").filter(|v| !v.is_null()) {
-        let secs = v
-            .as_f64()
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .ok_or_else(|| {
-                MonitorError::Config("flush_period_s must be a positive number".into())
-            })?;
-        config.flush_period = Duration::from_secs_f64(secs);
+        config.set(key, &text)?;
     }
     config.validate()?;
     Ok(config)

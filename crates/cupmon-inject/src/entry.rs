@@ -2,30 +2,46 @@
 
 use std::panic::catch_unwind;
 
-use cupmon_monitor::env_vars;
+use cupmon_monitor::MonitorError;
 
 /// Called by the CUDA driver during `cuInit` when `CUDA_INJECTION64_PATH`
 /// names this library. Returns 1 (success) even when cupmon cannot start, so
-/// that the program runs on unmonitored; the reason goes to stderr.
+/// that the program runs on unmonitored; the reason goes to stderr and to the
+/// status file of the would-be dump directory, where `cupmon run` finds it.
 #[no_mangle]
 pub extern "C" fn InitializeInjection() -> libc::c_int {
+    crate::panics::quiet_in_callbacks();
     let started = catch_unwind(|| {
-        if std::env::var(env_vars::ENABLE).is_ok_and(|v| v == "0") {
-            return;
-        }
-        let result = crate::session::config_from_env()
-            .and_then(|config| crate::session::start(config, true));
-        match result {
+        let config = match crate::session::config_from_env() {
+            Ok(config) if !config.enable => return,
+            Ok(config) => config,
+            Err(e) => return refuse(&crate::session::dump_dir_from_env(), &e),
+        };
+        cupmon_log::set_level(config.log);
+        let (dir, window) = (
+            config.dump_dir.clone(),
+            crate::schedule::Schedule::of(&config),
+        );
+        let on_signal = config.window_on_signal;
+        match crate::session::start(config, true) {
             Ok(()) => {
                 crate::exit::flush_at_exit();
-                crate::signals::install_from_env();
-                crate::schedule::start_from_env();
+                crate::signals::install_handlers(on_signal);
+                window.start();
             }
-            Err(e) => eprintln!("cupmon: not monitoring this process: {e}"),
+            Err(e) => refuse(&dir, &e),
         }
     });
     if started.is_err() {
-        eprintln!("cupmon: internal error while starting; not monitoring this process");
+        cupmon_log::error!("internal error while starting; not monitoring this process");
     }
     1
+}
+
+/// Say why this process is not monitored, on stderr and in the dump directory.
+fn refuse(dir: &std::path::Path, e: &MonitorError) {
+    cupmon_log::error!("not monitoring this process: {e}");
+    if let Err(write) = cupmon_records::dump::write_refusal(dir, &e.to_string()) {
+        cupmon_log::warn!("cannot write the reason into {}: {write}", dir.display());
+    }
 }

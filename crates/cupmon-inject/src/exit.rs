@@ -6,7 +6,7 @@ use std::sync::Once;
 extern "C" fn at_exit() {
     let _ = catch_unwind(|| {
         if let Some(Err(e)) = crate::session::stop() {
-            eprintln!("cupmon: at exit: {e}");
+            cupmon_log::warn!("at exit: {e}");
         }
     });
 }
@@ -18,9 +18,7 @@ pub(crate) fn flush_at_exit() {
         // SAFETY: `at_exit` is a plain `extern "C" fn()` that never unwinds.
         let rc = unsafe { libc::atexit(at_exit) };
         if rc != 0 {
-            eprintln!(
-                "cupmon: warning: cannot register the exit flush; the last second may be lost"
-            );
+            cupmon_log::warn!("cannot register the exit flush; the last second may be lost");
         }
     });
 }

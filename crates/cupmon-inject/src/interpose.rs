@@ -26,8 +26,8 @@ pub(crate) fn attach(session: &Arc<Session>) {
 }
 
 fn debug(what: std::fmt::Arguments<'_>) {
-    if std::env::var_os(cupmon_monitor::env_vars::DEBUG).is_some() {
-        eprintln!("cupmon: interposed {what}");
+    if cupmon_log::enabled(cupmon_log::Level::Debug) {
+        cupmon_log::debug!("interposed {what}");
     }
 }
 

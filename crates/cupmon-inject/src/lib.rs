@@ -15,6 +15,7 @@ mod clients;
 mod entry;
 mod exit;
 pub mod interpose;
+mod panics;
 mod schedule;
 mod session;
 mod signals;

@@ -126,10 +126,10 @@ fn write_window_files(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
         .map_err(|e| e.to_string())
         .and_then(|bytes| write_atomically(&json_path, &bytes).map_err(|e| e.to_string()));
     if let Err(e) = written {
-        eprintln!("cupmon: cannot write {}: {e}", json_path.display());
+        cupmon_log::error!("cannot write {}: {e}", json_path.display());
     }
     if window.events.is_empty() {
-        eprintln!("cupmon: trace window {n} holds no records; no trace written for it");
+        cupmon_log::warn!("trace window {n} holds no records; no trace written for it");
     } else if let Err(e) = export_window(
         &MergeWindow::from(window),
         &trace_path,
@@ -138,7 +138,7 @@ fn write_window_files(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
             device_properties_json: None,
         },
     ) {
-        eprintln!("cupmon: cannot write {}: {e}", trace_path.display());
+        cupmon_log::error!("cannot write {}: {e}", trace_path.display());
     }
     json_path
 }
@@ -149,11 +149,20 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The settings of an injected session, from the environment.
+/// The settings of an injected session, from the environment (validated), and the
+/// process's dump directory under the output directory.
 pub(crate) fn config_from_env() -> Result<MonitorConfig, MonitorError> {
-    let base = std::env::var_os(env_vars::OUTPUT_DIR)
+    let mut config = MonitorConfig::new("").with_env(|k| std::env::var(k).ok())?;
+    let rank = std::env::var(env_vars::RANK).ok();
+    config.dump_dir = dump_dir_for_process(&config.output_dir, rank.as_deref(), std::process::id());
+    Ok(config)
+}
+
+/// The dump directory this process would use, for the status file when the
+/// settings themselves are unusable.
+pub(crate) fn dump_dir_from_env() -> PathBuf {
+    let base = std::env::var_os("CUPMON_OUTPUT_DIR")
         .map_or_else(|| PathBuf::from("cupmon-out"), PathBuf::from);
     let rank = std::env::var(env_vars::RANK).ok();
-    let dir = dump_dir_for_process(&base, rank.as_deref(), std::process::id());
-    MonitorConfig::new(dir).with_env(|k| std::env::var(k).ok())
+    dump_dir_for_process(&base, rank.as_deref(), std::process::id())
 }

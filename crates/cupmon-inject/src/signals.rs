@@ -7,8 +7,6 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use cupmon_monitor::env_vars;
-
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(sig: libc::c_int) {
@@ -52,12 +50,12 @@ fn die_by(sig: libc::c_int) {
     }
 }
 
-pub(crate) fn install_from_env() {
-    let toggle = std::env::var(env_vars::WINDOW_ON_SIGNAL).is_ok_and(|v| v == "1");
+/// Flush on SIGTERM/SIGINT; with `toggle`, SIGUSR2 opens and closes windows.
+pub(crate) fn install_handlers(toggle: bool) {
     let mut fds = [-1; 2];
     // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        eprintln!("cupmon: warning: no signal handling (pipe failed)");
+        cupmon_log::warn!("no signal handling (pipe failed)");
         return;
     }
     PIPE_WRITE.store(fds[1], Ordering::Relaxed);
@@ -78,7 +76,7 @@ pub(crate) fn install_from_env() {
         .name("cupmon-signals".into())
         .spawn(move || listen(read_fd));
     if let Err(e) = spawned {
-        eprintln!("cupmon: warning: no signal handling: {e}");
+        cupmon_log::warn!("no signal handling: {e}");
     }
 }
 
@@ -105,7 +103,7 @@ fn handle(sig: libc::c_int) {
     }
     // SIGTERM / SIGINT: save what was recorded, then end as the signal would.
     if let Some(Err(e)) = crate::session::stop() {
-        eprintln!("cupmon: on signal {sig}: {e}");
+        cupmon_log::warn!("on signal {sig}: {e}");
     }
     die_by(sig);
 }
@@ -115,14 +113,14 @@ fn toggle_window() {
     let result = if open {
         crate::session::end_window_to_files().map(|path| {
             if let Some(path) = path {
-                eprintln!("cupmon: trace window written to {}", path.display());
+                cupmon_log::info!("trace window written to {}", path.display());
             }
         })
     } else {
         crate::session::with(|s| s.monitor.start_window().map(drop))
-            .map(|()| eprintln!("cupmon: trace window opened (send SIGUSR2 again to close it)"))
+            .map(|()| cupmon_log::info!("trace window opened (send SIGUSR2 again to close it)"))
     };
     if let Err(e) = result {
-        eprintln!("cupmon: SIGUSR2: {e}");
+        cupmon_log::warn!("SIGUSR2: {e}");
     }
 }

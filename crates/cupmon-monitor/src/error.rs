@@ -12,7 +12,11 @@ pub enum MonitorError {
     Cupti(#[from] CuptiError),
     #[error(transparent)]
     Dump(#[from] DumpError),
-    #[error("bad setting: {0}")]
+    /// A setting that cannot be used (named, with what is allowed).
+    #[error(transparent)]
+    Setting(#[from] cupmon_config::ConfigError),
+    /// A request that cannot be served as asked ("push_annotation needs a name").
+    #[error("bad request: {0}")]
     Config(String),
     /// A call that does not fit the monitor's state ("no trace window is open").
     #[error("{0}")]

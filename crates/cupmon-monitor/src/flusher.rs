@@ -37,7 +37,7 @@ impl Flusher {
                         return;
                     }
                     if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
-                        eprintln!("cupmon: warning: periodic flush: {e}");
+                        cupmon_log::warn!("periodic flush: {e}");
                     }
                     watch.check(shared);
                 }
@@ -79,8 +79,8 @@ impl TakeoverWatch {
         self.quiet_periods += 1;
         if self.quiet_periods == QUIET_PERIODS && !self.warned {
             self.warned = true;
-            eprintln!(
-                "cupmon: warning: CUPTI has held {outstanding} of cupmon's buffers for {QUIET_PERIODS} \
+            cupmon_log::warn!(
+                "CUPTI has held {outstanding} of cupmon's buffers for {QUIET_PERIODS} \
                  flush periods without returning any. Another CUPTI client in this process \
                  (torch.profiler, for instance) may have taken CUPTI's activity callbacks; what it \
                  records while it holds them is lost to cupmon. Under `cupmon run` cupmon shares \

@@ -15,12 +15,11 @@
 //! # Ok::<(), cupmon_monitor::MonitorError>(())
 //! ```
 
-mod config;
-pub mod env_vars;
 mod error;
 mod flusher;
 mod meta;
 mod monitor;
+mod msg;
 mod pool;
 mod shared;
 mod stats;
@@ -28,9 +27,7 @@ mod window_filters;
 mod worker;
 mod worker_profile;
 
-pub use config::{
-    parse_kinds, parse_seconds, parse_size, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS,
-};
+pub use cupmon_config::{env_vars, ConfigError, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
 pub use error::MonitorError;
 pub use monitor::Monitor;
 pub use stats::{BufferUse, MetaEntry, MonitorStats};

@@ -24,7 +24,7 @@ pub(crate) fn session_meta(
         "activities",
         config.kinds.iter().map(|k| k.0).collect::<Vec<u32>>(),
     )
-    .set("buffer_size", config.buffer_size as u64)
+    .set("buffer_size", config.buffer_size)
     .set("cupti_version", cupti.version())
     .set("meta_version", 2)
     .set("pid", std::process::id())
@@ -35,7 +35,7 @@ pub(crate) fn session_meta(
     .set("timestamp_mode", "cupti_default")
     .set("cupmon_version", env!("CARGO_PKG_VERSION"))
     .set("cupti_library", cupti.path().display().to_string());
-    if let Ok(rank) = std::env::var(crate::env_vars::RANK) {
+    if let Ok(rank) = std::env::var(cupmon_config::env_vars::RANK) {
         meta.set("rank", rank);
     }
     Ok(meta)

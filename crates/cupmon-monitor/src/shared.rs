@@ -9,11 +9,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cupmon_cupti::{ActivityBuffer, ActivitySink, CompletedBuffer, Cupti};
 
-use crate::config::MonitorConfig;
+use crate::msg::Msg;
 use crate::pool::Pool;
 use crate::stats::Counters;
-use crate::worker::{note_backlog, Msg};
+use crate::worker::note_backlog;
 use crate::BufferObserver;
+use crate::MonitorConfig;
 
 pub(crate) struct Shared {
     pub cupti: &'static Cupti,
@@ -33,7 +34,7 @@ impl Shared {
         Self {
             cupti,
             pool: Pool::new(
-                config.buffer_size,
+                config.buffer_size as usize,
                 config.max_buffers(),
                 config.free_buffers,
             ),

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use cupmon_cupti::CompletedBuffer;
@@ -14,27 +14,9 @@ use cupmon_records::{
 };
 use cupmon_trace::WindowEvent;
 
+use crate::msg::Msg;
 use crate::shared::Shared;
 use crate::worker_profile::WriteTimer;
-
-/// Work for the worker, in arrival order.
-pub(crate) enum Msg {
-    Buffer {
-        buffer: CompletedBuffer,
-        cupti_ns: u64,
-        unix_ns: u64,
-    },
-    /// The free list is running low.
-    Refill,
-    /// Answered once everything sent before it is done.
-    Barrier(SyncSender<()>),
-    /// Start keeping records for a trace window.
-    WindowStart,
-    /// Stop keeping records; answer with them as window events.
-    WindowEnd(SyncSender<Vec<WindowEvent>>),
-    /// Flush and close the dump; answer with the first write error, if any.
-    Stop(SyncSender<Option<String>>),
-}
 
 pub(crate) struct Worker {
     shared: &'static Shared,
@@ -102,8 +84,8 @@ impl Worker {
         counters.add(&counters.dropped_by_cupti, buffer.dropped());
         if let Err(e) = self.write(&buffer, cupti_ns, unix_ns) {
             if self.write_error.is_none() {
-                eprintln!(
-                    "cupmon: cannot write the dump in {}: {e}; recording continues in memory only",
+                cupmon_log::error!(
+                    "cannot write the dump in {}: {e}; recording continues in memory only",
                     self.dump.dir().display()
                 );
                 self.write_error = Some(e.to_string());
@@ -189,9 +171,9 @@ impl Worker {
         let counters = &self.shared.counters;
         let Ok(layout) = Layout::for_api_version(buffer.cupti_version()) else {
             if !self.warned_layout {
-                eprintln!(
-                    "cupmon: CUPTI API version {} is newer than this cupmon knows; buffers are \
-                     written to the dump but not counted or kept for windows",
+                cupmon_log::warn!(
+                    "CUPTI API version {} is newer than this cupmon knows; buffers are written \
+                     to the dump but not counted or kept for windows",
                     buffer.cupti_version()
                 );
                 self.warned_layout = true;
@@ -249,9 +231,9 @@ pub(crate) fn note_backlog(shared: &Shared) {
     if backlog * 2 > shared.config.max_buffers()
         && !shared.warned_backlog.swap(true, Ordering::Relaxed)
     {
-        eprintln!(
-            "cupmon: warning: the dump writer is falling behind ({backlog} buffers waiting); \
-             if it stays behind, CUPTI will drop records (they are counted)"
+        cupmon_log::warn!(
+            "the dump writer is falling behind ({backlog} buffers waiting); if it stays behind, \
+             CUPTI will drop records (they are counted)"
         );
     }
 }

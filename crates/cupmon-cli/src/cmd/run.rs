@@ -7,23 +7,47 @@ use std::process::Command;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
-use cupmon_monitor::env_vars;
+use cupmon_config::{env_vars, MonitorConfig, SETTINGS};
 
 use crate::cli::RunArgs;
 use crate::exit::BadInput;
 
 const INJECT_LIBRARY: &str = "libcupmon_inject.so";
 
+/// The settings of the run: the environment's `CUPMON_*` variables, then the flags,
+/// checked together. Any problem is bad input, before the program starts.
+fn settings(args: &RunArgs) -> Result<MonitorConfig> {
+    let mut config = MonitorConfig::new("");
+    let bad = |e: cupmon_config::ConfigError| BadInput(format!("not starting the program: {e}"));
+    config.apply_env(|k| std::env::var(k).ok()).map_err(bad)?;
+    if let Some(mib) = args.buffer_mib {
+        config
+            .set("buffer_size", &format!("{mib}MiB"))
+            .map_err(bad)?;
+    }
+    for (name, value) in &args.settings.given {
+        config.set(name, value).map_err(bad)?;
+    }
+    config.validate().map_err(bad)?;
+    Ok(config)
+}
+
 pub fn run(args: &RunArgs) -> Result<i32> {
+    let mut config = settings(args)?;
     let library = find_inject_library()?;
-    std::fs::create_dir_all(&args.output).map_err(|e| {
+    std::fs::create_dir_all(&config.output_dir).map_err(|e| {
         BadInput(format!(
             "{}: cannot create the output directory: {e}",
-            args.output.display()
+            config.output_dir.display()
         ))
     })?;
-    let output = args.output.canonicalize().context("output directory")?;
+    let output = config
+        .output_dir
+        .canonicalize()
+        .context("output directory")?;
+    config.output_dir = output.clone();
     let before = dump_dirs(&output);
+    let started = std::time::SystemTime::now();
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
     // Preloaded too, so that other CUPTI clients in the program (torch.profiler)
@@ -41,28 +65,25 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .env("LD_PRELOAD", preload)
         .env("CUDA_INJECTION64_PATH", &library)
         .env(env_vars::INJECT_LIBRARY, &library)
-        .env(env_vars::OUTPUT_DIR, &output)
-        .env(env_vars::BUFFER_SIZE, format!("{}M", args.buffer_mib))
-        .env(env_vars::FLUSH_PERIOD, args.flush_period.to_string());
-    if let (Some(at), Some(length)) = (args.window_at, args.window_for) {
-        command
-            .env(env_vars::WINDOW_AT, at.to_string())
-            .env(env_vars::WINDOW_FOR, length.to_string());
-    }
-    if args.window_on_signal {
-        command.env(env_vars::WINDOW_ON_SIGNAL, "1");
+        .env_remove(env_vars::DEBUG);
+    // The validated settings, whole: what the injection library reads is what was checked.
+    for s in SETTINGS {
+        match s.show(&config) {
+            Some(value) => command.env(s.env, value),
+            None => command.env_remove(s.env),
+        };
     }
     let mut child = command
         .spawn()
         .map_err(|e| BadInput(format!("cannot run {:?}: {e}", args.command[0])))?;
     let pid = child.id();
-    if args.window_on_signal {
+    if config.window_on_signal {
         eprintln!("cupmon: tracing pid {pid}; `kill -USR2 {pid}` opens a trace window, a second one closes it");
     }
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;
     let code = exit_code(status);
-    summarise(&output, &before, pid);
+    summarise(&output, &before, started, pid);
     Ok(code)
 }
 
@@ -151,8 +172,15 @@ fn dump_dirs(output: &Path) -> BTreeSet<PathBuf> {
         .collect()
 }
 
-fn summarise(output: &Path, before: &BTreeSet<PathBuf>, pid: u32) {
+fn summarise(output: &Path, before: &BTreeSet<PathBuf>, started: std::time::SystemTime, pid: u32) {
     let new: Vec<PathBuf> = dump_dirs(output).difference(before).cloned().collect();
+    let refused = refusals(output, started);
+    for (dir, reason) in &refused {
+        eprintln!("cupmon: {} was not monitored: {reason}", dir.display());
+    }
+    if new.is_empty() && !refused.is_empty() {
+        return;
+    }
     if new.is_empty() {
         let dir = output.join(pid.to_string());
         match write_empty_dump(&dir, pid) {
@@ -167,6 +195,24 @@ fn summarise(output: &Path, before: &BTreeSet<PathBuf>, pid: u32) {
     for dir in &new {
         super::run_summary::print(dir);
     }
+}
+
+/// Directories where the injection library wrote, during this run, why it did not
+/// monitor a process.
+fn refusals(output: &Path, started: std::time::SystemTime) -> Vec<(PathBuf, String)> {
+    let written_since = |p: &Path| {
+        std::fs::metadata(p.join(cupmon_records::dump::STATUS_FILE))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= started)
+    };
+    std::fs::read_dir(output)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !p.join(cupmon_records::dump::META_FILE).is_file() && written_since(p))
+        .filter_map(|p| cupmon_records::dump::read_refusal(&p).map(|r| (p, r)))
+        .collect()
 }
 
 /// A dump with no chunks, so that every run leaves one.

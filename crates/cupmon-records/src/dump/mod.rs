@@ -11,6 +11,7 @@ mod error;
 mod kernel_name_resolver;
 mod kernel_names;
 mod meta;
+mod status;
 mod writer;
 
 pub use annotations::{
@@ -26,6 +27,7 @@ pub use error::{DumpError, DumpWarning, Magic, Truncation};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub use status::{read_refusal, write_refusal};
 pub use writer::DumpWriter;
 
 /// Session description (CUPMMETA v2).
@@ -34,5 +36,7 @@ pub const META_FILE: &str = "cupti_monitor_meta.bin";
 pub const RAW_BUFFERS_FILE: &str = "cupti_monitor_raw_buffers.bin";
 /// Kernel-name pointer -> mangled name.
 pub const KERNEL_NAMES_FILE: &str = "kernel_names.tsv";
+/// Why the injection library did not monitor a process.
+pub const STATUS_FILE: &str = "cupmon_status.json";
 /// External id -> annotation name.
 pub const USER_ANNOTATIONS_FILE: &str = "user_annotations.json";

@@ -1,0 +1,3 @@
+fn main() {
+    print!("{}", cupmon_config::markdown_table());
+}

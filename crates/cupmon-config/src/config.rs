@@ -1,0 +1,90 @@
+//! [`MonitorConfig`]: every setting of a monitoring session, in one plain struct.
+//! Values enter only through [`MonitorConfig::set`] (the table's parsers) and are
+//! checked together by [`MonitorConfig::validate`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cupmon_log::Level;
+use cupmon_records::ActivityKind;
+
+/// Settings of one monitoring session (of one process).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorConfig {
+    /// Where the dumps go (one subdirectory per process).
+    pub output_dir: PathBuf,
+    /// This process's dump directory (created if needed). The injection library
+    /// derives it from `output_dir`, the rank and the pid.
+    pub dump_dir: PathBuf,
+    /// Always-on kinds.
+    pub kinds: Vec<ActivityKind>,
+    /// Size of each buffer lent to CUPTI.
+    pub buffer_size: u64,
+    /// Most buffer memory in existence (lent, queued or free); past it CUPTI gets no
+    /// buffer and drops records, which are counted.
+    pub max_outstanding_bytes: u64,
+    /// Buffers kept ready in the free list, so a request is a pop.
+    pub free_buffers: usize,
+    /// Period of the flush that keeps the dump about this far behind.
+    pub flush_period: Duration,
+    /// One trace window this long after the start, for `window_for`.
+    pub window_at: Option<Duration>,
+    pub window_for: Option<Duration>,
+    /// SIGUSR2 toggles a trace window.
+    pub window_on_signal: bool,
+    /// How much cupmon says on stderr.
+    pub log: Level,
+    /// The libcupti to load instead of searching for one.
+    pub libcupti: Option<PathBuf>,
+    /// `false`: do not monitor this process (`CUPMON_ENABLE=0`).
+    pub enable: bool,
+}
+
+/// Kernels, copies and memsets: the always-on set.
+pub const DEFAULT_KINDS: [ActivityKind; 3] = [
+    ActivityKind::CONCURRENT_KERNEL,
+    ActivityKind::MEMCPY,
+    ActivityKind::MEMSET,
+];
+
+/// Kinds a trace window adds, in an order that satisfies their dependencies
+/// (external correlation needs runtime; CUDA events need synchronization).
+pub const WINDOW_KINDS: [ActivityKind; 6] = [
+    ActivityKind::RUNTIME,
+    ActivityKind::DRIVER,
+    ActivityKind::EXTERNAL_CORRELATION,
+    ActivityKind::OVERHEAD,
+    ActivityKind::SYNCHRONIZATION,
+    ActivityKind::CUDA_EVENT,
+];
+
+impl MonitorConfig {
+    /// The defaults (the table's), with `dump_dir` as this process's dump directory.
+    pub fn new(dump_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            output_dir: PathBuf::from("cupmon-out"),
+            dump_dir: dump_dir.into(),
+            kinds: DEFAULT_KINDS.to_vec(),
+            buffer_size: 4 << 20,
+            // With CUPTI 13.0 on the H200, 23-25 buffers were out at once (lent to
+            // CUPTI or queued for the worker) at 1.2-1.5 M kernels/s: a 64 MiB cap
+            // (16 buffers) lost a third of a 10 s burst. Only what is out and the
+            // ready reserve are allocated; the rest of the cap costs nothing.
+            max_outstanding_bytes: 256 << 20,
+            // 8 x 4 MiB ready: a request is a pop while the worker refills.
+            free_buffers: 8,
+            flush_period: Duration::from_secs(1),
+            window_at: None,
+            window_for: None,
+            window_on_signal: false,
+            log: Level::Warn,
+            libcupti: None,
+            enable: true,
+        }
+    }
+
+    /// How many buffers fit under the cap.
+    pub fn max_buffers(&self) -> usize {
+        (self.max_outstanding_bytes / self.buffer_size.max(1)) as usize
+    }
+}

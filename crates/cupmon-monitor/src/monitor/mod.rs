@@ -1,0 +1,243 @@
+//! A monitoring session: CUPTI set up, the worker and the flush timer running
+//! (this file: the monitor and its lifecycle), trace windows (`windows.rs`),
+//! annotations (`annotations.rs`) and what it reports (`reporting.rs`) on request.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::mpsc;
+use std::sync::{Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cupmon_cupti::{callback_stats, ActivityKind, Cupti, FlushFlag, ThreadIdType};
+use cupmon_records::{DumpWriter, MetaFile};
+use cupmon_trace::TraceWindow;
+
+use crate::flusher::Flusher;
+use crate::meta::session_meta;
+use crate::msg::Msg;
+use crate::shared::Shared;
+use crate::stats::MonitorStats;
+use crate::worker::Worker;
+use crate::MonitorConfig;
+use crate::MonitorError;
+
+/// CUSTOM1 ids cupmon pushes start here, far from the small ids Kineto and
+/// applications use for their own annotations.
+const ANNOTATION_ID_BASE: u64 = 0x6375_0000_0000_0000;
+
+mod annotations;
+mod reporting;
+mod windows;
+
+#[derive(Debug)]
+pub(crate) enum WindowPhase {
+    Idle,
+    /// Window kinds enabled; records are not kept yet.
+    Prepared {
+        enabled: Vec<ActivityKind>,
+    },
+    Open {
+        enabled: Vec<ActivityKind>,
+        start_ns: u64,
+    },
+}
+
+/// The live monitor of this process. One at a time: CUPTI has one set of
+/// activity callbacks per process.
+pub struct Monitor {
+    shared: &'static Shared,
+    worker: Mutex<Option<JoinHandle<()>>>,
+    flusher: Mutex<Option<Flusher>>,
+    window: Mutex<WindowPhase>,
+    annotations: Mutex<BTreeMap<u64, String>>,
+    /// Open annotations per thread: CUPTI's external-id stacks are per thread.
+    annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
+    next_annotation: AtomicU64,
+    meta: Mutex<MetaFile>,
+    started: Instant,
+    devices: std::sync::OnceLock<serde_json::Value>,
+}
+
+impl std::fmt::Debug for Monitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Monitor")
+            .field("dump_dir", &self.shared.config.dump_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Monitor {
+    /// Load CUPTI (checking for the driver first), create the dump directory,
+    /// register the buffer callbacks and enable the always-on kinds.
+    pub fn start(config: MonitorConfig) -> Result<Self, MonitorError> {
+        config.validate()?;
+        let cupti = Cupti::load_preferring(config.libcupti.as_deref())?;
+        Self::start_with(cupti, config)
+    }
+
+    /// [`Monitor::start`] with a CUPTI already loaded.
+    pub fn start_with(cupti: &'static Cupti, config: MonitorConfig) -> Result<Self, MonitorError> {
+        config.validate()?;
+        let meta = session_meta(cupti, &config)?;
+        let dump = DumpWriter::create(&config.dump_dir, &meta)?;
+        let (tx, rx) = mpsc::channel();
+        let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx)));
+        let worker = Worker::new(shared, dump);
+        let worker = std::thread::Builder::new()
+            .name("cupmon-worker".into())
+            .spawn(move || worker.run(rx))
+            .map_err(|e| MonitorError::Worker(e.to_string()))?;
+        // The pool must hold buffers before CUPTI asks for the first one.
+        shared.pool.refill();
+        let monitor = Monitor {
+            shared,
+            worker: Mutex::new(Some(worker)),
+            flusher: Mutex::new(None),
+            window: Mutex::new(WindowPhase::Idle),
+            annotations: Mutex::new(BTreeMap::new()),
+            annotation_stacks: Mutex::new(std::collections::HashMap::new()),
+            next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
+            meta: Mutex::new(meta),
+            started: Instant::now(),
+            devices: std::sync::OnceLock::new(),
+        };
+        cupti.set_thread_id_type(ThreadIdType::SYSTEM)?;
+        cupti.register_callbacks(shared)?;
+        for &kind in &shared.config.kinds {
+            cupti.enable(kind)?;
+        }
+        *lock(&monitor.flusher) = Some(Flusher::spawn(shared)?);
+        Ok(monitor)
+    }
+
+    /// Hand every buffer to `observer` too (after writing it), from now on.
+    pub fn set_observer(&self, observer: std::sync::Arc<dyn crate::BufferObserver>) {
+        *self
+            .shared
+            .observer
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+
+    /// Take CUPTI's activity callbacks back (after another client in the
+    /// process registered its own) and turn cupmon's kinds on again. Buffers
+    /// CUPTI completed while the other client held the callbacks went to it;
+    /// those that never come back are counted as lost when the session stops.
+    /// Returns how many of cupmon's buffers CUPTI holds now.
+    pub fn rearm(&self) -> Result<u64, MonitorError> {
+        self.shared.cupti.register_callbacks(self.shared)?;
+        self.shared.cupti.reenable_all()?;
+        Ok(callback_stats().outstanding_buffers)
+    }
+
+    pub fn config(&self) -> &MonitorConfig {
+        &self.shared.config
+    }
+
+    pub fn cupti(&self) -> &'static Cupti {
+        self.shared.cupti
+    }
+
+    /// Time since the session started.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Wait until the worker has handled everything queued so far.
+    fn barrier(&self) -> Result<(), MonitorError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        if !self.shared.send(Msg::Barrier(tx)) {
+            return Err(MonitorError::Worker("it is not running".into()));
+        }
+        rx.recv()
+            .map_err(|_| MonitorError::Worker("it exited".into()))
+    }
+
+    /// Hand CUPTI's completed buffers to the worker and wait until they are
+    /// written. `forced` also returns buffers with unfinished kernels (their
+    /// end time is then 0).
+    pub fn flush(&self, forced: bool) -> Result<(), MonitorError> {
+        let cupti = self.shared.cupti;
+        cupti.flush_all(FlushFlag::NONE)?;
+        self.barrier()?;
+        if forced {
+            cupti.flush_all(FlushFlag::FORCED)?;
+            self.barrier()?;
+        }
+        Ok(())
+    }
+
+    /// End the session: close an open window (returned), disable collection,
+    /// flush everything (plain, then forced), write the meta and close the
+    /// dump. Never calls `cuptiFinalize`.
+    ///
+    /// Takes `&self` so that a monitor shared between threads can be stopped
+    /// by one of them; a second call is an error.
+    pub fn stop(&self) -> Result<(MonitorStats, Option<TraceWindow>), MonitorError> {
+        if lock(&self.worker).is_none() {
+            return Err(MonitorError::State("the monitor is already stopped".into()));
+        }
+        self.stop_flusher();
+        let window = if self.window_open() {
+            Some(self.end_window()?)
+        } else {
+            None
+        };
+        if let WindowPhase::Prepared { enabled } =
+            std::mem::replace(&mut *lock(&self.window), WindowPhase::Idle)
+        {
+            for kind in enabled {
+                let _ = self.shared.cupti.disable(kind);
+            }
+        }
+        let flushed = self.flush(true);
+        for &kind in self.shared.config.kinds.iter().rev() {
+            let _ = self.shared.cupti.disable(kind);
+        }
+        let _ = self.shared.cupti.flush_all(FlushFlag::FORCED);
+        // After a forced flush CUPTI holds nothing of cupmon's: what it still
+        // holds went to another client and will not come back.
+        let lost = callback_stats().outstanding_buffers;
+        if lost > 0 {
+            self.shared
+                .counters
+                .add(&self.shared.counters.buffers_lost, lost);
+            cupmon_log::warn!(
+                "{lost} buffers of records went to another CUPTI client in this process and are \
+                 lost (run under `cupmon run` so that cupmon shares CUPTI)"
+            );
+        }
+        self.write_annotations(&lock(&self.annotations).clone());
+        self.update_meta();
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.shared.send(Msg::Stop(tx));
+        let write_error = rx.recv().ok().flatten();
+        self.shared.close_queue();
+        let worker = lock(&self.worker).take();
+        if let Some(worker) = worker {
+            let _ = worker.join();
+        }
+        self.shared.pool.drain();
+        let mut stats = self.stats();
+        stats.running = false;
+        flushed?;
+        if let Some(e) = write_error {
+            return Err(MonitorError::Worker(format!(
+                "writing the dump failed: {e}"
+            )));
+        }
+        Ok((stats, window))
+    }
+
+    fn stop_flusher(&self) {
+        let flusher = lock(&self.flusher).take();
+        if let Some(flusher) = flusher {
+            flusher.stop();
+        }
+    }
+}

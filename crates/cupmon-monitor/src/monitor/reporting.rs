@@ -1,0 +1,124 @@
+//! What the monitor reports: its counters, the GPUs, the completeness facts every
+//! trace carries, and the dump's meta and annotations file kept up to date.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cupmon_cupti::callback_stats;
+use cupmon_records::dump::USER_ANNOTATIONS_FILE;
+use cupmon_trace::CupmonInfo;
+
+use super::{lock, Monitor};
+use crate::stats::{BufferUse, MetaEntry, MonitorStats};
+
+impl Monitor {
+    /// The GPUs as Kineto's `deviceProperties`, read from the driver once it
+    /// can answer (not during `cuInit`, where the injection starts cupmon).
+    pub fn device_properties(&self) -> Option<serde_json::Value> {
+        if let Some(known) = self.devices.get() {
+            return Some(known.clone());
+        }
+        let devices = cupmon_cupti::device_properties()?;
+        let json: Vec<serde_json::Value> = devices
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "id": d.id, "name": d.name, "totalGlobalMem": d.total_global_mem,
+                    "computeMajor": d.compute_major, "computeMinor": d.compute_minor,
+                    "maxThreadsPerBlock": d.max_threads_per_block,
+                    "maxThreadsPerMultiprocessor": d.max_threads_per_multiprocessor,
+                    "regsPerBlock": d.regs_per_block, "warpSize": d.warp_size,
+                    "sharedMemPerBlock": d.shared_mem_per_block, "numSms": d.num_sms,
+                    "regsPerMultiprocessor": d.regs_per_multiprocessor,
+                    "sharedMemPerBlockOptin": d.shared_mem_per_block_optin,
+                    "sharedMemPerMultiprocessor": d.shared_mem_per_multiprocessor,
+                })
+            })
+            .collect();
+        Some(
+            self.devices
+                .get_or_init(|| serde_json::Value::Array(json))
+                .clone(),
+        )
+    }
+
+    /// What a trace must say about completeness.
+    pub fn info(&self) -> CupmonInfo {
+        let stats = self.stats();
+        CupmonInfo {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            dropped_records: stats.dropped_records,
+            cupti_version: Some(stats.cupti_version),
+            unresolved_kernel_names: 0,
+        }
+    }
+
+    pub fn stats(&self) -> MonitorStats {
+        let s = self.shared;
+        let c = &s.counters;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let callbacks = callback_stats();
+        let queued = load(&c.buffers_queued).saturating_sub(load(&c.buffers_completed));
+        MonitorStats {
+            running: lock(&self.worker).is_some(),
+            dump_dir: s.config.dump_dir.display().to_string(),
+            cupti_version: s.cupti.version(),
+            cupti_library: s.cupti.path().display().to_string(),
+            buffers_completed: load(&c.buffers_completed),
+            buffers_allocated: s.pool.allocated_total(),
+            buffers_pending: callbacks.outstanding_buffers + queued,
+            buffers_free: s.pool.free_count() as u64,
+            buffers: BufferUse {
+                max_in_use: s.pool.max_in_use() as u64,
+                cap: s.config.max_buffers() as u64,
+                buffer_size: s.config.buffer_size,
+                mapped_on_request: s.pool.mapped_on_request(),
+            },
+            bytes_written: load(&c.bytes_written),
+            records: load(&c.records),
+            records_by_kind: lock(&c.records_by_kind).clone(),
+            dropped_records: load(&c.dropped_by_cupti),
+            buffers_lost: load(&c.buffers_lost),
+            buffer_requests_refused: s.pool.refused(),
+            decode_errors: load(&c.decode_errors),
+            windows_taken: load(&c.windows),
+            window_open: self.window_open(),
+            kernel_names: load(&c.kernel_names),
+            worker: c.worker.snapshot(),
+        }
+    }
+
+    pub(super) fn write_annotations(&self, annotations: &BTreeMap<u64, String>) {
+        if annotations.is_empty() {
+            return;
+        }
+        let path = self.shared.config.dump_dir.join(USER_ANNOTATIONS_FILE);
+        if let Err(e) = cupmon_records::dump::write_user_annotations(&path, annotations) {
+            cupmon_log::warn!("{e}");
+        }
+    }
+
+    /// Rewrite the meta with the counts so far (dropped records above all).
+    pub(super) fn update_meta(&self) {
+        let stats = self.stats();
+        let devices = self.device_properties();
+        let mut meta = lock(&self.meta);
+        if let Some(devices) = devices {
+            meta.set("device_properties", devices);
+        }
+        meta.set("dropped_records", stats.dropped_records)
+            .set("buffer_requests_refused", stats.buffer_requests_refused)
+            .set("records", stats.records)
+            .set("chunks_written", stats.buffers_completed);
+        stats.buffers.write_to(&mut meta);
+        stats.worker.write_to(&mut meta);
+        if let Err(e) = meta.write(
+            self.shared
+                .config
+                .dump_dir
+                .join(cupmon_records::dump::META_FILE),
+        ) {
+            cupmon_log::warn!("{e}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Trace windows: the window kinds enabled with their noise filters, the records
+//! kept between start and end, filtered as PyTorch's monitor does.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+
+use cupmon_trace::{filter_window, TraceWindow};
+
+use super::{lock, Monitor, WindowPhase};
+use crate::msg::Msg;
+use crate::window_filters::set_noise_filters;
+use crate::{MonitorError, WINDOW_KINDS};
+
+impl Monitor {
+    /// Enable the window kinds (runtime, driver, external correlation,
+    /// overhead, synchronization, CUDA events) with the noise filters, so a
+    /// later [`Monitor::start_window`] is quick.
+    pub fn prepare_window(&self) -> Result<(), MonitorError> {
+        let mut phase = lock(&self.window);
+        if !matches!(*phase, WindowPhase::Idle) {
+            return Err(MonitorError::State(
+                "a trace window is already prepared or open".into(),
+            ));
+        }
+        let cupti = self.shared.cupti;
+        let mut enabled = Vec::new();
+        for kind in WINDOW_KINDS {
+            if self.shared.config.kinds.contains(&kind) {
+                continue;
+            }
+            match cupti.enable(kind) {
+                Ok(()) => enabled.push(kind),
+                // A kind this CUPTI lacks narrows the window; it does not fail it.
+                Err(e) => cupmon_log::warn!("trace window without {kind}: {e}"),
+            }
+        }
+        set_noise_filters(cupti);
+        *phase = WindowPhase::Prepared { enabled };
+        Ok(())
+    }
+
+    /// Open the window: flush what came before, wait for the worker, stamp
+    /// the start. Prepares first if needed. Returns the start (CUPTI ns).
+    pub fn start_window(&self) -> Result<u64, MonitorError> {
+        if matches!(*lock(&self.window), WindowPhase::Idle) {
+            self.prepare_window()?;
+        }
+        let mut phase = lock(&self.window);
+        let enabled = match std::mem::replace(&mut *phase, WindowPhase::Idle) {
+            WindowPhase::Prepared { enabled } => enabled,
+            open @ WindowPhase::Open { .. } => {
+                *phase = open;
+                return Err(MonitorError::State("a trace window is already open".into()));
+            }
+            WindowPhase::Idle => {
+                return Err(MonitorError::State("the window was not prepared".into()))
+            }
+        };
+        let result = self.flush(false).and_then(|()| {
+            let start_ns = self.shared.cupti.timestamp()?;
+            self.shared.send(Msg::WindowStart);
+            Ok(start_ns)
+        });
+        match result {
+            Ok(start_ns) => {
+                *phase = WindowPhase::Open { enabled, start_ns };
+                Ok(start_ns)
+            }
+            Err(e) => {
+                *phase = WindowPhase::Prepared { enabled };
+                Err(e)
+            }
+        }
+    }
+
+    pub fn window_open(&self) -> bool {
+        matches!(*lock(&self.window), WindowPhase::Open { .. })
+    }
+
+    /// Close the window: disable its kinds, flush (plain, then forced), and
+    /// return its records filtered as the seed's monitor does.
+    pub fn end_window(&self) -> Result<TraceWindow, MonitorError> {
+        let mut phase = lock(&self.window);
+        let WindowPhase::Open { enabled, start_ns } =
+            std::mem::replace(&mut *phase, WindowPhase::Idle)
+        else {
+            return Err(MonitorError::State("no trace window is open".into()));
+        };
+        drop(phase);
+        let cupti = self.shared.cupti;
+        for kind in enabled.iter().rev() {
+            if let Err(e) = cupti.disable(*kind) {
+                cupmon_log::warn!("{e}");
+            }
+        }
+        self.flush(true)?;
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.shared.send(Msg::WindowEnd(tx));
+        let events = rx
+            .recv()
+            .map_err(|_| MonitorError::Worker("it exited during a window".into()))?;
+        self.shared.counters.add(&self.shared.counters.windows, 1);
+        let user_annotations = lock(&self.annotations).clone();
+        self.write_annotations(&user_annotations);
+        self.update_meta();
+        let arrived = describe_records(&events, start_ns);
+        let events = filter_window(events, start_ns);
+        let summary = || {
+            format!(
+                "trace window from {start_ns}: {} records kept of those that arrived: {arrived}",
+                events.len()
+            )
+        };
+        if events.is_empty() && !arrived.is_empty() {
+            cupmon_log::warn!("{}", summary());
+        } else {
+            cupmon_log::debug!("{}", summary());
+        }
+        Ok(TraceWindow {
+            events,
+            extra_activities: enabled.iter().map(|k| k.0).collect(),
+            user_annotations,
+            thread_resource_map: BTreeMap::new(),
+            start_ns,
+            cupmon: Some(self.info()),
+            device_properties: self.device_properties(),
+        })
+    }
+}
+
+/// "kernel 40, cuda_runtime 42 (API starts A..B)" for a diagnostic line.
+fn describe_records(events: &[cupmon_trace::WindowEvent], start_ns: u64) -> String {
+    if events.is_empty() {
+        return String::new();
+    }
+    let mut by_kind: BTreeMap<&str, u64> = BTreeMap::new();
+    let (mut lo, mut hi, mut before) = (u64::MAX, 0, 0);
+    for e in events {
+        *by_kind.entry(e.kind_name()).or_default() += 1;
+        if e.is_api() {
+            lo = lo.min(e.start_ns());
+            hi = hi.max(e.start_ns());
+            before += u64::from(e.start_ns() < start_ns);
+        }
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!(
+        "{} (API records start {lo}..{hi}, {before} before the window start)",
+        kinds.join(", ")
+    )
+}

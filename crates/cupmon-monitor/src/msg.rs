@@ -1,0 +1,25 @@
+//! The messages of the monitor to its worker thread.
+
+use std::sync::mpsc::SyncSender;
+
+use cupmon_cupti::CompletedBuffer;
+use cupmon_trace::WindowEvent;
+
+/// Work for the worker, in arrival order.
+pub(crate) enum Msg {
+    Buffer {
+        buffer: CompletedBuffer,
+        cupti_ns: u64,
+        unix_ns: u64,
+    },
+    /// The free list is running low.
+    Refill,
+    /// Answered once everything sent before it is done.
+    Barrier(SyncSender<()>),
+    /// Start keeping records for a trace window.
+    WindowStart,
+    /// Stop keeping records; answer with them as window events.
+    WindowEnd(SyncSender<Vec<WindowEvent>>),
+    /// Flush and close the dump; answer with the first write error, if any.
+    Stop(SyncSender<Option<String>>),
+}
