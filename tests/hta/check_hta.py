@@ -48,9 +48,12 @@ class Report:
             ok, detail = fn()
         except Exception as e:  # an exception inside HTA is a finding
             where = traceback.extract_tb(e.__traceback__)[-1]
-            ok, detail = False, (
-                f"HTA raised {type(e).__name__}: {e} "
-                f"(at {os.path.basename(where.filename)}:{where.lineno})"
+            ok, detail = (
+                False,
+                (
+                    f"HTA raised {type(e).__name__}: {e} "
+                    f"(at {os.path.basename(where.filename)}:{where.lineno})"
+                ),
             )
         self.line("PASS" if ok else "FAIL", name, detail)
 
@@ -130,7 +133,8 @@ def check_set(report: Report, tset: TraceSet, operator: str) -> None:
         report.run(f"{tset.name}/rank{rank}: frequent kernel sequences", sequences)
     else:
         report.line(
-            "SKIP", f"{tset.name}: frequent kernel sequences",
+            "SKIP",
+            f"{tset.name}: frequent kernel sequences",
             "no cpu_op events (a trace without a torch.profiler CPU trace has no operators)",
         )
     print(f"   (HTA on {tset.name}: {time.perf_counter() - started:.1f} s)", flush=True)
@@ -141,17 +145,22 @@ def main(argv: List[str]) -> int:
     p.add_argument("--cupmon", help="the cupmon binary")
     p.add_argument("--fixtures", default=os.path.join(HERE, "..", "fixtures", "h200-cupti13.0"))
     p.add_argument("--work", default=None, help="where the traces go (default: a temporary folder)")
-    p.add_argument("--operator", default="aten::linear",
-                   help="operator for the frequent kernel sequences (default aten::linear, "
-                        "3 per torch_mlp step pair with 4 kernels)")
+    p.add_argument(
+        "--operator",
+        default="aten::linear",
+        help="operator for the frequent kernel sequences (default aten::linear: "
+        "in torch_mlp one of its two layers launches 4 kernels, once a step)",
+    )
     p.add_argument("--trace-dir", nargs="+", help="check these trace directories instead")
     args = p.parse_args(argv)
 
     _quiet_hta()
     report = Report()
     if args.trace_dir:
-        sets = [TraceSet(os.path.basename(d.rstrip("/")), d, {}, False, "given directory")
-                for d in args.trace_dir]
+        sets = [
+            TraceSet(os.path.basename(d.rstrip("/")), d, {}, False, "given directory")
+            for d in args.trace_dir
+        ]
     else:
         if not args.cupmon:
             p.error("--cupmon is required unless --trace-dir is given")

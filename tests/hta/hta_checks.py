@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 from tracefacts import (
     TraceFile,
@@ -59,7 +59,9 @@ def kernel_breakdown(ta, facts: Dict[int, TraceFile]) -> Result:
             )
         loaded = int((ta.t.get_trace(rank)["stream"] != -1).sum())
         if loaded != len(f.gpu()):
-            problems.append(f"rank {rank}: HTA kept {loaded} GPU activities, the file has {len(f.gpu())}")
+            problems.append(
+                f"rank {rank}: HTA kept {loaded} GPU activities, the file has {len(f.gpu())}"
+            )
         by_type = Counter()
         for (t, _n), v in expect.items():
             by_type[t] += v
@@ -89,7 +91,11 @@ def temporal_breakdown(ta, facts: Dict[int, TraceFile]) -> Result:
         tol = float(_negative(gpu))  # HTA's sort of equal starts is not stable
         if row["idle_time(us)"] < 0:
             problems.append(f"rank {rank}: negative idle time {row['idle_time(us)']} us")
-        for col, want in (("kernel_time(us)", span), ("idle_time(us)", idle), ("compute_time(us)", comp)):
+        for col, want in (
+            ("kernel_time(us)", span),
+            ("idle_time(us)", idle),
+            ("compute_time(us)", comp),
+        ):
             if not _close(row[col], want, tol):
                 problems.append(f"rank {rank}: {col} HTA {row[col]} vs file {want}")
         summary.append(
@@ -110,7 +116,9 @@ def idle_time_breakdown(ta, facts: Dict[int, TraceFile]) -> Result:
         if not neg.empty:
             problems.append(
                 f"rank {rank}: negative idle time "
-                + ", ".join(f"stream {r.stream} {r.idle_category} {r.idle_time}" for r in neg.itertuples())
+                + ", ".join(
+                    f"stream {r.stream} {r.idle_category} {r.idle_time}" for r in neg.itertuples()
+                )
             )
         streams: Dict[int, list] = defaultdict(list)
         for a in f.gpu():
@@ -189,10 +197,14 @@ def memory_bw(ta, facts: Dict[int, TraceFile]) -> Result:
             hta_max = rows.loc[name, ("memory_bw_gbps", "max")]
             want = max(expect[name])
             if hta_max < want * (1 - 1e-3):
-                problems.append(f"rank {rank} {name}: HTA max {hta_max:.4g} GB/s < bytes/dur {want:.4g}")
+                problems.append(
+                    f"rank {rank} {name}: HTA max {hta_max:.4g} GB/s < bytes/dur {want:.4g}"
+                )
         summary.append(
-            f"rank {rank}: " + ", ".join(
-                f"{n} max {rows.loc[n, ('memory_bw_gbps', 'max')]:.3g} GB/s" for n in sorted(got_names)
+            f"rank {rank}: "
+            + ", ".join(
+                f"{n} max {rows.loc[n, ('memory_bw_gbps', 'max')]:.3g} GB/s"
+                for n in sorted(got_names)
             )
         )
     if not summary and not problems:
@@ -212,7 +224,9 @@ def queue_length(ta, facts: Dict[int, TraceFile]) -> Result:
             gpu_by_corr[a.correlation].stream for a in f.launches() if a.correlation in gpu_by_corr
         )
         if not per_stream:
-            problems.append(f"rank {rank}: no launch call (cudaLaunchKernel, ...) matches a GPU activity")
+            problems.append(
+                f"rank {rank}: no launch call (cudaLaunchKernel, ...) matches a GPU activity"
+            )
             continue
         s = series.get(rank)
         if s is None:
@@ -221,19 +235,25 @@ def queue_length(ta, facts: Dict[int, TraceFile]) -> Result:
         for stream, n in sorted(per_stream.items()):
             q = s[s["stream"] == stream]["queue_length"]
             if len(q) != 2 * n:
-                problems.append(f"rank {rank} stream {stream}: {len(q)} points, expected 2 x {n} launches")
+                problems.append(
+                    f"rank {rank} stream {stream}: {len(q)} points, expected 2 x {n} launches"
+                )
             if len(q) and q.min() < 0:
                 problems.append(
                     f"rank {rank} stream {stream}: queue length down to {q.min()} "
                     "(GPU activity before its launch)"
                 )
             if len(q) and q.max() > n:
-                problems.append(f"rank {rank} stream {stream}: queue length {q.max()} > {n} launches")
+                problems.append(
+                    f"rank {rank} stream {stream}: queue length {q.max()} > {n} launches"
+                )
         if summary_df is None or rank not in summary_df.index.get_level_values(0):
             problems.append(f"rank {rank}: missing from get_queue_length_summary")
         summary.append(
-            f"rank {rank}: " + ", ".join(
-                f"stream {st} max {s[s['stream'] == st]['queue_length'].max()}" for st in sorted(per_stream)
+            f"rank {rank}: "
+            + ", ".join(
+                f"stream {st} max {s[s['stream'] == st]['queue_length'].max()}"
+                for st in sorted(per_stream)
             )
         )
     if problems:

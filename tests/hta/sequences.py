@@ -31,7 +31,9 @@ def expected_patterns(f: TraceFile, operator: str, min_len: int) -> Counter:
             gpu[a.correlation].append(a)
 
     def depth(a: Activity) -> int:
-        return sum(1 for o in threads[(a.pid, a.tid)] if o is not a and _inside(a, o) and o.rdur > a.rdur)
+        return sum(
+            1 for o in threads[(a.pid, a.tid)] if o is not a and _inside(a, o) and o.rdur > a.rdur
+        )
 
     candidates = [a for a in cpu if operator in a.name]
     if not candidates:
@@ -53,11 +55,17 @@ def expected_patterns(f: TraceFile, operator: str, min_len: int) -> Counter:
 def frequent_sequences(ta, f: TraceFile, rank: int, operator: str, min_len: int = 3) -> Result:
     with tempfile.TemporaryDirectory() as out:
         df = ta.get_frequent_cuda_kernel_sequences(
-            operator_name=operator, output_dir=out, min_pattern_len=min_len,
-            rank=rank, top_k=5, visualize=False,
+            operator_name=operator,
+            output_dir=out,
+            min_pattern_len=min_len,
+            rank=rank,
+            top_k=5,
+            visualize=False,
         )
     expect = expected_patterns(f, operator, min_len)
-    got = Counter({r["pattern"]: int(r["count"]) for _, r in df.iterrows()}) if len(df) else Counter()
+    got = (
+        Counter({r["pattern"]: int(r["count"]) for _, r in df.iterrows()}) if len(df) else Counter()
+    )
     problems = []
     if not got:
         problems.append(

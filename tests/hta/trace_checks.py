@@ -26,7 +26,7 @@ def check_ranks(tset: TraceSet, hta_files: Dict[int, str]) -> Result:
         info = f.top.get("distributedInfo")
         name = f"rank {rank} ({path.rsplit('/', 1)[-1]})"
         if not isinstance(info, dict):
-            problems.append(f"{name}: no top-level \"distributedInfo\"")
+            problems.append(f'{name}: no top-level "distributedInfo"')
             continue
         if info.get("rank") != rank:
             problems.append(f"{name}: distributedInfo.rank is {info.get('rank')!r}")
@@ -43,7 +43,7 @@ def check_ranks(tset: TraceSet, hta_files: Dict[int, str]) -> Result:
             )
         if f.hta_rank_text() != rank:
             problems.append(
-                f"{name}: the first match of HTA's regex \"rank\":\\s+(\\d+) gives "
+                f'{name}: the first match of HTA\'s regex "rank":\\s+(\\d+) gives '
                 f"{f.hta_rank_text()!r} (HTA needs whitespace after the colon)"
             )
     found = sorted(hta_files)
@@ -80,7 +80,11 @@ def check_gpu_clock(f: TraceFile) -> Result:
         overlaps += sum(1 for p, n in zip(acts, acts[1:]) if n.ts < p.end - 0.001)
     # One clock: a trace of one run spans minutes, not days (torch-tb-profiler
     # uses the same 24 h bound for its Record Window End marker).
-    timed = [a.ts for a in f.activities if a.ts > 0 and a.cat in GPU_CATS + ("cuda_runtime", "cuda_driver")]
+    timed = [
+        a.ts
+        for a in f.activities
+        if a.ts > 0 and a.cat in GPU_CATS + ("cuda_runtime", "cuda_driver")
+    ]
     span_days = (max(timed) - min(timed)) / 86400e6 if timed else 0.0
     problems = []
     if span_days > 1:
@@ -132,7 +136,10 @@ def check_kineto_args(f: TraceFile) -> Result:
             wrong_bw.append(f"{a.name} {bw} != bytes/dur {nbytes / (a.dur * 1000.0):.6g}")
     problems = []
     if missing:
-        total = {"gpu_memcpy": len(f.by_cat("gpu_memcpy")), "gpu_memset": len(f.by_cat("gpu_memset"))}
+        total = {
+            "gpu_memcpy": len(f.by_cat("gpu_memcpy")),
+            "gpu_memset": len(f.by_cat("gpu_memset")),
+        }
         parts = []
         for key, n in sorted(missing.items()):
             of = total.get(key.split(":")[0], len(kernels))

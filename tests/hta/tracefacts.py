@@ -119,9 +119,7 @@ class TraceFile:
             "ts" not in e or isinstance(e["ts"], float) for e in self.events
         )
         self.activities = self._activities()
-        self.step_names = sorted(
-            {a.name for a in self.activities if "ProfilerStep" in a.name}
-        )
+        self.step_names = sorted({a.name for a in self.activities if "ProfilerStep" in a.name})
 
     def _activities(self) -> List[Activity]:
         out = []
@@ -235,8 +233,7 @@ def hta_kept(f: "TraceFile", step_names: List[str]) -> List[Activity]:
     cpu = [a for a in cpu if a.rts < last]
     corr = {a.correlation for a in cpu}
     gpu = [
-        a for a in f.activities
-        if a.stream >= 0 and a.correlation >= 0 and a.correlation in corr
+        a for a in f.activities if a.stream >= 0 and a.correlation >= 0 and a.correlation in corr
     ]
     return gpu + cpu
 

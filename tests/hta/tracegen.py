@@ -51,9 +51,7 @@ def _run(cmd: List[str], env_extra: Dict[str, str] | None = None) -> str:
     print(f"  $ {shown + ' ' if shown else ''}{' '.join(cmd)}", file=sys.stderr)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise TraceGenError(
-            f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}"
-        )
+        raise TraceGenError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     return proc.stdout
 
 
@@ -131,8 +129,13 @@ def build_sets(cupmon: str, fixtures: str, work: str) -> List[TraceSet]:
         _run([cupmon, "merge", "--cpu", cpu_in, "--window", window, "-o", out])
         files[rank] = out
     sets.append(
-        TraceSet("merged", merged_dir, files, True,
-                 "cupmon decode + cupmon merge, CPU traces carrying distributedInfo")
+        TraceSet(
+            "merged",
+            merged_dir,
+            files,
+            True,
+            "cupmon decode + cupmon merge, CPU traces carrying distributedInfo",
+        )
     )
 
     standalone_dir = os.path.join(work, "standalone")
@@ -145,8 +148,13 @@ def build_sets(cupmon: str, fixtures: str, work: str) -> List[TraceSet]:
         _run([cupmon, "export", "--window", window, "-o", out] + args, env)
         files[rank] = out
     sets.append(
-        TraceSet("standalone", standalone_dir, files, True,
-                 "cupmon decode + cupmon export, rank asked of cupmon (rank_request)")
+        TraceSet(
+            "standalone",
+            standalone_dir,
+            files,
+            True,
+            "cupmon decode + cupmon export, rank asked of cupmon (rank_request)",
+        )
     )
 
     demo_dir = os.path.join(work, "demo")
