@@ -34,6 +34,7 @@
 //!   [`dump_stats`] -> [`DumpStats`]: what `cupmon stats` prints.
 
 mod api_names;
+pub mod clock;
 mod cupti_enum;
 mod decode;
 mod demangle;
@@ -46,6 +47,7 @@ mod version;
 mod walk;
 
 pub use api_names::ApiDomain;
+pub use clock::{ClockSamples, ForeignClock};
 pub use cupti_enum::{ActivityKind, ExternalCorrelationKind};
 pub use decode::{decode_record, DecodeError, RecordIter, WithOffsets};
 pub use demangle::demangle;

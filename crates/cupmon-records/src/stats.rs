@@ -16,12 +16,20 @@ pub struct KernelStat {
     /// False when the name is a `kernel@0x...` placeholder.
     pub name_resolved: bool,
     pub launches: u64,
-    /// Sum of `end - start` over launches with both timestamps (unfinished kernels,
-    /// `end = 0`, and kernels launched before collection, `start = 0`, count as launches
-    /// but add no time).
+    /// Launches with both timestamps: unfinished kernels (`end = 0`) and kernels
+    /// launched before collection (`start = 0`) count as launches but have no time.
+    pub timed: u64,
+    /// Sum of `end - start` over the timed launches.
     pub total_ns: u64,
     pub min_ns: u64,
     pub max_ns: u64,
+}
+
+impl KernelStat {
+    /// Mean duration over the timed launches (not all launches).
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.timed > 0).then(|| self.total_ns as f64 / self.timed as f64)
+    }
 }
 
 /// Summary of a dump.
@@ -33,9 +41,8 @@ pub struct DumpStats {
     /// clock, in ns.
     pub first_ns: Option<u64>,
     pub last_ns: Option<u64>,
-    /// Timed records whose start lies more than an hour before the meta's
-    /// `session_start_unix_ns`: another clock (torch.profiler's CUPTI timestamp callback
-    /// does this to some API records). Left out of the time span.
+    /// Records on another clock that could not be converted to Unix ns (left out of
+    /// everything else; `report.clock_converted` counts those that were converted).
     pub off_clock_records: u64,
     /// Distinct kernel names.
     pub distinct_kernels: usize,
@@ -58,6 +65,7 @@ impl DumpStats {
 #[derive(Default)]
 struct PtrStat {
     launches: u64,
+    timed: u64,
     total_ns: u64,
     min_ns: Option<u64>,
     max_ns: u64,
@@ -73,24 +81,14 @@ pub fn dump_stats(
     let mut first: Option<u64> = None;
     let mut last: Option<u64> = None;
     let mut memcpy_bytes = 0u64;
-    let mut off_clock_records = 0u64;
-    // Timestamps are Unix-epoch ns; anything far before the session start is another clock.
-    let floor = dump
-        .meta()
-        .session_start_unix_ns()
-        .map_or(1, |s| s.saturating_sub(3_600_000_000_000).max(1));
     let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
     let report = walk_records(&dump, progress, |_, _, record| {
-        if let Some((start, end)) = record.span() {
-            if start != 0 && start < floor {
-                off_clock_records += 1;
-            } else {
-                if start != 0 {
-                    first = Some(first.map_or(start, |f| f.min(start)));
-                }
-                if end >= floor {
-                    last = Some(last.map_or(end, |l| l.max(end)));
-                }
+        if let Some((start, end)) = record.interval() {
+            if start != 0 {
+                first = Some(first.map_or(start, |f| f.min(start)));
+            }
+            if end != 0 {
+                last = Some(last.map_or(end, |l| l.max(end)));
             }
         }
         match record {
@@ -99,6 +97,7 @@ pub fn dump_stats(
                 s.launches += 1;
                 if k.start != 0 && k.end >= k.start {
                     let d = k.end - k.start;
+                    s.timed += 1;
                     s.total_ns += d;
                     s.min_ns = Some(s.min_ns.map_or(d, |m| m.min(d)));
                     s.max_ns = s.max_ns.max(d);
@@ -123,11 +122,13 @@ pub fn dump_stats(
                 name: name.to_owned(),
                 name_resolved: resolved,
                 launches: 0,
+                timed: 0,
                 total_ns: 0,
                 min_ns: u64::MAX,
                 max_ns: 0,
             });
         k.launches += s.launches;
+        k.timed += s.timed;
         k.total_ns += s.total_ns;
         k.min_ns = k.min_ns.min(s.min_ns.unwrap_or(u64::MAX));
         k.max_ns = k.max_ns.max(s.max_ns);
@@ -145,6 +146,7 @@ pub fn dump_stats(
             .then_with(|| a.name.cmp(&b.name))
     });
     top_kernels.truncate(top);
+    let off_clock_records = report.off_clock;
     let mut report = report;
     report.unresolved_kernel_names = unresolved;
     Ok(DumpStats {

@@ -19,7 +19,7 @@ pub struct DecodeProgress {
 }
 
 /// What a decode read and what it had to skip.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DecodeReport {
     pub cupti_version: CuptiVersion,
     /// Complete chunks read.
@@ -34,11 +34,19 @@ pub struct DecodeReport {
     pub dropped_records: Option<u64>,
     /// Kernel records whose name pointer was not in `kernel_names.tsv`.
     pub unresolved_kernel_names: u64,
+    /// Records on another clock (a client's timestamp callback), converted to Unix ns.
+    pub clock_converted: u64,
+    /// The other clock's rate, when records were converted (2.1 for a 2.1 GHz counter).
+    pub foreign_ticks_per_ns: Option<f64>,
+    /// Records on another clock that could not be converted (left out; see warnings).
+    pub off_clock: u64,
 }
 
 /// Call `f(chunk number, offset in chunk, record)` for every record of `dump`, in buffer
-/// order. Garbage inside a chunk ends that chunk with a warning; a truncated last chunk
-/// ends the walk with a warning; other damage is an error.
+/// order, its timestamps in Unix ns: records on another clock are converted with the
+/// dump's samples of that clock, or left out (counted, with a warning) when there are
+/// too few. Garbage inside a chunk ends that chunk with a warning; a truncated last
+/// chunk ends the walk with a warning; other damage is an error.
 pub fn walk_records(
     dump: &Dump,
     mut progress: impl FnMut(&DecodeProgress),
@@ -60,7 +68,12 @@ pub fn walk_records(
         warnings: Vec::new(),
         dropped_records: dump.meta().dropped_records(),
         unresolved_kernel_names: 0,
+        clock_converted: 0,
+        foreign_ticks_per_ns: None,
+        off_clock: 0,
     };
+    let mut clock = None;
+    let mut clock_known = false;
     // An empty raw file is damage, unless the writer said it wrote no chunk
     // (a CUDA program that launched nothing, or never initialised CUDA).
     let says_empty = dump
@@ -85,11 +98,24 @@ pub fn walk_records(
         let mut records = RecordIter::new(chunk.data, layout);
         while let Some(item) = records.next_with_offset() {
             match item {
-                Ok((offset, record)) => {
+                Ok((offset, mut record)) => {
                     if let Some(n) = by_kind.get_mut(record.kind().as_u32() as usize) {
                         *n += 1;
                     }
                     report.records += 1;
+                    if record.has_foreign_timestamp() {
+                        if !clock_known {
+                            clock = dump.clock_samples().fit();
+                            clock_known = true;
+                        }
+                        let Some(c) = clock else {
+                            report.off_clock += 1;
+                            continue;
+                        };
+                        record.map_timestamps(&|t| c.to_unix(t));
+                        report.clock_converted += 1;
+                        report.foreign_ticks_per_ns = Some(c.ticks_per_ns());
+                    }
                     f(chunk.number, offset, &record);
                 }
                 Err(error) => {
@@ -116,6 +142,11 @@ pub fn walk_records(
     }
     if let Some(t) = chunks.truncation() {
         report.warnings.push(DumpWarning::Truncated(t.clone()));
+    }
+    if report.off_clock > 0 {
+        report.warnings.push(DumpWarning::OffClock {
+            records: report.off_clock,
+        });
     }
     for (number, &n) in (0u32..).zip(&by_kind) {
         if n > 0 {

@@ -52,6 +52,23 @@ fn print_stats(out: &mut impl Write, dir: &std::path::Path, s: &DumpStats) -> st
             .map_or_else(|| "not recorded in the meta".to_owned(), |d| d.to_string())
     )?;
     writeln!(out, "records:         {}", r.records)?;
+    if r.clock_converted > 0 {
+        writeln!(
+            out,
+            "other clock:     {} records were stamped by another CUPTI client's clock ({:.3} \
+             ticks/ns) and converted to Unix ns",
+            r.clock_converted,
+            r.foreign_ticks_per_ns.unwrap_or(0.0)
+        )?;
+    }
+    if s.off_clock_records > 0 {
+        writeln!(
+            out,
+            "other clock:     {} records are on another CUPTI client's clock and could not be \
+             converted: left out of the time span and the kernel times",
+            s.off_clock_records
+        )?;
+    }
     for (kind, n) in &r.records_by_kind {
         writeln!(out, "  {:<22} {n:>12}", kind.cupti_name())?;
     }
@@ -65,17 +82,22 @@ fn print_stats(out: &mut impl Write, dir: &std::path::Path, s: &DumpStats) -> st
             "total ms", "launches", "avg us"
         )?;
         for k in &s.top_kernels {
-            let avg_us = if k.launches > 0 {
-                k.total_ns as f64 / k.launches as f64 / 1e3
+            // The average is over timed launches only (an unfinished kernel has no time).
+            let avg = k
+                .mean_ns()
+                .map_or_else(|| "-".to_owned(), |ns| format!("{:.2}", ns / 1e3));
+            let untimed = k.launches - k.timed;
+            let note = if untimed > 0 {
+                format!(" ({untimed} launches without times)")
             } else {
-                0.0
+                String::new()
             };
             writeln!(
                 out,
-                "  {:>10.3} {:>9} {:>10.2}  {}",
+                "  {:>10.3} {:>9} {:>10}  {}{note}",
                 k.total_ns as f64 / 1e6,
                 k.launches,
-                avg_us,
+                avg,
                 k.name
             )?;
         }

@@ -9,7 +9,7 @@ use super::{
     read_user_annotations, ChunkReader, DumpError, KernelNameTable, MetaFile, KERNEL_NAMES_FILE,
     META_FILE, RAW_BUFFERS_FILE, USER_ANNOTATIONS_FILE,
 };
-use crate::Layout;
+use crate::{ClockSamples, Layout};
 
 /// A dump directory opened for reading: the meta and the side files are read at open;
 /// the raw buffers are streamed by [`Dump::chunks`].
@@ -71,6 +71,35 @@ impl Dump {
             ChunkReader::open(self.raw_buffers_path())?
                 .with_max_chunk_size(self.meta.buffer_size()),
         )
+    }
+
+    /// Every sample of a foreign clock the dump holds: the (CUPTI, Unix) completion
+    /// times of each chunk header (read without the chunks' data) and the monitor's own
+    /// samples in the meta (`clock_samples`). Damage ends the scan quietly: the decode
+    /// itself reports it.
+    pub fn clock_samples(&self) -> ClockSamples {
+        let mut samples = ClockSamples::new();
+        if let Some(pairs) = self
+            .meta
+            .json()
+            .get("clock_samples")
+            .and_then(|v| v.as_array())
+        {
+            for pair in pairs {
+                if let (Some(c), Some(u)) = (pair[0].as_u64(), pair[1].as_u64()) {
+                    samples.add(c, u);
+                }
+            }
+        }
+        if let Ok(headers) = super::chunk_headers(&self.raw_buffers_path()) {
+            for h in headers {
+                samples.add(
+                    h.completion.cupti_completed_ns,
+                    h.completion.unix_completed_ns,
+                );
+            }
+        }
+        samples
     }
 
     pub fn kernel_names(&self) -> &KernelNameTable {

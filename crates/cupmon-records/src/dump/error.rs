@@ -147,6 +147,9 @@ pub enum DumpWarning {
         /// Bytes of the chunk left undecoded.
         skipped_bytes: u64,
     },
+    /// Records stamped by another clock (a client's timestamp callback) that could not
+    /// be converted to Unix ns: left out of the output.
+    OffClock { records: u64 },
 }
 
 impl fmt::Display for DumpWarning {
@@ -163,6 +166,12 @@ impl fmt::Display for DumpWarning {
                 f,
                 "{file}: chunk {chunk} at byte {byte}: {error}; skipped the last \
                  {skipped_bytes} bytes of this chunk"
+            ),
+            Self::OffClock { records } => write!(
+                f,
+                "{records} records carry timestamps of another clock (a CUPTI client such as \
+                 torch.profiler registered its own) and the dump holds too few samples of that \
+                 clock to convert them; they were left out"
             ),
         }
     }

@@ -20,7 +20,7 @@ pub use annotations::{
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
 };
-pub use chunk_reader::ChunkReader;
+pub use chunk_reader::{chunk_headers, ChunkReader};
 pub use chunk_writer::ChunkWriter;
 pub use dir::Dump;
 pub use error::{DumpError, DumpWarning, Magic, Truncation};

@@ -81,6 +81,20 @@ macro_rules! activity_record {
                 })
             }
 
+            /// Whether a timestamp of the record is on another clock than Unix ns.
+            #[inline]
+            pub fn has_foreign_timestamp(&self) -> bool {
+                false $(|| $crate::clock::is_foreign(self.$ts))*
+            }
+
+            /// Replace every timestamp (CUPTI-clock field) by `f` of it; 0 stays 0 (unknown).
+            #[allow(unused_variables)]
+            pub fn map_timestamps(&mut self, f: &dyn Fn(u64) -> u64) {
+                $(if self.$ts != 0 {
+                    self.$ts = f(self.$ts);
+                })*
+            }
+
             /// Write every field into `b` (zeroed, exactly the struct's size for `api`).
             pub fn encode(&self, b: &mut [u8], api: u32) {
                 $(if $crate::kinds::since(api, activity_record!(@since $($fsince)?)) {

@@ -63,6 +63,17 @@ macro_rules! kinds {
                 match self { $(Self::$variant(r) => r,)* }
             }
 
+            /// Whether a timestamp of the record is on another clock than Unix ns.
+            #[inline]
+            pub fn has_foreign_timestamp(&self) -> bool {
+                match self { $(Self::$variant(r) => r.has_foreign_timestamp(),)* }
+            }
+
+            /// Replace every timestamp by `f` of it (0 stays 0): a clock conversion.
+            pub fn map_timestamps(&mut self, f: &dyn Fn(u64) -> u64) {
+                match self { $(Self::$variant(r) => r.map_timestamps(f),)* }
+            }
+
             /// Write the record into `b` (zeroed, exactly its struct's size for `api`).
             pub(crate) fn encode(&self, b: &mut [u8], api: u32) {
                 match self { $(Self::$variant(r) => r.encode(b, api),)* }
