@@ -47,7 +47,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .context("output directory")?;
     config.output_dir = output.clone();
     let before = dump_dirs(&output);
-    let started = std::time::SystemTime::now();
+    let earlier_refusals = refusals(&output);
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
     // Preloaded too, so that other CUPTI clients in the program (torch.profiler)
@@ -83,7 +83,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;
     let code = exit_code(status);
-    summarise(&output, &before, started, pid);
+    summarise(&output, &before, &earlier_refusals, pid);
     Ok(code)
 }
 
@@ -172,10 +172,14 @@ fn dump_dirs(output: &Path) -> BTreeSet<PathBuf> {
         .collect()
 }
 
-fn summarise(output: &Path, before: &BTreeSet<PathBuf>, started: std::time::SystemTime, pid: u32) {
+fn summarise(output: &Path, before: &BTreeSet<PathBuf>, earlier_refusals: &[Refusal], pid: u32) {
     let new: Vec<PathBuf> = dump_dirs(output).difference(before).cloned().collect();
-    let refused = refusals(output, started);
-    for (dir, reason) in &refused {
+    // Status files written (or rewritten) during this run.
+    let refused: Vec<Refusal> = refusals(output)
+        .into_iter()
+        .filter(|r| !earlier_refusals.contains(r))
+        .collect();
+    for Refusal { dir, reason, .. } in &refused {
         eprintln!("cupmon: {} was not monitored: {reason}", dir.display());
     }
     if new.is_empty() && !refused.is_empty() {
@@ -197,21 +201,33 @@ fn summarise(output: &Path, before: &BTreeSet<PathBuf>, started: std::time::Syst
     }
 }
 
-/// Directories where the injection library wrote, during this run, why it did not
-/// monitor a process.
-fn refusals(output: &Path, started: std::time::SystemTime) -> Vec<(PathBuf, String)> {
-    let written_since = |p: &Path| {
-        std::fs::metadata(p.join(cupmon_records::dump::STATUS_FILE))
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t >= started)
-    };
+/// A status file in which the injection library said why it did not monitor a process.
+#[derive(Debug, PartialEq, Eq)]
+struct Refusal {
+    dir: PathBuf,
+    reason: String,
+    modified: Option<std::time::SystemTime>,
+}
+
+/// The refusals under the output directory (none of them a dump).
+fn refusals(output: &Path) -> Vec<Refusal> {
     std::fs::read_dir(output)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| !p.join(cupmon_records::dump::META_FILE).is_file() && written_since(p))
-        .filter_map(|p| cupmon_records::dump::read_refusal(&p).map(|r| (p, r)))
+        .filter(|p| !p.join(cupmon_records::dump::META_FILE).is_file())
+        .filter_map(|dir| {
+            let reason = cupmon_records::dump::read_refusal(&dir)?;
+            let modified = std::fs::metadata(dir.join(cupmon_records::dump::STATUS_FILE))
+                .and_then(|m| m.modified())
+                .ok();
+            Some(Refusal {
+                dir,
+                reason,
+                modified,
+            })
+        })
         .collect()
 }
 
