@@ -44,7 +44,7 @@ fn app() -> &'static Path {
 }
 
 fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
-    let fake = cupmon_cupti::testing::fake_library_path();
+    let fake = cupmon_test_support::fake_library_path();
     let app = app();
     Command::new(env!("CARGO_BIN_EXE_cupmon"))
         .arg("run")
