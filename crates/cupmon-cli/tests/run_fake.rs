@@ -44,7 +44,7 @@ fn app() -> &'static Path {
 }
 
 fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
-    let fake = cupmon_cupti::testing::fake_library_path();
+    let fake = cupmon_test_support::fake_library_path();
     let app = app();
     Command::new(env!("CARGO_BIN_EXE_cupmon"))
         .arg("run")
@@ -224,7 +224,7 @@ fn a_refusal_inside_the_program_is_reported_with_its_reason() {
         .args(["launch", "5"])
         .env(
             "CUPMON_LIBCUPTI",
-            cupmon_cupti::testing::fake_library_path(),
+            cupmon_test_support::fake_library_path(),
         )
         .env("CUPMON_LIBCUDA", "/nonexistent/libcuda.so.1")
         .env(

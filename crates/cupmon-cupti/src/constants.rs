@@ -87,19 +87,6 @@ impl CuptiStatus {
     }
 }
 
-/// CUPTI's callback ids (`CUpti_CallbackId`) for the API calls the fake library
-/// generates and cupmon's filters name. CUPTI 13.0 numbering.
-pub mod cbid {
-    /// `CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020`.
-    pub const RUNTIME_MEMCPY_ASYNC: u32 = 41;
-    /// `CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020`.
-    pub const RUNTIME_MEMSET_ASYNC: u32 = 51;
-    /// `CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000`.
-    pub const RUNTIME_LAUNCH_KERNEL: u32 = 211;
-    /// `CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel`.
-    pub const DRIVER_LAUNCH_KERNEL: u32 = 307;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

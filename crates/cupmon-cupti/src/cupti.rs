@@ -262,8 +262,10 @@ impl Cupti {
         CuptiStatus(unsafe { (self.raw.get_last_error)() })
     }
 
-    /// Turns a status into `Ok` or a [`CuptiError`] carrying CUPTI's own text.
-    pub(crate) fn check(
+    /// Turns a status into `Ok` or a [`CuptiError`] carrying CUPTI's own text:
+    /// for the calls made here, and for callers of [`Cupti::raw`] entry points
+    /// and [`Cupti::raw_symbol`] functions that return a `CUptiResult`.
+    pub fn check(
         &self,
         status: RawStatus,
         function: &'static str,

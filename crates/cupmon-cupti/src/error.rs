@@ -80,16 +80,6 @@ fn list(tried: &[Tried]) -> String {
     lines.join("\n")
 }
 
-/// A `cupmonFake*` control function that the loaded library does not export
-/// (so it is not cupmon's fake libcupti).
-#[cfg(feature = "fake")]
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{path} does not export {symbol}: it is not cupmon's fake libcupti")]
-pub struct NotFakeError {
-    pub path: PathBuf,
-    pub symbol: &'static str,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,15 +26,11 @@ mod kernel_names;
 mod load;
 mod locate;
 pub mod raw;
-#[cfg(feature = "fake")]
-pub mod testing;
 
 pub use buffer::{ActivityBuffer, CompletedBuffer};
 pub use callbacks::{callback_stats, ActivitySink, CallbackStats};
 pub use clock::monotonic_ns;
-pub use constants::{
-    cbid, ActivityKind, CuptiStatus, ExternalCorrelationKind, FlushFlag, ThreadIdType,
-};
+pub use constants::{ActivityKind, CuptiStatus, ExternalCorrelationKind, FlushFlag, ThreadIdType};
 pub use cupti::Cupti;
 pub use device::{device_properties, DeviceProperties};
 pub use error::{CuptiError, LoadError, Tried};

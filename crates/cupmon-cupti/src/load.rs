@@ -69,10 +69,11 @@ impl Cupti {
         Ok(cupti)
     }
 
-    /// Makes `cupti` the process-global instance unless one is loaded already;
-    /// returns the global instance. For tests that load the fake library.
-    #[cfg(feature = "fake")]
-    pub(crate) fn install_global(cupti: &'static Cupti) -> &'static Cupti {
+    /// Makes `cupti` (from [`Cupti::load_with`]) the process-global instance
+    /// that [`Cupti::load`] returns, unless one is loaded already; returns the
+    /// global instance. For a program that chooses its libcupti itself, and for
+    /// tests that load the fake library.
+    pub fn install_global(cupti: &'static Cupti) -> &'static Cupti {
         let mut global = GLOBAL
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -1,13 +1,13 @@
 //! Buffer callbacks end to end against the fake libcupti: lend, fill, complete,
 //! decode, resolve names; drops, foreign buffers and panics at the boundary.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::{decode, session, wait_until};
-use cupmon_cupti::{callback_stats, cbid, ActivityKind, Cupti, FlushFlag};
+use cupmon_cupti::{callback_stats, ActivityKind, Cupti, FlushFlag};
 use cupmon_records::{ApiRecord, KernelRecord, Record};
+use cupmon_test_support::cbid;
+
+use crate::common::{decode, session, wait_until};
 
 #[test]
 fn launched_kernels_come_back_decoded_with_names() {

@@ -1,18 +1,17 @@
 //! Loading libcupti (explicitly, by search, failing plainly) and CUPTI errors
 //! carrying CUPTI's own text, against the fake libcupti.
 
-mod common;
-
 use std::path::PathBuf;
 
-use cupmon_cupti::testing::{fake_library_path, fake_load_options, try_load};
 use cupmon_cupti::{
-    ActivityKind, CuptiStatus, ExternalCorrelationKind, LoadError, LoadOptions, SearchOptions,
+    ActivityKind, Cupti, CuptiStatus, ExternalCorrelationKind, LoadError, LoadOptions,
+    SearchOptions,
 };
+use cupmon_test_support::{fake_library_path, fake_load_options};
 
 #[test]
 fn loads_the_fake_and_reports_path_and_version() {
-    let cupti = try_load(&fake_load_options()).unwrap();
+    let cupti = Cupti::load_with(&fake_load_options()).unwrap();
     assert_eq!(cupti.version(), 130_001);
     assert_eq!(cupti.path(), fake_library_path());
     assert!(cupti.has_api_filters());
@@ -33,7 +32,7 @@ fn missing_driver_is_reported_before_any_cupti_call() {
         libcuda: Some("/nonexistent/libcuda.so.1".into()),
         ..fake_load_options()
     };
-    let error = try_load(&options).unwrap_err();
+    let error = Cupti::load_with(&options).unwrap_err();
     assert!(matches!(error, LoadError::NoDriver { .. }));
     let text = error.to_string();
     assert!(
@@ -57,7 +56,7 @@ fn not_found_lists_every_place_searched() {
         },
         libcuda: Some(fake_library_path().to_path_buf()),
     };
-    let error = try_load(&options).unwrap_err();
+    let error = Cupti::load_with(&options).unwrap_err();
     let LoadError::NotFound { tried } = &error else {
         panic!("{error}")
     };
@@ -100,7 +99,7 @@ fn search_finds_a_toolkit_libcupti_and_reports_unloadable_ones() {
         },
         libcuda: Some(fake_library_path().to_path_buf()),
     };
-    let cupti = try_load(&options).unwrap();
+    let cupti = Cupti::load_with(&options).unwrap();
     assert_eq!(
         cupti.path(),
         good,
@@ -117,7 +116,7 @@ fn a_library_without_cupti_functions_is_refused_by_name() {
         },
         libcuda: Some(fake_library_path().to_path_buf()),
     };
-    let text = try_load(&options).unwrap_err().to_string();
+    let text = Cupti::load_with(&options).unwrap_err().to_string();
     assert!(
         text.contains(
             "(from CUPMON_LIBCUPTI) could not be loaded: it does not export cuptiGetVersion"
@@ -138,7 +137,7 @@ fn common_library() -> PathBuf {
 
 #[test]
 fn cupti_errors_carry_the_call_status_and_cuptis_text() {
-    let s = common::session();
+    let s = crate::common::session();
     let error = s.cupti.enable(ActivityKind(999)).unwrap_err();
     assert_eq!(error.status, CuptiStatus::ERROR_INVALID_KIND);
     assert_eq!(
@@ -172,7 +171,7 @@ fn cupti_errors_carry_the_call_status_and_cuptis_text() {
 fn thread_ids_are_os_thread_ids_after_set_thread_id_type_system() {
     use cupmon_cupti::{FlushFlag, ThreadIdType};
     use cupmon_records::Record;
-    let s = common::session();
+    let s = crate::common::session();
     s.cupti.enable(ActivityKind::RUNTIME).unwrap();
     s.cupti.set_thread_id_type(ThreadIdType::SYSTEM).unwrap();
     assert_eq!(s.fake.stats().thread_id_type, 1);
@@ -181,7 +180,7 @@ fn thread_ids_are_os_thread_ids_after_set_thread_id_type_system() {
     // "/proc/thread-self" links to "PID/task/TID".
     let link = std::fs::read_link("/proc/thread-self").unwrap();
     let tid: u32 = link.file_name().unwrap().to_str().unwrap().parse().unwrap();
-    let records = common::decode(&s.sink.take());
+    let records = crate::common::decode(&s.sink.take());
     assert!(
         matches!(&records[..], [Record::Api(a)] if a.thread_id == tid && a.process_id == std::process::id())
     );

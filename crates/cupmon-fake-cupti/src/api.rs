@@ -1,19 +1,22 @@
 //! The CUPTI functions cupmon calls, exported under CUPTI's names with CUPTI's C
-//! signatures (declared in `cupmon_cupti::raw`), behaving as CUPTI 13.0 does.
+//! signatures (see `cupti_types`), behaving as CUPTI 13.0 does.
 
 #![allow(non_snake_case)]
 
 use std::ffi::{c_char, c_void};
 
-use cupmon_cupti::raw::{CompleteCallback, RawStatus, RequestCallback};
-use cupmon_cupti::{ActivityKind, CuptiStatus, FlushFlag, ThreadIdType};
+use cupmon_records::ActivityKind;
+
+use crate::cupti_types::{
+    CompleteCallback, RawStatus, RequestCallback, Status, ThreadIdType, FLUSH_FORCED,
+};
 
 use crate::emit::{EXTERNAL_IDS, EXTERNAL_KINDS};
 use crate::results::{self, report};
 use crate::state::{fake, lock, Callbacks, Counters};
 use crate::{delivery, FAKE_VERSION};
 
-const SUCCESS: RawStatus = CuptiStatus::SUCCESS.0;
+const SUCCESS: RawStatus = Status::SUCCESS.0;
 
 /// Writes `value` through `out`, or reports INVALID_PARAMETER for a null `out`.
 ///
@@ -21,7 +24,7 @@ const SUCCESS: RawStatus = CuptiStatus::SUCCESS.0;
 /// `out` must be null or valid for a write of `T`.
 unsafe fn write_out<T>(out: *mut T, value: T) -> RawStatus {
     if out.is_null() {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     // SAFETY: non-null, and valid for writes by the caller's contract.
     unsafe { out.write(value) };
@@ -50,7 +53,7 @@ pub unsafe extern "C" fn cuptiGetResultString(
     match results::name(status) {
         // SAFETY: forwarded contract; the string is static.
         Some(name) => unsafe { write_out(text, name.as_ptr()) },
-        None => report(CuptiStatus::ERROR_INVALID_PARAMETER),
+        None => report(Status::ERROR_INVALID_PARAMETER),
     }
 }
 
@@ -66,7 +69,7 @@ pub unsafe extern "C" fn cuptiGetErrorMessage(
     match results::message(status) {
         // SAFETY: forwarded contract; the string is static.
         Some(message) => unsafe { write_out(text, message.as_ptr()) },
-        None => report(CuptiStatus::ERROR_INVALID_PARAMETER),
+        None => report(Status::ERROR_INVALID_PARAMETER),
     }
 }
 
@@ -79,7 +82,7 @@ pub extern "C" fn cuptiActivityRegisterCallbacks(
     complete: Option<CompleteCallback>,
 ) -> RawStatus {
     let (Some(request), Some(complete)) = (request, complete) else {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     };
     let fake = fake();
     lock(&fake.config).callbacks = Some(Callbacks { request, complete });
@@ -90,7 +93,7 @@ pub extern "C" fn cuptiActivityRegisterCallbacks(
 
 fn set_kind(kind: u32, enable: bool) -> RawStatus {
     if ActivityKind(kind).name().is_none() || kind == ActivityKind::INVALID.0 {
-        return report(CuptiStatus::ERROR_INVALID_KIND);
+        return report(Status::ERROR_INVALID_KIND);
     }
     let mut config = lock(&fake().config);
     if enable {
@@ -137,10 +140,10 @@ pub extern "C" fn cuptiActivityDisableContext(_context: *mut c_void, kind: u32) 
 pub extern "C" fn cuptiActivityFlushAll(flag: u32) -> RawStatus {
     let fake = fake();
     if lock(&fake.config).callbacks.is_none() {
-        return report(CuptiStatus::ERROR_INVALID_OPERATION);
+        return report(Status::ERROR_INVALID_OPERATION);
     }
     Counters::bump(&fake.counters.flush_calls);
-    delivery::flush(flag & FlushFlag::FORCED.0 != 0, false);
+    delivery::flush(flag & FLUSH_FORCED != 0, false);
     SUCCESS
 }
 
@@ -156,7 +159,7 @@ pub unsafe extern "C" fn cuptiActivityGetNumDroppedRecords(
     dropped: *mut usize,
 ) -> RawStatus {
     if dropped.is_null() {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     let count = std::mem::take(&mut lock(&fake().buffers).dropped);
     // SAFETY: forwarded contract.
@@ -187,7 +190,7 @@ pub extern "C" fn cuptiActivityEnableDriverApi(cbid: u32, enable: u8) -> RawStat
 #[no_mangle]
 pub extern "C" fn cuptiSetThreadIdType(kind: u32) -> RawStatus {
     if ThreadIdType(kind).name().is_none() {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     lock(&fake().config).thread_id_type = kind;
     SUCCESS
@@ -207,7 +210,7 @@ pub unsafe extern "C" fn cuptiGetTimestamp(timestamp: *mut u64) -> RawStatus {
 #[no_mangle]
 pub extern "C" fn cuptiActivityPushExternalCorrelationId(kind: u32, id: u64) -> RawStatus {
     if !EXTERNAL_KINDS.contains(&kind) {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     EXTERNAL_IDS.with_borrow_mut(|stacks| stacks[kind as usize].push(id));
     SUCCESS
@@ -223,10 +226,10 @@ pub unsafe extern "C" fn cuptiActivityPopExternalCorrelationId(
     last_id: *mut u64,
 ) -> RawStatus {
     if !EXTERNAL_KINDS.contains(&kind) {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     let Some(id) = EXTERNAL_IDS.with_borrow_mut(|stacks| stacks[kind as usize].pop()) else {
-        return report(CuptiStatus::ERROR_QUEUE_EMPTY);
+        return report(Status::ERROR_QUEUE_EMPTY);
     };
     if last_id.is_null() {
         return SUCCESS; // CUPTI: "can be NULL"

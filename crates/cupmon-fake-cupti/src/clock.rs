@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cupmon_cupti::ThreadIdType;
+use crate::cupti_types::ThreadIdType;
 
 extern "C" {
     // glibc 2.30+; declared here rather than pulling in a libc binding crate.

@@ -1,21 +1,23 @@
 //! The `cupmonFake*` control functions tests call (through
-//! `cupmon_cupti::testing::FakeControls`) to make activity and inspect the fake.
+//! `cupmon_test_support::FakeControls`) to make activity and inspect the fake.
+//! Their names and types are declared in `cupmon-fake-cupti-abi`; the block
+//! after the functions checks these definitions against them.
 
 #![allow(non_snake_case)]
 
 use std::ffi::{c_char, CStr};
 
-use cupmon_cupti::raw::RawStatus;
-use cupmon_cupti::testing::FakeStats;
-use cupmon_cupti::{cbid, CuptiStatus};
+use cupmon_fake_cupti_abi::{self as abi, cbid, mem_pool, FakeStats};
 use cupmon_records::{ApiDomain, Record};
 
+use crate::cupti_types::{RawStatus, Status};
 use crate::emit::{calls, Work};
+use crate::memory::MemoryCall;
 use crate::results::report;
 use crate::state::{fake, lock};
 use crate::{clock, delivery, names};
 
-const SUCCESS: RawStatus = CuptiStatus::SUCCESS.0;
+const SUCCESS: RawStatus = Status::SUCCESS.0;
 
 /// `count` `cudaLaunchKernel` calls of kernel `name` on `stream_id`.
 ///
@@ -28,7 +30,7 @@ pub unsafe extern "C" fn cupmonFakeLaunchKernels(
     name: *const c_char,
 ) -> RawStatus {
     if name.is_null() {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     // SAFETY: a valid C string by the caller's contract; copied by `intern`.
     let name_ptr = names::intern(unsafe { CStr::from_ptr(name) });
@@ -53,7 +55,7 @@ pub extern "C" fn cupmonFakeMemcpy(
     stream_id: u32,
 ) -> RawStatus {
     let Ok(copy_kind) = u8::try_from(copy_kind) else {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     };
     calls(
         ApiDomain::Runtime,
@@ -103,6 +105,104 @@ pub extern "C" fn cupmonFakeDriverCall(cbid: u32) -> RawStatus {
     SUCCESS
 }
 
+/// One `cudaMalloc` (`cudaMallocAsync` when `is_async` is non-zero) of `bytes`
+/// on `device` that returns `address`: its API record and a MEMORY2 allocation
+/// record, as far as those are enabled. A zero size or address, or an address
+/// already live on the device, is INVALID_PARAMETER.
+#[no_mangle]
+pub extern "C" fn cupmonFakeMalloc(
+    device: u32,
+    bytes: u64,
+    address: u64,
+    is_async: u32,
+    stream_id: u32,
+) -> RawStatus {
+    if bytes == 0 || address == 0 || lock(&fake().memory).is_live(device, address) {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    let is_async = is_async != 0;
+    let cbid = if is_async {
+        cbid::RUNTIME_MALLOC_ASYNC
+    } else {
+        cbid::RUNTIME_MALLOC
+    };
+    let call = MemoryCall::Malloc {
+        device,
+        bytes,
+        address,
+        is_async,
+        stream_id,
+    };
+    calls(ApiDomain::Runtime, cbid, Work::Memory(call), 1);
+    SUCCESS
+}
+
+/// One `cudaFree` (`cudaFreeAsync`) of a live allocation: its API record and a
+/// MEMORY2 release record carrying the allocation's size. An address that is
+/// not live on the device is INVALID_PARAMETER.
+#[no_mangle]
+pub extern "C" fn cupmonFakeFree(
+    device: u32,
+    address: u64,
+    is_async: u32,
+    stream_id: u32,
+) -> RawStatus {
+    if !lock(&fake().memory).is_live(device, address) {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    let is_async = is_async != 0;
+    let cbid = if is_async {
+        cbid::RUNTIME_FREE_ASYNC
+    } else {
+        cbid::RUNTIME_FREE
+    };
+    let call = MemoryCall::Free {
+        device,
+        address,
+        is_async,
+        stream_id,
+    };
+    calls(ApiDomain::Runtime, cbid, Work::Memory(call), 1);
+    SUCCESS
+}
+
+/// One `cudaMemPoolCreate`, `cudaMemPoolDestroy` or `cudaMemPoolTrimTo`
+/// (`operation`: CUPTI's pool operation type) of the pool at `address` of
+/// `size` bytes: its API record and a MEMORY_POOL record. `min_bytes_to_keep`
+/// is the trim's argument (0 for the others).
+#[no_mangle]
+pub extern "C" fn cupmonFakeMemPool(
+    operation: u32,
+    device: u32,
+    address: u64,
+    size: u64,
+    min_bytes_to_keep: u64,
+) -> RawStatus {
+    let cbid = match operation {
+        mem_pool::CREATED => cbid::RUNTIME_MEM_POOL_CREATE,
+        mem_pool::DESTROYED => cbid::RUNTIME_MEM_POOL_DESTROY,
+        mem_pool::TRIMMED => cbid::RUNTIME_MEM_POOL_TRIM_TO,
+        _ => return report(Status::ERROR_INVALID_PARAMETER),
+    };
+    if address == 0 {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    let min_bytes_to_keep = if operation == mem_pool::TRIMMED {
+        min_bytes_to_keep
+    } else {
+        0
+    };
+    let call = MemoryCall::Pool {
+        operation,
+        device,
+        address,
+        size,
+        min_bytes_to_keep,
+    };
+    calls(ApiDomain::Runtime, cbid, Work::Memory(call), 1);
+    SUCCESS
+}
+
 /// Delay before each asynchronous delivery of a full buffer.
 #[no_mangle]
 pub extern "C" fn cupmonFakeSetCompletionDelayUs(delay_us: u64) {
@@ -143,7 +243,7 @@ pub extern "C" fn cupmonFakeDeliverForeignBuffer() -> RawStatus {
     if delivery::deliver_foreign_buffer() {
         SUCCESS
     } else {
-        report(CuptiStatus::ERROR_INVALID_OPERATION)
+        report(Status::ERROR_INVALID_OPERATION)
     }
 }
 
@@ -154,7 +254,7 @@ pub extern "C" fn cupmonFakeDeliverForeignBuffer() -> RawStatus {
 #[no_mangle]
 pub unsafe extern "C" fn cupmonFakeStats(out: *mut FakeStats, size: usize) -> RawStatus {
     if out.is_null() {
-        return report(CuptiStatus::ERROR_INVALID_PARAMETER);
+        return report(Status::ERROR_INVALID_PARAMETER);
     }
     let stats = fake().stats();
     let size = size.min(size_of::<FakeStats>());
@@ -171,7 +271,8 @@ pub unsafe extern "C" fn cupmonFakeStats(out: *mut FakeStats, size: usize) -> Ra
 }
 
 /// Returns every lent buffer to the client (forced flush), then clears kinds,
-/// filters, thread-id type, dropped counts, delay, pending kernels and counters.
+/// filters, thread-id type, dropped counts, delay, pending kernels, live
+/// allocations and counters.
 /// The callbacks stay registered.
 #[no_mangle]
 pub extern "C" fn cupmonFakeReset() {
@@ -190,5 +291,52 @@ pub extern "C" fn cupmonFakeReset() {
         config.thread_id_type = 0;
     }
     lock(&fake.buffers).dropped = 0;
+    lock(&fake.memory).clear();
     fake.counters.reset();
+}
+
+// Each control has the type the test support calls it through.
+const _: () = {
+    let _: abi::LaunchKernelsFn = cupmonFakeLaunchKernels;
+    let _: abi::MemcpyFn = cupmonFakeMemcpy;
+    let _: abi::MemsetFn = cupmonFakeMemset;
+    let _: abi::RuntimeCallFn = cupmonFakeRuntimeCall;
+    let _: abi::DriverCallFn = cupmonFakeDriverCall;
+    let _: abi::MallocFn = cupmonFakeMalloc;
+    let _: abi::FreeFn = cupmonFakeFree;
+    let _: abi::MemPoolFn = cupmonFakeMemPool;
+    let _: abi::SetCompletionDelayUsFn = cupmonFakeSetCompletionDelayUs;
+    let _: abi::SetKernelsPendingFn = cupmonFakeSetKernelsPending;
+    let _: abi::FinishKernelsFn = cupmonFakeFinishKernels;
+    let _: abi::DeliverForeignBufferFn = cupmonFakeDeliverForeignBuffer;
+    let _: abi::StatsFn = cupmonFakeStats;
+    let _: abi::ResetFn = cupmonFakeReset;
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calls_carry_cuptis_callback_ids() {
+        let runtime = [
+            (cbid::RUNTIME_MALLOC, "cudaMalloc"),
+            (cbid::RUNTIME_FREE, "cudaFree"),
+            (cbid::RUNTIME_MEMCPY_ASYNC, "cudaMemcpyAsync"),
+            (cbid::RUNTIME_MEMSET_ASYNC, "cudaMemsetAsync"),
+            (cbid::RUNTIME_LAUNCH_KERNEL, "cudaLaunchKernel"),
+            (cbid::RUNTIME_MALLOC_ASYNC, "cudaMallocAsync"),
+            (cbid::RUNTIME_FREE_ASYNC, "cudaFreeAsync"),
+            (cbid::RUNTIME_MEM_POOL_TRIM_TO, "cudaMemPoolTrimTo"),
+            (cbid::RUNTIME_MEM_POOL_CREATE, "cudaMemPoolCreate"),
+            (cbid::RUNTIME_MEM_POOL_DESTROY, "cudaMemPoolDestroy"),
+        ];
+        for (id, name) in runtime {
+            assert_eq!(ApiDomain::Runtime.known_name(id), Some(name), "cbid {id}");
+        }
+        assert_eq!(
+            ApiDomain::Driver.known_name(cbid::DRIVER_LAUNCH_KERNEL),
+            Some("cuLaunchKernel")
+        );
+    }
 }

@@ -4,12 +4,13 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
-use cupmon_cupti::ActivityKind;
+use cupmon_records::ActivityKind;
 use cupmon_records::{
     encoded_size, ApiDomain, ApiRecord, ExternalCorrelationRecord, KernelRecord, MemcpyRecord,
     MemsetRecord, Record,
 };
 
+use crate::memory::MemoryCall;
 use crate::state::{fake, lock, Config, Counters, HeldRecord, LentBuffer};
 use crate::{clock, layout};
 
@@ -44,6 +45,8 @@ pub(crate) enum Work {
         bytes: u64,
         value: u32,
     },
+    /// An allocation, a free or a pool operation (MEMORY2/MEMORY_POOL records).
+    Memory(MemoryCall),
 }
 
 /// One API call `cbid` of `domain` and its GPU work, `count` times: the
@@ -189,6 +192,13 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
                 };
                 records.push(held(Record::Memset(memset)));
             }
+        }
+        Work::Memory(call) => {
+            let enabled = |kind: ActivityKind| config.is_enabled(kind.0);
+            // Inside the call, as CUPTI stamps them.
+            let timestamp = start + 1_000;
+            let record = lock(&fake().memory).apply(call, enabled, correlation_id, timestamp);
+            records.extend(record.map(held));
         }
     }
     records

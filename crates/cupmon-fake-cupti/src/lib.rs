@@ -7,16 +7,24 @@
 //! thread when full and synchronously by `cuptiActivityFlushAll`, and records
 //! dropped and counted when the client has no buffer.
 //!
-//! Tests make activity with the `cupmonFake*` functions (see `controls`),
-//! reached safely through `cupmon_cupti::testing`. Load it with
-//! `CUPMON_LIBCUPTI=path` and `CUPMON_LIBCUDA=path` (it doubles as the driver).
+//! Tests make activity with the `cupmonFake*` functions (see `controls`; the
+//! interface is declared in `cupmon-fake-cupti-abi`), reached safely through
+//! `cupmon-test-support`. Load it with `CUPMON_LIBCUPTI=path` and
+//! `CUPMON_LIBCUDA=path` (it doubles as the driver).
+//!
+//! It does not link `cupmon-cupti`, the crate it fakes: its CUPTI declarations
+//! are its own (`cupti_types`). Built as a cdylib, and as an rlib only so that
+//! `cupmon-test-support` can depend on it and cargo builds the `.so` before the
+//! tests that load it; nothing links the rlib.
 #![allow(unsafe_code)]
 
 mod api;
 mod clock;
 mod controls;
+mod cupti_types;
 mod delivery;
 mod emit;
+mod memory;
 mod names;
 mod results;
 mod state;

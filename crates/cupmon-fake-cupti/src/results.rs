@@ -6,32 +6,33 @@ use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
 
-use cupmon_cupti::CuptiStatus;
+use crate::cupti_types::Status;
 
-/// Status texts as static C strings: (name, message).
+/// Status texts as static C strings: (CUPTI's name, a message), for the
+/// statuses the fake returns.
 fn texts() -> &'static HashMap<u32, (CString, CString)> {
     static TEXTS: OnceLock<HashMap<u32, (CString, CString)>> = OnceLock::new();
     TEXTS.get_or_init(|| {
-        let codes = (0..=46).chain([999]).map(CuptiStatus);
-        codes
-            .map(|status| {
-                let name = status.full_name();
-                let message = match status {
-                    CuptiStatus::SUCCESS => "no error".to_string(),
-                    CuptiStatus::ERROR_INVALID_PARAMETER => "a parameter is not valid".into(),
-                    CuptiStatus::ERROR_INVALID_OPERATION => {
-                        "the operation is not valid now (are activity callbacks registered?)".into()
-                    }
-                    CuptiStatus::ERROR_INVALID_KIND => "the activity kind is not valid".into(),
-                    CuptiStatus::ERROR_QUEUE_EMPTY => {
-                        "no external correlation id is pushed for this kind".into()
-                    }
-                    _ => format!("fake libcupti: {name}"),
-                };
-                let c = |s: String| CString::new(s).expect("no NUL in status texts");
-                (status.0, (c(name), c(message)))
-            })
-            .collect()
+        [
+            (Status::SUCCESS, "no error"),
+            (Status::ERROR_INVALID_PARAMETER, "a parameter is not valid"),
+            (
+                Status::ERROR_INVALID_OPERATION,
+                "the operation is not valid now (are activity callbacks registered?)",
+            ),
+            (
+                Status::ERROR_QUEUE_EMPTY,
+                "no external correlation id is pushed for this kind",
+            ),
+            (Status::ERROR_INVALID_KIND, "the activity kind is not valid"),
+        ]
+        .into_iter()
+        .map(|(status, message)| {
+            let name = format!("CUPTI_{}", status.name().expect("a named status"));
+            let c = |s: String| CString::new(s).expect("no NUL in status texts");
+            (status.0, (c(name), c(message.to_owned())))
+        })
+        .collect()
     })
 }
 
@@ -48,8 +49,8 @@ thread_local! {
 }
 
 /// Returns `status`, remembering it as this thread's last error when it is one.
-pub(crate) fn report(status: CuptiStatus) -> u32 {
-    if status != CuptiStatus::SUCCESS {
+pub(crate) fn report(status: Status) -> u32 {
+    if status != Status::SUCCESS {
         LAST_ERROR.set(status.0);
     }
     status.0

@@ -5,9 +5,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use cupmon_cupti::raw::{CompleteCallback, RequestCallback};
-use cupmon_cupti::testing::FakeStats;
+use cupmon_fake_cupti_abi::FakeStats;
 use cupmon_records::Record;
+
+use crate::cupti_types::{CompleteCallback, RequestCallback};
+use crate::memory::Memory;
 
 /// What the client configured.
 #[derive(Debug, Default)]
@@ -127,13 +129,16 @@ impl Counters {
     }
 }
 
-/// Everything, behind separate locks. Lock order: `emit` → `config` → `buffers`;
+/// Everything, behind separate locks. Lock order: `emit` → `config` → `memory`
+/// → `buffers`;
 /// `delivery` is taken with none of the others held, and no lock but `delivery`
 /// is held while a client callback runs.
 #[derive(Debug, Default)]
 pub(crate) struct Fake {
     pub config: Mutex<Config>,
     pub buffers: Mutex<Buffers>,
+    /// Live allocations and pool use.
+    pub memory: Mutex<Memory>,
     /// Signalled when a full buffer is queued or kernels finish.
     pub buffers_changed: Condvar,
     /// Serialises record emission, so buffers fill in one order.
@@ -164,6 +169,7 @@ impl Fake {
             let config = lock(&self.config);
             (config.enabled, u64::from(config.thread_id_type))
         };
+        let live_allocations = lock(&self.memory).live_count();
         let buffers = lock(&self.buffers);
         let held = buffers.open.iter().chain(&buffers.full);
         let pending_kernels = held.flat_map(|b| &b.records).filter(|r| r.pending).count() as u64;
@@ -181,6 +187,7 @@ impl Fake {
             enabled_kinds,
             thread_id_type,
             pending_kernels,
+            live_allocations,
         }
     }
 }

@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use cupmon_cupti::testing::{exclusive, load_fake};
 use cupmon_inject::interpose::{
     cuptiActivityDisable, cuptiActivityEnable, cuptiActivityFlushAll,
     cuptiActivityRegisterCallbacks, cuptiActivityRegisterTimestampCallback, cuptiFinalize,
 };
 use cupmon_records::{Layout, Record, RecordIter};
+use cupmon_test_support::{exclusive, load_fake};
 
 /// What a client received: kind name -> records, and the kernel start times.
 #[derive(Debug, Default)]

@@ -3,29 +3,14 @@
 
 use std::time::Duration;
 
-use cupmon_cupti::testing::{exclusive, load_fake, FakeControls};
-use cupmon_cupti::{ActivityKind, Cupti};
+use cupmon_cupti::ActivityKind;
 use cupmon_monitor::{BufferUse, MetaEntry, Monitor, MonitorConfig, WorkerProfile};
 use cupmon_records::dump_stats;
+use cupmon_test_support::exclusive;
 use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::{export_window, ExportOptions, MergeWindow, WindowEvent};
 
-fn fake() -> (&'static Cupti, FakeControls) {
-    let (cupti, controls) = load_fake();
-    controls.reset();
-    (cupti, controls)
-}
-
-fn config(dir: &std::path::Path) -> MonitorConfig {
-    let mut c = MonitorConfig::new(dir.join("dump"));
-    c.buffer_size = 64 << 10;
-    c.max_outstanding_bytes = 4 << 20;
-    c
-}
-
-fn kinds(events: &[WindowEvent], kind: &str) -> usize {
-    events.iter().filter(|e| e.kind_name() == kind).count()
-}
+use crate::common::{config, fake, kinds};
 
 #[test]
 fn always_on_dump_has_every_kernel_copy_and_memset_with_names() {

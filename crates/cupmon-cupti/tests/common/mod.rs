@@ -1,15 +1,13 @@
 //! A recording sink and setup shared by the tests that drive the fake libcupti.
-// Each test binary uses a different part of this module.
-#![allow(dead_code)]
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use cupmon_cupti::testing::{self, FakeControls};
 use cupmon_cupti::{ActivityBuffer, ActivitySink, CompletedBuffer, Cupti};
 use cupmon_records::{Layout, Record, RecordIter};
+use cupmon_test_support::{self as testing, FakeControls};
 
 /// What the sink kept of one completed buffer.
 #[derive(Debug, Clone)]

@@ -1,0 +1,118 @@
+//! The control interface of cupmon's fake libcupti, declared once for both
+//! sides: `cupmon-fake-cupti` exports the `cupmonFake*` functions (and checks
+//! its definitions against the types here when it compiles), and
+//! `cupmon-test-support` looks them up by the names here and calls them
+//! through these types.
+//!
+//! A crate without dependencies, so that the fake does not link the crate it
+//! fakes (`cupmon-cupti`), and without `unsafe` (it only names types).
+
+use std::ffi::c_char;
+
+pub mod cbid;
+
+/// What the controls return: a `CUptiResult` (0 = success; the fake's
+/// `cuptiGetResultString` names the others).
+pub type Status = u32;
+
+/// Counters of the fake, filled by `cupmonFakeStats`. A caller passes its size,
+/// so a shorter (older) struct gets a prefix: add fields at the end only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FakeStats {
+    /// Records written into buffers.
+    pub records_emitted: u64,
+    /// Records dropped for want of a buffer, in total (not reset by
+    /// `cuptiActivityGetNumDroppedRecords`).
+    pub records_dropped: u64,
+    /// Buffer requests made to the client, and how many it refused (no buffer).
+    pub buffers_requested: u64,
+    pub buffers_refused: u64,
+    /// Buffers handed back through the completion callback.
+    pub buffers_delivered: u64,
+    /// Full buffers waiting for the delivery thread or for pending kernels.
+    pub buffers_waiting: u64,
+    /// Buffers the fake allocated itself and passed to the completion callback.
+    pub foreign_buffers_delivered: u64,
+    pub flush_calls: u64,
+    pub register_calls: u64,
+    /// `cuptiFinalize` calls that reached the fake.
+    pub finalize_calls: u64,
+    /// Bit `k` set when activity kind `k` (< 64) is enabled.
+    pub enabled_kinds: u64,
+    /// The last `cuptiSetThreadIdType` value.
+    pub thread_id_type: u64,
+    /// Kernels launched while "pending" and not finished yet.
+    pub pending_kernels: u64,
+    /// Allocations made through `cupmonFakeMalloc` and not freed yet.
+    pub live_allocations: u64,
+}
+
+/// `CUpti_ActivityMemoryPoolOperationType`, the `operation` of `cupmonFakeMemPool`.
+pub mod mem_pool {
+    pub const CREATED: u32 = 1;
+    pub const DESTROYED: u32 = 2;
+    pub const TRIMMED: u32 = 3;
+}
+
+/// The address the fake reports as device `device`'s default memory pool: the
+/// pool that stream-ordered (`cudaMallocAsync`) allocations come from.
+pub const fn default_pool_address(device: u32) -> u64 {
+    0x7e00_0000_0000 + device as u64 * 0x1_0000_0000
+}
+
+/// Declares each control function: the name it is exported under and its type.
+macro_rules! controls {
+    ($($(#[$doc:meta])* $name:ident, $ty:ident = $symbol:literal: $fn:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub const $name: &str = $symbol;
+            #[doc = concat!("The type of `", $symbol, "`.")]
+            pub type $ty = $fn;
+        )*
+    };
+}
+
+controls! {
+    /// `(count, stream_id, name)`: `count` `cudaLaunchKernel` calls of kernel
+    /// `name` (a NUL-terminated string the fake copies).
+    LAUNCH_KERNELS, LaunchKernelsFn = "cupmonFakeLaunchKernels":
+        unsafe extern "C" fn(u32, u32, *const c_char) -> Status;
+    /// `(count, bytes, copy_kind, stream_id)`: `count` `cudaMemcpyAsync` calls
+    /// (`copy_kind`: `CUpti_ActivityMemcpyKind`, 1 = HtoD).
+    MEMCPY, MemcpyFn = "cupmonFakeMemcpy": unsafe extern "C" fn(u32, u64, u32, u32) -> Status;
+    /// `(count, bytes, value, stream_id)`: `count` `cudaMemsetAsync` calls.
+    MEMSET, MemsetFn = "cupmonFakeMemset": unsafe extern "C" fn(u32, u64, u32, u32) -> Status;
+    /// `(cbid)`: one runtime API call without GPU work.
+    RUNTIME_CALL, RuntimeCallFn = "cupmonFakeRuntimeCall": unsafe extern "C" fn(u32) -> Status;
+    /// `(cbid)`: one driver API call without GPU work.
+    DRIVER_CALL, DriverCallFn = "cupmonFakeDriverCall": unsafe extern "C" fn(u32) -> Status;
+    /// `(device, bytes, address, is_async, stream_id)`: one `cudaMalloc` (or
+    /// `cudaMallocAsync` when `is_async` is non-zero) returning `address`.
+    MALLOC, MallocFn = "cupmonFakeMalloc":
+        unsafe extern "C" fn(u32, u64, u64, u32, u32) -> Status;
+    /// `(device, address, is_async, stream_id)`: one `cudaFree` (or
+    /// `cudaFreeAsync`) of an allocation made by `cupmonFakeMalloc`.
+    FREE, FreeFn = "cupmonFakeFree": unsafe extern "C" fn(u32, u64, u32, u32) -> Status;
+    /// `(operation, device, address, size, min_bytes_to_keep)`: one
+    /// `cudaMemPoolCreate`, `cudaMemPoolDestroy` or `cudaMemPoolTrimTo` (see
+    /// [`mem_pool`]); `min_bytes_to_keep` is the trim's argument.
+    MEM_POOL, MemPoolFn = "cupmonFakeMemPool":
+        unsafe extern "C" fn(u32, u32, u64, u64, u64) -> Status;
+    /// `(delay_us)`: delay before each asynchronous delivery of a full buffer.
+    SET_COMPLETION_DELAY_US, SetCompletionDelayUsFn = "cupmonFakeSetCompletionDelayUs":
+        unsafe extern "C" fn(u64);
+    /// `(pending)`: while non-zero, launched kernels stay unfinished.
+    SET_KERNELS_PENDING, SetKernelsPendingFn = "cupmonFakeSetKernelsPending":
+        unsafe extern "C" fn(u32);
+    /// Gives every unfinished kernel its end time.
+    FINISH_KERNELS, FinishKernelsFn = "cupmonFakeFinishKernels": unsafe extern "C" fn() -> Status;
+    /// Calls the completion callback with a buffer the client never lent.
+    DELIVER_FOREIGN_BUFFER, DeliverForeignBufferFn = "cupmonFakeDeliverForeignBuffer":
+        unsafe extern "C" fn() -> Status;
+    /// `(out, size)`: copies at most `size` bytes of [`FakeStats`] to `out`.
+    STATS, StatsFn = "cupmonFakeStats": unsafe extern "C" fn(*mut FakeStats, usize) -> Status;
+    /// Flushes everything to the client, then clears the fake's state but
+    /// the registered callbacks.
+    RESET, ResetFn = "cupmonFakeReset": unsafe extern "C" fn();
+}

@@ -1,0 +1,5 @@
+//! cupmon-inject's integration tests, one binary (ripgrep's layout), against
+//! the fake libcupti (`cupmon-fake-cupti`, loaded through `cupmon-test-support`):
+//! the CUPTI multiplexer.
+
+mod multiplexer;

@@ -1,0 +1,7 @@
+//! cupmon-monitor's integration tests, one binary (ripgrep's layout), against
+//! the fake libcupti (`cupmon-fake-cupti`, loaded through `cupmon-test-support`):
+//! the monitor's threads, pool, cap, windows and shutdown; memory records.
+
+mod common;
+mod memory;
+mod monitor;
