@@ -3,55 +3,49 @@
 //! symbol and the ABI can grow without breaking them.
 //!
 //! Request: `{"op": "<name>", ...}`. Answer: `{"ok": true, "result": ...}` or
-//! `{"ok": false, "error": "<message>", "kind": "<class>"}`. Ops: `version`,
-//! `status`, `start` (`output_dir`, optional `kinds`, `buffer_size`,
-//! `max_outstanding`, `flush_period_s`), `stop`, `stats`, `flush` (`forced`),
-//! `prepare_window`, `start_window`, `end_window`, `push_annotation` (`name`),
-//! `pop_annotation`.
+//! `{"ok": false, "error": {"code": N, "kind": "<Name>", "message": "..."}}`,
+//! where the code and its name come from one table, `cupmon_error_code::ErrorCode`
+//! (callers choose what to do by the code; the message is for humans). Ops:
+//! `version`, `error_codes` (the table), `status`, `start` (`output_dir`,
+//! optional `kinds`, `buffer_size`, `max_outstanding`, `flush_period_s`),
+//! `stop`, `stats`, `flush` (`forced`), `prepare_window`, `start_window`
+//! (`withhold_api_from_clients`), `end_window`, `push_annotation` (`name`),
+//! `pop_annotation`, `rearm`.
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use cupmon_monitor::{parse_kinds, MonitorConfig, MonitorError};
+use cupmon_monitor::{parse_kinds, MonitorConfig, StateError};
 use serde_json::{json, Value};
 
+use crate::abi_error::{error_code_table, AbiError};
 use crate::session::with;
 
-/// Version of this ABI; bumped when an op changes incompatibly.
-pub const ABI_VERSION: u32 = 1;
+/// Version of this ABI; bumped when an op or the answer's shape changes
+/// incompatibly (2: errors as `{"code", "kind", "message"}`).
+pub const ABI_VERSION: u32 = 2;
 
 /// Handle one request (also usable from Rust, e.g. in tests).
 pub fn call(request: &str) -> Value {
     let answer = serde_json::from_str::<Value>(request)
-        .map_err(|e| MonitorError::Config(format!("the request is not JSON: {e}")))
+        .map_err(|e| AbiError::bad_request(format!("the request is not JSON: {e}")))
         .and_then(|req| dispatch(&req));
     match answer {
         Ok(result) => json!({"ok": true, "result": result}),
-        Err(e) => json!({"ok": false, "error": e.to_string(), "kind": error_kind(&e)}),
+        Err(e) => e.answer(),
     }
 }
 
-fn error_kind(e: &MonitorError) -> &'static str {
-    match e {
-        MonitorError::Load(cupmon_cupti::LoadError::NoDriver { .. }) => "no_driver",
-        MonitorError::Load(_) => "no_cupti",
-        MonitorError::Cupti(_) => "cupti",
-        MonitorError::Dump(_) => "dump",
-        MonitorError::Config(_) => "bad_argument",
-        MonitorError::State(_) => "state",
-        MonitorError::Worker(_) => "internal",
-    }
-}
-
-fn dispatch(req: &Value) -> Result<Value, MonitorError> {
+fn dispatch(req: &Value) -> Result<Value, AbiError> {
     let op = req
         .get("op")
         .and_then(Value::as_str)
-        .ok_or_else(|| MonitorError::Config("the request has no \"op\"".into()))?;
+        .ok_or_else(|| AbiError::bad_request("the request has no \"op\" string"))?;
     match op {
         "version" => Ok(json!({"abi": ABI_VERSION, "cupmon": env!("CARGO_PKG_VERSION")})),
+        "error_codes" => Ok(error_code_table()),
         "status" => Ok(match crate::session::current() {
             Some(s) => json!({
                 "running": true,
@@ -68,16 +62,20 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
         }
         "stop" => match crate::session::stop() {
             Some(stats) => Ok(serde_json::to_value(stats?).unwrap_or(Value::Null)),
-            None => Err(MonitorError::State(
-                "cupmon is not monitoring this process".into(),
-            )),
+            None => Err(StateError::NotMonitoring.into()),
         },
-        "stats" => with(|s| Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))),
+        "stats" => Ok(with(|s| {
+            Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))
+        })?),
         "flush" => {
             let forced = req.get("forced").and_then(Value::as_bool).unwrap_or(false);
-            with(|s| s.monitor.flush(forced)).map(|()| Value::Null)
+            with(|s| s.monitor.flush(forced))?;
+            Ok(Value::Null)
         }
-        "prepare_window" => with(|s| s.monitor.prepare_window()).map(|()| Value::Null),
+        "prepare_window" => {
+            with(|s| s.monitor.prepare_window())?;
+            Ok(Value::Null)
+        }
         "start_window" => {
             // The merged trace of a torch.profiler session brings runtime and
             // driver calls from the window: the profiler must not get them too.
@@ -85,33 +83,33 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
                 .get("withhold_api_from_clients")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let started = with(|s| s.monitor.start_window());
-            if started.is_ok() {
-                crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
-            }
-            started.map(|t| json!({"start_ns": t}))
+            let start_ns = with(|s| s.monitor.start_window())?;
+            crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
+            Ok(json!({"start_ns": start_ns}))
         }
-        "end_window" => with(|s| {
+        "end_window" => Ok(with(|s| {
             let window = crate::session::end_window(s)?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
-        }),
+        })?),
         "push_annotation" => {
-            let name = req.get("name").and_then(Value::as_str).ok_or_else(|| {
-                MonitorError::Config("push_annotation needs a \"name\" string".into())
-            })?;
-            with(|s| s.monitor.push_annotation(name)).map(|id| json!({"id": id}))
+            let name = req
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| AbiError::bad_request("push_annotation needs a \"name\" string"))?;
+            let id = with(|s| s.monitor.push_annotation(name))?;
+            Ok(json!({"id": id}))
         }
-        "pop_annotation" => with(|s| s.monitor.pop_annotation()).map(|id| json!({"id": id})),
-        "rearm" => with(|s| s.monitor.rearm()).map(|held| json!({"buffers_held_by_cupti": held})),
-        other => Err(MonitorError::Config(format!("unknown op {other:?}"))),
+        "pop_annotation" => Ok(json!({"id": with(|s| s.monitor.pop_annotation())?})),
+        "rearm" => Ok(json!({"buffers_held_by_cupti": with(|s| s.monitor.rearm())?})),
+        other => Err(AbiError::bad_request(format!("unknown op {other:?}"))),
     }
 }
 
-fn start_config(req: &Value) -> Result<MonitorConfig, MonitorError> {
+fn start_config(req: &Value) -> Result<MonitorConfig, AbiError> {
     let dir = req
         .get("output_dir")
         .and_then(Value::as_str)
-        .ok_or_else(|| MonitorError::Config("start needs an \"output_dir\" string".into()))?;
+        .ok_or_else(|| AbiError::bad_request("start needs an \"output_dir\" string"))?;
     let mut config = MonitorConfig::new(dir);
     if let Some(kinds) = req.get("kinds").filter(|v| !v.is_null()) {
         let text = match kinds {
@@ -125,11 +123,11 @@ fn start_config(req: &Value) -> Result<MonitorConfig, MonitorError> {
         };
         config.kinds = parse_kinds(&text)?;
     }
-    let size = |key: &str| -> Result<Option<usize>, MonitorError> {
+    let size = |key: &str| -> Result<Option<usize>, AbiError> {
         match req.get(key).filter(|v| !v.is_null()) {
             None => Ok(None),
             Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
-                MonitorError::Config(format!("{key} must be a whole number of bytes"))
+                AbiError::invalid_setting(format!("{key} must be a whole number of bytes"))
             }),
         }
     };
@@ -143,9 +141,7 @@ fn start_config(req: &Value) -> Result<MonitorConfig, MonitorError> {
         let secs = v
             .as_f64()
             .filter(|s| s.is_finite() && *s > 0.0)
-            .ok_or_else(|| {
-                MonitorError::Config("flush_period_s must be a positive number".into())
-            })?;
+            .ok_or_else(|| AbiError::invalid_setting("flush_period_s must be a positive number"))?;
         config.flush_period = Duration::from_secs_f64(secs);
     }
     config.validate()?;
@@ -167,9 +163,8 @@ pub unsafe extern "C" fn cupmon_call(request: *const c_char) -> *mut c_char {
     let text = unsafe { CStr::from_ptr(request) }
         .to_string_lossy()
         .into_owned();
-    let answer = catch_unwind(AssertUnwindSafe(|| call(&text))).unwrap_or_else(
-        |_| json!({"ok": false, "error": "internal error (a panic in cupmon)", "kind": "internal"}),
-    );
+    let answer = catch_unwind(AssertUnwindSafe(|| call(&text)))
+        .unwrap_or_else(|_| AbiError::panicked().answer());
     CString::new(answer.to_string())
         .unwrap_or_default()
         .into_raw()

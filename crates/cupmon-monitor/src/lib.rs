@@ -31,7 +31,7 @@ mod worker_profile;
 pub use config::{
     parse_kinds, parse_seconds, parse_size, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS,
 };
-pub use error::MonitorError;
+pub use error::{MonitorError, StateError};
 pub use monitor::Monitor;
 pub use stats::{BufferUse, MetaEntry, MonitorStats};
 pub use worker_profile::WorkerProfile;

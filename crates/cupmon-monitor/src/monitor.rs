@@ -22,7 +22,7 @@ use crate::shared::Shared;
 use crate::stats::{BufferUse, MetaEntry, MonitorStats};
 use crate::window_filters::set_noise_filters;
 use crate::worker::{Msg, Worker};
-use crate::MonitorError;
+use crate::{MonitorError, StateError};
 
 /// CUSTOM1 ids cupmon pushes start here, far from the small ids Kineto and
 /// applications use for their own annotations.
@@ -175,10 +175,10 @@ impl Monitor {
     /// later [`Monitor::start_window`] is quick.
     pub fn prepare_window(&self) -> Result<(), MonitorError> {
         let mut phase = lock(&self.window);
-        if !matches!(*phase, WindowPhase::Idle) {
-            return Err(MonitorError::State(
-                "a trace window is already prepared or open".into(),
-            ));
+        match *phase {
+            WindowPhase::Idle => {}
+            WindowPhase::Prepared { .. } => return Err(StateError::WindowAlreadyPrepared.into()),
+            WindowPhase::Open { .. } => return Err(StateError::WindowAlreadyOpen.into()),
         }
         let cupti = self.shared.cupti;
         let mut enabled = Vec::new();
@@ -208,11 +208,9 @@ impl Monitor {
             WindowPhase::Prepared { enabled } => enabled,
             open @ WindowPhase::Open { .. } => {
                 *phase = open;
-                return Err(MonitorError::State("a trace window is already open".into()));
+                return Err(StateError::WindowAlreadyOpen.into());
             }
-            WindowPhase::Idle => {
-                return Err(MonitorError::State("the window was not prepared".into()))
-            }
+            WindowPhase::Idle => return Err(StateError::WindowNotPrepared.into()),
         };
         let result = self.flush(false).and_then(|()| {
             let start_ns = self.shared.cupti.timestamp()?;
@@ -242,7 +240,7 @@ impl Monitor {
         let WindowPhase::Open { enabled, start_ns } =
             std::mem::replace(&mut *phase, WindowPhase::Idle)
         else {
-            return Err(MonitorError::State("no trace window is open".into()));
+            return Err(StateError::NoWindowOpen.into());
         };
         drop(phase);
         let cupti = self.shared.cupti;
@@ -300,7 +298,7 @@ impl Monitor {
             .get_mut(&std::thread::current().id())
             .and_then(Vec::pop);
         if popped.is_none() {
-            return Err(MonitorError::State("no user annotation to pop".into()));
+            return Err(StateError::NoAnnotationOpen.into());
         }
         Ok(self
             .shared
@@ -426,7 +424,7 @@ impl Monitor {
     /// by one of them; a second call is an error.
     pub fn stop(&self) -> Result<(MonitorStats, Option<TraceWindow>), MonitorError> {
         if lock(&self.worker).is_none() {
-            return Err(MonitorError::State("the monitor is already stopped".into()));
+            return Err(StateError::Stopped.into());
         }
         self.stop_flusher();
         let window = if self.window_open() {
