@@ -12,7 +12,8 @@ Offline (Rust, no GPU needed): :func:`merge_trace_window_into_chrome_trace`,
 :func:`export_trace_window`, :func:`read_dump`.
 
 torch.profiler users: :func:`cupmon.torch.profile` (imports torch on use).
-Errors: see :mod:`cupmon._errors` (:class:`CupmonError` and subclasses).
+Errors: see :mod:`cupmon._errors` (:class:`CupmonError` and subclasses; each
+error from Rust carries its :class:`ErrorCode` as ``code``).
 """
 
 from __future__ import annotations
@@ -22,14 +23,19 @@ from typing import Any, Iterator, Optional
 
 from ._cupmon import __version__
 from ._errors import (
+    AlreadyMonitoringError,
     CupmonError,
     CupmonWarning,
     DumpError,
+    ErrorCode,
     MonitorError,
     MonitorStateError,
     NoCuptiError,
     NoDriverError,
+    NotMonitoringError,
+    NoWindowOpenError,
     TraceInputError,
+    WindowAlreadyOpenError,
 )
 from ._monitor import (
     begin_trace_window,
@@ -71,6 +77,11 @@ __all__ = [
     "NoDriverError",
     "NoCuptiError",
     "MonitorStateError",
+    "NotMonitoringError",
+    "AlreadyMonitoringError",
+    "WindowAlreadyOpenError",
+    "NoWindowOpenError",
+    "ErrorCode",
 ]
 
 

@@ -3,7 +3,8 @@
 Low-level: windows are JSON bytes here. Use the wrappers in :mod:`cupmon`,
 which take and return dicts. Every function releases the GIL while it works.
 Errors: ``OSError`` for files, :class:`cupmon.TraceInputError` /
-:class:`cupmon.DumpError` for unusable inputs.
+:class:`cupmon.DumpError` for unusable inputs, each made by
+``cupmon._errors.error_for`` from an :class:`cupmon.ErrorCode`.
 """
 
 import os
@@ -38,3 +39,7 @@ def export_file(window_path: _Path, output_path: _Path, trace_name: Optional[str
 
 def read_dump_json(path: _Path) -> Tuple[bytes, List[str]]:
     """Decode a raw dump directory: (window JSON bytes, warnings about damage or drops)."""
+
+def error_codes() -> List[Tuple[int, str, str]]:
+    """The error-code table this module was built with: ``(code, kind, meaning)``
+    in code order (the crate cupmon-error-code; :class:`cupmon.ErrorCode` matches it)."""

@@ -19,11 +19,11 @@ import os
 import threading
 from typing import Any, Dict, Iterable, Optional, Union
 
-from ._errors import MonitorError, MonitorStateError, error_for
+from ._errors import ErrorCode, MonitorError, MonitorStateError, error_for
 from ._window import Window, int_keys
 
 #: Version of the C ABI this module speaks (``ABI_VERSION`` in cupmon-inject's abi.rs).
-ABI_VERSION = 1
+ABI_VERSION = 2
 #: Environment: path of the injection library (set by ``cupmon run``).
 ENV_INJECT_LIBRARY = "CUPMON_INJECT_LIBRARY"
 
@@ -89,14 +89,19 @@ def _call_lib(lib: ctypes.CDLL, request: Dict[str, Any]) -> Any:
         lib.cupmon_free(answer_ptr)
     if answer.get("ok"):
         return answer.get("result")
-    kind = answer.get("kind", "internal")
-    message = answer.get("error", "unknown error")
-    if kind == "state" and "not monitoring" in message and under_cupmon_run():
+    # {"code": N, "kind": "<Name>", "message": "..."}: the class comes from the
+    # code alone (see _errors); "kind" is the code's name, for people reading.
+    error = answer.get("error")
+    if not isinstance(error, dict):
+        raise MonitorError(f"cupmon_call answered {request['op']!r} with no error object: {answer}")
+    code = error.get("code")
+    message = str(error.get("message") or "unknown error")
+    if code == ErrorCode.NotMonitoring and under_cupmon_run():
         message += (
             "; under `cupmon run` the monitor starts when the program initialises "
             "CUDA (for example at its first torch.cuda call)"
         )
-    raise error_for(kind, message)
+    raise error_for(code, message)
 
 
 def call(op: str, **args: Any) -> Any:
@@ -140,10 +145,12 @@ def start_collection(
     dropped and counted; default 256 MiB). Returns the dump directory.
 
     Raises :class:`NoDriverError` without an NVIDIA driver,
-    :class:`NoCuptiError` without libcupti, and :class:`MonitorStateError`
-    when the process is already monitored -- in particular under ``cupmon
-    run``, which owns the monitor: there, take windows with
-    :func:`begin_trace_window` / :func:`end_trace_window` instead.
+    :class:`NoCuptiError` without libcupti, ``ValueError`` for a setting
+    cupmon does not accept, and :class:`AlreadyMonitoringError` when the
+    process is already monitored -- in particular under ``cupmon run``, which
+    owns the monitor: there, take windows with :func:`begin_trace_window` /
+    :func:`end_trace_window` instead (before ``cupmon run``'s monitor has
+    started, :class:`MonitorStateError`).
     """
     if not isinstance(output_dir, (str, os.PathLike)):
         raise TypeError(f"output_dir must be a path, not {type(output_dir).__name__}")
@@ -156,13 +163,15 @@ def start_collection(
     if state.get("running"):
         where = state.get("dump_dir")
         if state.get("injected"):
-            raise MonitorStateError(
+            raise error_for(
+                ErrorCode.AlreadyMonitoring,
                 f"this process is already monitored by `cupmon run` (dump in {where}); "
-                "take trace windows with begin_trace_window()/end_trace_window() instead"
+                "take trace windows with begin_trace_window()/end_trace_window() instead",
             )
-        raise MonitorStateError(
+        raise error_for(
+            ErrorCode.AlreadyMonitoring,
             f"cupmon is already collecting in this process (dump in {where}); "
-            "call stop_collection() first"
+            "call stop_collection() first",
         )
     if under_cupmon_run():
         raise MonitorStateError(
@@ -185,7 +194,9 @@ def start_collection(
 def stop_collection() -> Dict[str, Any]:
     """Stop the collection started by :func:`start_collection`: flush, close an
     open window (written as ``window-N.json`` in the dump), return the final
-    stats. The monitor of ``cupmon run`` is not stopped (it ends with the process)."""
+    stats. Raises :class:`NotMonitoringError` when no collection runs, and
+    :class:`MonitorStateError` under ``cupmon run``, whose monitor is not
+    stopped (it ends with the process)."""
     state = status()
     if state.get("running") and state.get("injected"):
         raise MonitorStateError(
@@ -202,12 +213,17 @@ def monitor_stats() -> Dict[str, Any]:
 
 def prepare_trace_window() -> None:
     """Enable the window's extra activity kinds (runtime, driver, external
-    correlation, ...) ahead of :func:`start_trace_window` (a warm-up)."""
+    correlation, ...) ahead of :func:`start_trace_window` (a warm-up).
+    Raises :class:`WindowAlreadyOpenError` while a window is open, and a
+    :class:`MonitorStateError` with code ``WindowAlreadyPrepared`` when it
+    was prepared already."""
     call("prepare_window")
 
 
 def start_trace_window(*, withhold_api_from_clients: bool = False) -> int:
-    """Open the prepared window: flush, then stamp its start. Returns the start (Unix ns).
+    """Open the prepared window (preparing it first if needed): flush, then
+    stamp its start. Returns the start (Unix ns). Raises
+    :class:`WindowAlreadyOpenError` when a window is open already.
 
     ``withhold_api_from_clients``: while the window is open, do not hand
     runtime/driver records to other CUPTI clients sharing CUPTI with cupmon
@@ -225,10 +241,11 @@ def begin_trace_window(*, withhold_api_from_clients: bool = False) -> int:
 
 
 def end_trace_window() -> Window:
-    """Close the window and return it: the seed's trace-window dict (``events``,
+    """Close the window and return it: a trace-window dict (``events``,
     ``extra_activities``, ``user_annotations`` and ``thread_resource_map``
     with int keys, ``start_ns``), ready for
-    :func:`merge_trace_window_into_chrome_trace`."""
+    :func:`merge_trace_window_into_chrome_trace`. Raises
+    :class:`NoWindowOpenError` when no window is open."""
     return int_keys(call("end_window"))
 
 
@@ -241,7 +258,9 @@ def push_user_annotation(name: str) -> int:
 
 
 def pop_user_annotation() -> int:
-    """End this thread's innermost annotation; returns its external id."""
+    """End this thread's innermost annotation; returns its external id.
+    Raises a :class:`MonitorStateError` with code ``NoAnnotationOpen`` when
+    this thread has none open."""
     return int(call("pop_annotation")["id"])
 
 

@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any, Dict, Union
 
-from ._errors import TraceInputError
+from ._errors import ErrorCode, error_for
 
 Window = Dict[str, Any]
 WindowLike = Union[Window, str, "os.PathLike[str]"]
@@ -32,7 +32,7 @@ def dumps(window: Window) -> bytes:
     try:
         text = json.dumps(window, separators=(",", ":"), default=_json_default)
     except (TypeError, ValueError) as e:
-        raise TraceInputError(f"trace_window cannot be written as JSON: {e}") from e
+        raise error_for(ErrorCode.TraceInput, f"trace_window cannot be written as JSON: {e}") from e
     return text.encode("utf-8")
 
 

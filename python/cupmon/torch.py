@@ -62,7 +62,7 @@ import warnings
 from typing import Any, Optional
 
 from . import _monitor, _offline
-from ._errors import CupmonError, CupmonWarning, MonitorStateError
+from ._errors import CupmonError, CupmonWarning, ErrorCode, error_for
 
 # Categories of torch.profiler trace events that cupmon's window provides.
 GPU_SIDE_CATEGORIES = frozenset(
@@ -209,9 +209,10 @@ def _make_profile_class() -> type:
                 if _monitor.status().get("running"):
                     self._cupmon_shared = True
                     return
-                raise MonitorStateError(
+                raise error_for(
+                    ErrorCode.NotMonitoring,
                     "this process runs under `cupmon run` but its monitor is not running "
-                    "(no CUDA device, or cupmon said why on stderr)"
+                    "(no CUDA device, or cupmon said why on stderr)",
                 )
             out = self.cupmon_output_dir
             if out is None:

@@ -90,32 +90,49 @@ print(json.dumps({{"dump": dump, "window": window, "start_ns": w.start_ns,
     assert list(decoded["user_annotations"].values()) == ["step"]
 
 
-def test_state_errors_are_monitor_state_errors(fake_cupti, tmp_path):
+def test_state_errors_have_their_class_and_code(fake_cupti, tmp_path):
     code = f"""
 def expect(fn, *args):
     try:
         fn(*args)
     except cupmon.MonitorStateError as e:
-        return str(e)
+        return [type(e).__name__, e.code.name if e.code is not None else None, str(e)]
     raise AssertionError(f"{{fn.__name__}} did not raise")
-msgs = [expect(cupmon.end_trace_window), expect(cupmon.monitor_stats),
-        expect(cupmon.stop_collection)]
+got = [expect(cupmon.end_trace_window), expect(cupmon.monitor_stats),
+       expect(cupmon.stop_collection)]
 cupmon.start_collection({str(tmp_path / "d")!r})
-msgs.append(expect(cupmon.start_collection, {str(tmp_path / "e")!r}))
-msgs.append(expect(cupmon.pop_user_annotation))
-cupmon.begin_trace_window()
-msgs.append(expect(cupmon.begin_trace_window))
+got.append(expect(cupmon.start_collection, {str(tmp_path / "e")!r}))
+got.append(expect(cupmon.pop_user_annotation))
+cupmon.prepare_trace_window()
+got.append(expect(cupmon.prepare_trace_window))
+cupmon.start_trace_window()
+got.append(expect(cupmon.begin_trace_window))
+got.append(expect(cupmon.start_trace_window))
 cupmon.end_trace_window()
-msgs.append(expect(cupmon.end_trace_window))
+got.append(expect(cupmon.end_trace_window))
 cupmon.stop_collection()
-print(json.dumps(msgs))
+got.append(expect(cupmon.stop_collection))
+print(json.dumps(got))
 """
-    msgs = last_json(child(code, fake_env(fake_cupti)))
-    assert "not monitoring" in msgs[0]
-    assert "already collecting" in msgs[3] and "stop_collection" in msgs[3]
-    assert "no user annotation" in msgs[4]
-    assert "already prepared or open" in msgs[5]
-    assert "no trace window is open" in msgs[6]
+    got = last_json(child(code, fake_env(fake_cupti)))
+    classes_and_codes = [(cls, code) for cls, code, _ in got]
+    assert classes_and_codes == [
+        ("NotMonitoringError", "NotMonitoring"),
+        ("NotMonitoringError", "NotMonitoring"),
+        ("NotMonitoringError", "NotMonitoring"),
+        ("AlreadyMonitoringError", "AlreadyMonitoring"),
+        ("MonitorStateError", "NoAnnotationOpen"),
+        ("MonitorStateError", "WindowAlreadyPrepared"),
+        ("WindowAlreadyOpenError", "WindowAlreadyOpen"),
+        ("WindowAlreadyOpenError", "WindowAlreadyOpen"),
+        ("NoWindowOpenError", "NoWindowOpen"),
+        ("NotMonitoringError", "NotMonitoring"),
+    ]
+    # The messages still tell people what happened.
+    messages = [message for _, _, message in got]
+    assert "not monitoring" in messages[0]
+    assert "already collecting" in messages[3] and "stop_collection" in messages[3]
+    assert "no trace window is open" in messages[8]
 
 
 def test_bad_settings_are_value_errors(fake_cupti, tmp_path):
@@ -124,12 +141,12 @@ for kwargs in ({{"activities": ["NOT_A_KIND"]}}, {{"flush_period_s": -1}}, {{"bu
     try:
         cupmon.start_collection({str(tmp_path / "d")!r}, **kwargs)
     except ValueError as e:
-        print("ValueError", e)
+        print("ValueError", e.code.name, e)
     else:
         raise AssertionError(kwargs)
 """
     out = child(code, fake_env(fake_cupti)).stdout
-    assert out.count("ValueError") == 3, out
+    assert out.count("ValueError InvalidSetting") == 3, out
     assert "NOT_A_KIND" in out
 
 
@@ -140,6 +157,7 @@ try:
     cupmon.start_collection({str(tmp_path / "d")!r})
 except cupmon.NoDriverError as e:
     print("NoDriverError:", e)
+    print("code", e.code.name)
 # The offline half still works.
 w = cupmon.read_dump({str(ROOT / "tests/fixtures/h200-cupti13.0/cuda_workload")!r})
 print("events", len(w["events"]))
@@ -147,6 +165,7 @@ print("events", len(w["events"]))
     result = run_python(code, {"CUPMON_LIBCUDA": str(tmp_path / "no-libcuda.so.1")})
     assert result.returncode == 0, result.stderr
     assert "NoDriverError: no NVIDIA driver found" in result.stdout
+    assert "code NoDriver" in result.stdout
     assert "events " in result.stdout
 
 
@@ -166,13 +185,13 @@ def test_under_cupmon_run_the_module_drives_the_injected_monitor(fake_cupti, tmp
 before = None
 try:
     cupmon.begin_trace_window()
-except cupmon.MonitorStateError as e:
+except cupmon.NotMonitoringError as e:  # with the hint about `cupmon run`
     before = str(e)
 assert ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection() == 1
 status = cupmon._monitor.status()
 try:
     cupmon.start_collection("elsewhere")
-except cupmon.MonitorStateError as e:
+except cupmon.AlreadyMonitoringError as e:
     refused = str(e)
 try:
     cupmon.stop_collection()

@@ -222,10 +222,7 @@ fn a_refusal_inside_the_program_is_reported_with_its_reason() {
         .arg("--")
         .arg(app)
         .args(["launch", "5"])
-        .env(
-            "CUPMON_LIBCUPTI",
-            cupmon_test_support::fake_library_path(),
-        )
+        .env("CUPMON_LIBCUPTI", cupmon_test_support::fake_library_path())
         .env("CUPMON_LIBCUDA", "/nonexistent/libcuda.so.1")
         .env(
             "CUPMON_INJECT_LIBRARY",

@@ -3,53 +3,48 @@
 //! symbol and the ABI can grow without breaking them.
 //!
 //! Request: `{"op": "<name>", ...}`. Answer: `{"ok": true, "result": ...}` or
-//! `{"ok": false, "error": "<message>", "kind": "<class>"}`. Ops: `version`,
-//! `status`, `start` (`output_dir`, optional `kinds`, `buffer_size`,
-//! `max_outstanding`, `flush_period_s`), `stop`, `stats`, `flush` (`forced`),
-//! `prepare_window`, `start_window`, `end_window`, `push_annotation` (`name`),
-//! `pop_annotation`.
+//! `{"ok": false, "error": {"code": N, "kind": "<Name>", "message": "..."}}`,
+//! where the code and its name come from one table, `cupmon_error_code::ErrorCode`
+//! (callers choose what to do by the code; the message is for humans). Ops:
+//! `version`, `error_codes` (the table), `status`, `start` (`output_dir`,
+//! and any setting of cupmon-config's table by name, e.g. `buffer_size`: "8MiB"),
+//! `stop`, `stats`, `flush` (`forced`), `prepare_window`, `start_window`
+//! (`withhold_api_from_clients`), `end_window`, `push_annotation` (`name`),
+//! `pop_annotation`, `rearm`.
 
-use cupmon_monitor::{MonitorConfig, MonitorError};
-use serde_json::{json, Value};
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
+use cupmon_monitor::{MonitorConfig, StateError};
+use serde_json::{json, Value};
+
+use crate::abi_error::{error_code_table, AbiError};
 use crate::session::with;
 
-/// Version of this ABI; bumped when an op changes incompatibly.
-pub const ABI_VERSION: u32 = 1;
+/// Version of this ABI; bumped when an op or the answer's shape changes
+/// incompatibly (2: errors as `{"code", "kind", "message"}`).
+pub const ABI_VERSION: u32 = 2;
 
 /// Handle one request (also usable from Rust, e.g. in tests).
 pub fn call(request: &str) -> Value {
     let answer = serde_json::from_str::<Value>(request)
-        .map_err(|e| MonitorError::Config(format!("the request is not JSON: {e}")))
+        .map_err(|e| AbiError::bad_request(format!("the request is not JSON: {e}")))
         .and_then(|req| dispatch(&req));
     match answer {
         Ok(result) => json!({"ok": true, "result": result}),
-        Err(e) => json!({"ok": false, "error": e.to_string(), "kind": error_kind(&e)}),
+        Err(e) => e.answer(),
     }
 }
 
-fn error_kind(e: &MonitorError) -> &'static str {
-    match e {
-        MonitorError::Load(cupmon_cupti::LoadError::NoDriver { .. }) => "no_driver",
-        MonitorError::Load(_) => "no_cupti",
-        MonitorError::Cupti(_) => "cupti",
-        MonitorError::Dump(_) => "dump",
-        MonitorError::Config(_) | MonitorError::Setting(_) => "bad_argument",
-        MonitorError::State(_) => "state",
-        MonitorError::Worker(_) => "internal",
-    }
-}
-
-fn dispatch(req: &Value) -> Result<Value, MonitorError> {
+fn dispatch(req: &Value) -> Result<Value, AbiError> {
     let op = req
         .get("op")
         .and_then(Value::as_str)
-        .ok_or_else(|| MonitorError::Config("the request has no \"op\"".into()))?;
+        .ok_or_else(|| AbiError::bad_request("the request has no \"op\" string"))?;
     match op {
         "version" => Ok(json!({"abi": ABI_VERSION, "cupmon": env!("CARGO_PKG_VERSION")})),
+        "error_codes" => Ok(error_code_table()),
         "status" => Ok(match crate::session::current() {
             Some(s) => json!({
                 "running": true,
@@ -66,16 +61,20 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
         }
         "stop" => match crate::session::stop() {
             Some(stats) => Ok(serde_json::to_value(stats?).unwrap_or(Value::Null)),
-            None => Err(MonitorError::State(
-                "cupmon is not monitoring this process".into(),
-            )),
+            None => Err(StateError::NotMonitoring.into()),
         },
-        "stats" => with(|s| Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))),
+        "stats" => Ok(with(|s| {
+            Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))
+        })?),
         "flush" => {
             let forced = req.get("forced").and_then(Value::as_bool).unwrap_or(false);
-            with(|s| s.monitor.flush(forced)).map(|()| Value::Null)
+            with(|s| s.monitor.flush(forced))?;
+            Ok(Value::Null)
         }
-        "prepare_window" => with(|s| s.monitor.prepare_window()).map(|()| Value::Null),
+        "prepare_window" => {
+            with(|s| s.monitor.prepare_window())?;
+            Ok(Value::Null)
+        }
         "start_window" => {
             // The merged trace of a torch.profiler session brings runtime and
             // driver calls from the window: the profiler must not get them too.
@@ -83,39 +82,39 @@ fn dispatch(req: &Value) -> Result<Value, MonitorError> {
                 .get("withhold_api_from_clients")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let started = with(|s| s.monitor.start_window());
-            if started.is_ok() {
-                crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
-            }
-            started.map(|t| json!({"start_ns": t}))
+            let start_ns = with(|s| s.monitor.start_window())?;
+            crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
+            Ok(json!({"start_ns": start_ns}))
         }
-        "end_window" => with(|s| {
+        "end_window" => Ok(with(|s| {
             let window = crate::session::end_window(s)?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
-        }),
+        })?),
         "push_annotation" => {
-            let name = req.get("name").and_then(Value::as_str).ok_or_else(|| {
-                MonitorError::Config("push_annotation needs a \"name\" string".into())
-            })?;
-            with(|s| s.monitor.push_annotation(name)).map(|id| json!({"id": id}))
+            let name = req
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| AbiError::bad_request("push_annotation needs a \"name\" string"))?;
+            let id = with(|s| s.monitor.push_annotation(name))?;
+            Ok(json!({"id": id}))
         }
-        "pop_annotation" => with(|s| s.monitor.pop_annotation()).map(|id| json!({"id": id})),
-        "rearm" => with(|s| s.monitor.rearm()).map(|held| json!({"buffers_held_by_cupti": held})),
-        other => Err(MonitorError::Config(format!("unknown op {other:?}"))),
+        "pop_annotation" => Ok(json!({"id": with(|s| s.monitor.pop_annotation())?})),
+        "rearm" => Ok(json!({"buffers_held_by_cupti": with(|s| s.monitor.rearm())?})),
+        other => Err(AbiError::bad_request(format!("unknown op {other:?}"))),
     }
 }
 
 /// The settings of a `start` request: `output_dir` (this process's dump directory)
 /// and any settings of the table by name, as text (`"8MiB"`, `"500ms"`) or numbers
 /// (bytes, seconds), parsed as the environment's are.
-fn start_config(req: &Value) -> Result<MonitorConfig, MonitorError> {
+fn start_config(req: &Value) -> Result<MonitorConfig, AbiError> {
     let dir = req
         .get("output_dir")
         .and_then(Value::as_str)
-        .ok_or_else(|| MonitorError::Config("start needs an \"output_dir\" string".into()))?;
+        .ok_or_else(|| AbiError::bad_request("start needs an \"output_dir\" string"))?;
     let mut config = MonitorConfig::new(dir);
     let Some(fields) = req.as_object() else {
-        return Err(MonitorError::Config("the request is not an object".into()));
+        return Err(AbiError::bad_request("the request is not an object"));
     };
     for (key, value) in fields {
         if matches!(key.as_str(), "op" | "output_dir") || value.is_null() {
@@ -158,9 +157,8 @@ pub unsafe extern "C" fn cupmon_call(request: *const c_char) -> *mut c_char {
     let text = unsafe { CStr::from_ptr(request) }
         .to_string_lossy()
         .into_owned();
-    let answer = catch_unwind(AssertUnwindSafe(|| call(&text))).unwrap_or_else(
-        |_| json!({"ok": false, "error": "internal error (a panic in cupmon)", "kind": "internal"}),
-    );
+    let answer = catch_unwind(AssertUnwindSafe(|| call(&text)))
+        .unwrap_or_else(|_| AbiError::panicked().answer());
     CString::new(answer.to_string())
         .unwrap_or_default()
         .into_raw()

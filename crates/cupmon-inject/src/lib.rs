@@ -11,6 +11,7 @@
 #![allow(unsafe_code)]
 
 mod abi;
+mod abi_error;
 mod clients;
 mod entry;
 mod exit;
@@ -20,6 +21,7 @@ mod schedule;
 mod session;
 mod signals;
 
-pub use abi::{call, cupmon_call, cupmon_free};
+pub use abi::{call, cupmon_call, cupmon_free, ABI_VERSION};
+pub use cupmon_error_code::ErrorCode;
 pub use entry::InitializeInjection;
 pub use session::{dump_dir_for_process, Session};

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats};
+use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats, StateError};
 use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceWindow};
 
 /// A running monitor and what it has written.
@@ -45,10 +45,10 @@ pub fn dump_dir_for_process(base: &Path, rank: Option<&str>, pid: u32) -> PathBu
 pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), MonitorError> {
     let mut session = lock();
     if let Some(s) = session.as_ref() {
-        return Err(MonitorError::State(format!(
-            "cupmon is already monitoring this process (dump in {})",
-            s.monitor.config().dump_dir.display()
-        )));
+        return Err(StateError::AlreadyMonitoring {
+            dump_dir: s.monitor.config().dump_dir.clone(),
+        }
+        .into());
     }
     let monitor = Monitor::start(config)?;
     let started = Arc::new(Session {
@@ -67,10 +67,7 @@ pub(crate) fn with<T>(
 ) -> Result<T, MonitorError> {
     match current() {
         Some(session) => f(&session),
-        None => Err(MonitorError::State(
-            "cupmon is not monitoring this process (start it with cupmon run or start_collection)"
-                .into(),
-        )),
+        None => Err(StateError::NotMonitoring.into()),
     }
 }
 

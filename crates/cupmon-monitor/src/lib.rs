@@ -28,7 +28,7 @@ mod worker;
 mod worker_profile;
 
 pub use cupmon_config::{env_vars, ConfigError, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
-pub use error::MonitorError;
+pub use error::{MonitorError, StateError};
 pub use monitor::Monitor;
 pub use stats::{BufferUse, MetaEntry, MonitorStats};
 pub use worker_profile::WorkerProfile;

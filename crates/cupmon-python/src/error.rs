@@ -1,34 +1,49 @@
 //! Rust errors to Python exceptions, in one place. The exception classes live
 //! in `cupmon/_errors.py` (so they can also derive from ValueError/OSError and
-//! carry docstrings); this side only names a kind, and `_errors.error_for`
-//! picks the class, the same function that maps the C ABI's error kinds.
+//! carry docstrings); this side only picks the error's code (from its type,
+//! out of the one table `cupmon_error_code::ErrorCode`), and
+//! `_errors.error_for` picks the class by that code, the same function that
+//! maps the C ABI's error answers.
 
 use std::path::Path;
 
+use cupmon_error_code::ErrorCode;
 use cupmon_records::DumpError;
 use cupmon_trace::TraceError;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-/// An error on its way to Python: `_errors.error_for(kind, message, errno, filename)`.
+/// An error on its way to Python: `_errors.error_for(code, message, errno, filename)`.
 #[derive(Debug)]
 pub struct Failure {
-    kind: &'static str,
+    code: ErrorCode,
     message: String,
     errno: Option<i32>,
     filename: Option<String>,
 }
 
 impl Failure {
-    fn io(message: String, err: &std::io::Error, filename: Option<String>) -> Self {
+    fn new(code: ErrorCode, message: String) -> Self {
+        Self {
+            code,
+            message,
+            errno: None,
+            filename: None,
+        }
+    }
+
+    /// A file error. With an OS error number, `context` is all the message
+    /// holds ("cannot read"): Python adds the system's text for the number
+    /// and the file name, as `open()` does. Without one, the error's own text.
+    fn io(context: &str, err: &std::io::Error, filename: Option<String>) -> Self {
         let errno = err.raw_os_error();
-        // Python prints "[Errno N]" itself.
-        let message = match errno {
-            Some(n) => message.replace(&format!(" (os error {n})"), ""),
-            None => message,
+        let message = match (errno, context.is_empty()) {
+            (Some(_), _) => context.to_owned(),
+            (None, true) => err.to_string(),
+            (None, false) => format!("{context}: {err}"),
         };
         Self {
-            kind: "io",
+            code: ErrorCode::Io,
             message,
             errno,
             filename,
@@ -40,43 +55,25 @@ impl Failure {
     pub fn from_dump(e: DumpError, dir: &Path) -> Self {
         match &e {
             DumpError::Io { file, source } => {
-                let path = dir.join(file);
-                let message = format!("{}: {source}", path.display());
-                Self::io(message, source, Some(path.display().to_string()))
+                Self::io("", source, Some(dir.join(file).display().to_string()))
             }
-            _ => {
-                let text = e.to_string();
-                let dir = dir.display().to_string();
-                Self {
-                    kind: "dump_input",
-                    message: if text.contains(&dir) {
-                        text
-                    } else {
-                        format!("{dir}: {text}")
-                    },
-                    errno: None,
-                    filename: None,
-                }
-            }
+            // The reader names files by their name alone: always say which
+            // dump (not by searching the text for the directory, whose name
+            // may be a letter that the text holds anyway).
+            _ => Self::new(ErrorCode::DumpInput, format!("{}: {e}", dir.display())),
         }
     }
 }
 
 impl From<TraceError> for Failure {
     fn from(e: TraceError) -> Self {
-        let message = e.to_string();
         match &e {
-            TraceError::Io { path, err, .. } => {
-                Self::io(message, err, Some(path.display().to_string()))
+            TraceError::Io { path, what, err } => {
+                Self::io(what, err, Some(path.display().to_string()))
             }
-            TraceError::Write(err) => Self::io(message, err, None),
+            TraceError::Write(err) => Self::io("writing the output", err, None),
             TraceError::Input { .. } | TraceError::Window(_) | TraceError::NoDurationEvents => {
-                Self {
-                    kind: "trace_input",
-                    message,
-                    errno: None,
-                    filename: None,
-                }
+                Self::new(ErrorCode::TraceInput, e.to_string())
             }
         }
     }
@@ -88,7 +85,7 @@ impl From<Failure> for PyErr {
             let made = py
                 .import("cupmon._errors")
                 .and_then(|m| m.getattr("error_for"))
-                .and_then(|make| make.call1((f.kind, &f.message, f.errno, &f.filename)));
+                .and_then(|make| make.call1((f.code.code(), &f.message, f.errno, &f.filename)));
             match made {
                 Ok(exception) => PyErr::from_value(exception),
                 // Only if the package itself is broken; still say what failed.
@@ -96,4 +93,15 @@ impl From<Failure> for PyErr {
             }
         })
     }
+}
+
+/// `_cupmon.error_codes()`: the table as this module knows it, `[(code,
+/// kind, meaning)]` in code order, for the package's test that its own table
+/// is the same.
+#[pyfunction]
+pub fn error_codes() -> Vec<(u32, &'static str, &'static str)> {
+    ErrorCode::ALL
+        .iter()
+        .map(|c| (c.code(), c.name(), c.meaning()))
+        .collect()
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use cupmon_cupti::ExternalCorrelationKind;
 
 use super::{lock, Monitor};
-use crate::MonitorError;
+use crate::{MonitorError, StateError};
 
 impl Monitor {
     /// Push a named user annotation (a CUPTI CUSTOM1 external correlation id):
@@ -30,7 +30,7 @@ impl Monitor {
             .get_mut(&std::thread::current().id())
             .and_then(Vec::pop);
         if popped.is_none() {
-            return Err(MonitorError::State("no user annotation to pop".into()));
+            return Err(StateError::NoAnnotationOpen.into());
         }
         Ok(self
             .shared

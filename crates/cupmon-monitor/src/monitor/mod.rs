@@ -20,7 +20,7 @@ use crate::shared::Shared;
 use crate::stats::MonitorStats;
 use crate::worker::Worker;
 use crate::MonitorConfig;
-use crate::MonitorError;
+use crate::{MonitorError, StateError};
 
 /// CUSTOM1 ids cupmon pushes start here, far from the small ids Kineto and
 /// applications use for their own annotations.
@@ -180,7 +180,7 @@ impl Monitor {
     /// by one of them; a second call is an error.
     pub fn stop(&self) -> Result<(MonitorStats, Option<TraceWindow>), MonitorError> {
         if lock(&self.worker).is_none() {
-            return Err(MonitorError::State("the monitor is already stopped".into()));
+            return Err(StateError::Stopped.into());
         }
         self.stop_flusher();
         let window = if self.window_open() {

@@ -9,7 +9,7 @@ use cupmon_trace::{filter_window, TraceWindow};
 use super::{lock, Monitor, WindowPhase};
 use crate::msg::Msg;
 use crate::window_filters::set_noise_filters;
-use crate::{MonitorError, WINDOW_KINDS};
+use crate::{MonitorError, StateError, WINDOW_KINDS};
 
 impl Monitor {
     /// Enable the window kinds (runtime, driver, external correlation,
@@ -17,10 +17,10 @@ impl Monitor {
     /// later [`Monitor::start_window`] is quick.
     pub fn prepare_window(&self) -> Result<(), MonitorError> {
         let mut phase = lock(&self.window);
-        if !matches!(*phase, WindowPhase::Idle) {
-            return Err(MonitorError::State(
-                "a trace window is already prepared or open".into(),
-            ));
+        match *phase {
+            WindowPhase::Idle => {}
+            WindowPhase::Prepared { .. } => return Err(StateError::WindowAlreadyPrepared.into()),
+            WindowPhase::Open { .. } => return Err(StateError::WindowAlreadyOpen.into()),
         }
         let cupti = self.shared.cupti;
         let mut enabled = Vec::new();
@@ -50,11 +50,9 @@ impl Monitor {
             WindowPhase::Prepared { enabled } => enabled,
             open @ WindowPhase::Open { .. } => {
                 *phase = open;
-                return Err(MonitorError::State("a trace window is already open".into()));
+                return Err(StateError::WindowAlreadyOpen.into());
             }
-            WindowPhase::Idle => {
-                return Err(MonitorError::State("the window was not prepared".into()))
-            }
+            WindowPhase::Idle => return Err(StateError::WindowNotPrepared.into()),
         };
         let result = self.flush(false).and_then(|()| {
             let start_ns = self.shared.cupti.timestamp()?;
@@ -84,7 +82,7 @@ impl Monitor {
         let WindowPhase::Open { enabled, start_ns } =
             std::mem::replace(&mut *phase, WindowPhase::Idle)
         else {
-            return Err(MonitorError::State("no trace window is open".into()));
+            return Err(StateError::NoWindowOpen.into());
         };
         drop(phase);
         let cupti = self.shared.cupti;
