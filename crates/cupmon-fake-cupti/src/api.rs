@@ -206,6 +206,16 @@ pub unsafe extern "C" fn cuptiGetTimestamp(timestamp: *mut u64) -> RawStatus {
     unsafe { write_out(timestamp, crate::clock::now()) }
 }
 
+/// `cuptiActivityRegisterTimestampCallback`: from now on every timestamp (records and
+/// `cuptiGetTimestamp`) is the callback's, as torch.profiler's Kineto makes it.
+#[no_mangle]
+pub extern "C" fn cuptiActivityRegisterTimestampCallback(
+    callback: Option<extern "C" fn() -> u64>,
+) -> RawStatus {
+    crate::clock::set_callback(callback);
+    SUCCESS
+}
+
 /// `cuptiActivityPushExternalCorrelationId` (per thread).
 #[no_mangle]
 pub extern "C" fn cuptiActivityPushExternalCorrelationId(kind: u32, id: u64) -> RawStatus {

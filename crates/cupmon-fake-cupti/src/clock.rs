@@ -1,6 +1,6 @@
 //! Timestamps and thread ids as CUPTI reports them.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cupti_types::ThreadIdType;
@@ -11,9 +11,32 @@ extern "C" {
     fn pthread_self() -> usize;
 }
 
+/// A client's timestamp callback (`cuptiActivityRegisterTimestampCallback`), as the
+/// address of an `extern "C" fn() -> u64`; 0 for CUPTI's own clock.
+static CALLBACK: AtomicUsize = AtomicUsize::new(0);
+
+/// Make `callback` the clock of every timestamp from now on (`None`: CUPTI's own).
+pub(crate) fn set_callback(callback: Option<extern "C" fn() -> u64>) {
+    CALLBACK.store(callback.map_or(0, |f| f as usize), Ordering::Relaxed);
+}
+
+/// The time of a record or of `cuptiGetTimestamp`: the registered callback's, as
+/// CUPTI does once a client registered one, else CUPTI's default clock.
+pub(crate) fn now() -> u64 {
+    let callback = CALLBACK.load(Ordering::Relaxed);
+    if callback != 0 {
+        // SAFETY: the value was stored from an `extern "C" fn() -> u64` by
+        // `set_callback`; a client's callback must stay valid while registered, as
+        // with CUPTI.
+        let f: extern "C" fn() -> u64 = unsafe { std::mem::transmute(callback) };
+        return f();
+    }
+    realtime()
+}
+
 /// CUPTI's default clock: CLOCK_REALTIME in ns. Strictly increasing here, so
 /// records made back to back never share a timestamp.
-pub(crate) fn now() -> u64 {
+fn realtime() -> u64 {
     static LAST: AtomicU64 = AtomicU64::new(0);
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -277,6 +277,7 @@ pub unsafe extern "C" fn cupmonFakeStats(out: *mut FakeStats, size: usize) -> Ra
 #[no_mangle]
 pub extern "C" fn cupmonFakeReset() {
     let fake = fake();
+    clock::set_callback(None);
     {
         let mut config = lock(&fake.config);
         config.kernels_pending = false;

@@ -15,6 +15,7 @@
 //! # Ok::<(), cupmon_monitor::MonitorError>(())
 //! ```
 
+mod clock_log;
 mod error;
 mod flusher;
 mod meta;

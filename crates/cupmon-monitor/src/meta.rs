@@ -38,5 +38,16 @@ pub(crate) fn session_meta(
     if let Ok(rank) = std::env::var(cupmon_config::env_vars::RANK) {
         meta.set("rank", rank);
     }
+    if let Some(info) = distributed_info() {
+        meta.set(
+            "distributedInfo",
+            serde_json::to_value(info).unwrap_or_default(),
+        );
+    }
     Ok(meta)
+}
+
+/// This process's place in a distributed job, from the launcher's environment.
+pub(crate) fn distributed_info() -> Option<cupmon_trace::DistributedInfo> {
+    cupmon_trace::DistributedInfo::from_env(|k| std::env::var(k).ok())
 }

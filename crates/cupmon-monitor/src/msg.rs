@@ -19,7 +19,17 @@ pub(crate) enum Msg {
     /// Start keeping records for a trace window.
     WindowStart,
     /// Stop keeping records; answer with them as window events.
-    WindowEnd(SyncSender<Vec<WindowEvent>>),
+    WindowEnd(SyncSender<WindowEvents>),
     /// Flush and close the dump; answer with the first write error, if any.
     Stop(SyncSender<Option<String>>),
+}
+
+/// A window's events, with what happened to records of another clock.
+#[derive(Debug, Default)]
+pub(crate) struct WindowEvents {
+    pub events: Vec<WindowEvent>,
+    /// Records of another client's clock converted to Unix ns.
+    pub converted: u64,
+    /// Records of another clock left out (too few samples to convert them).
+    pub off_clock: u64,
 }

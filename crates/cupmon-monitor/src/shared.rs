@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cupmon_cupti::{ActivityBuffer, ActivitySink, CompletedBuffer, Cupti};
 
+use crate::clock_log::ClockLog;
 use crate::msg::Msg;
 use crate::pool::Pool;
 use crate::stats::Counters;
@@ -23,6 +24,8 @@ pub(crate) struct Shared {
     /// To the worker; `None` once the session has stopped.
     pub queue: Mutex<Option<Sender<Msg>>>,
     pub counters: Counters,
+    /// Samples of CUPTI's clock while another client's timestamp callback sets it.
+    pub clock: ClockLog,
     pub warned_backlog: AtomicBool,
     /// Sees every buffer after it is written (the CUPTI multiplexer of the
     /// injection library hands records on to other CUPTI clients).
@@ -41,6 +44,7 @@ impl Shared {
             config,
             queue: Mutex::new(Some(queue)),
             counters: Counters::default(),
+            clock: ClockLog::default(),
             warned_backlog: AtomicBool::new(false),
             observer: RwLock::new(None),
         }
@@ -71,6 +75,7 @@ impl ActivitySink for Shared {
         let unix_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
+        self.clock.note(cupti_ns, unix_ns);
         self.counters.buffers_queued.fetch_add(1, Ordering::Relaxed);
         // After the session stopped the buffer is simply freed.
         self.send(Msg::Buffer {

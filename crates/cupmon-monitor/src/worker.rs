@@ -14,7 +14,7 @@ use cupmon_records::{
 };
 use cupmon_trace::WindowEvent;
 
-use crate::msg::Msg;
+use crate::msg::{Msg, WindowEvents};
 use crate::shared::Shared;
 use crate::worker_profile::WriteTimer;
 
@@ -61,12 +61,7 @@ impl Worker {
                 Msg::WindowStart => self.window = Some(Vec::new()),
                 Msg::WindowEnd(reply) => {
                     let records = self.window.take().unwrap_or_default();
-                    let mut names = KernelNames::new(self.dump.kernel_names());
-                    let events = records
-                        .iter()
-                        .map(|r| WindowEvent::from_record(r, &mut names))
-                        .collect();
-                    let _ = reply.send(events);
+                    let _ = reply.send(self.window_events(records));
                 }
                 Msg::Stop(reply) => {
                     let result = self.finish();
@@ -75,6 +70,28 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// The window's records as events, their timestamps in Unix ns: records stamped by
+    /// another client's clock are converted with the samples of that clock, or left out
+    /// (with a warning) when there are too few to convert them.
+    fn window_events(&self, records: Vec<Record>) -> WindowEvents {
+        let mut names = KernelNames::new(self.dump.kernel_names());
+        let clock = self.shared.clock.fit();
+        let mut out = WindowEvents::default();
+        for mut record in records {
+            if record.has_foreign_timestamp() {
+                let Some(clock) = clock else {
+                    out.off_clock += 1;
+                    continue;
+                };
+                record.map_timestamps(&|t| clock.to_unix(t));
+                out.converted += 1;
+            }
+            out.events
+                .push(WindowEvent::from_record(&record, &mut names));
+        }
+        out
     }
 
     fn on_buffer(&mut self, buffer: CompletedBuffer, cupti_ns: u64, unix_ns: u64) {

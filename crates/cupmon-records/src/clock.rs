@@ -60,8 +60,8 @@ impl ClockSamples {
         let n = self.pairs.len() as f64;
         let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
         for &(c, u) in &self.pairs {
-            let x = c as f64 - c0 as f64;
-            let y = u as f64 - u0 as f64;
+            let x = (i128::from(c) - i128::from(c0)) as f64;
+            let y = (i128::from(u) - i128::from(u0)) as f64;
             sx += x;
             sy += y;
             sxx += x * x;
@@ -103,9 +103,11 @@ impl ForeignClock {
         if !is_foreign(t) {
             return t;
         }
-        let x = t as f64 - self.origin.0 as f64;
-        let y = self.intercept + self.slope * x;
-        (self.origin.1 as f64 + y).round().max(0.0) as u64
+        // Offsets from the origin stay small enough for f64; the Unix origin itself
+        // (~1.8e18) does not (f64 steps by 256 ns there), so it is added as an integer.
+        let x = (i128::from(t) - i128::from(self.origin.0)) as f64;
+        let y = (self.intercept + self.slope * x).round() as i128;
+        u64::try_from(i128::from(self.origin.1) + y).unwrap_or(0)
     }
 
     /// Foreign ticks per ns (2.1 for a 2.1 GHz cycle counter).

@@ -245,6 +245,24 @@ impl FakeControls {
         stats
     }
 
+    /// Register `callback` as CUPTI's clock, as torch.profiler does
+    /// (`cuptiActivityRegisterTimestampCallback`); `None` restores the default clock.
+    /// Reset restores it too.
+    pub fn set_timestamp_callback(&self, callback: Option<extern "C" fn() -> u64>) {
+        type RegisterFn = unsafe extern "C" fn(Option<extern "C" fn() -> u64>) -> i32;
+        // SAFETY: the fake exports this CUPTI entry point with this signature; the
+        // library is never unloaded.
+        let register: Option<RegisterFn> = unsafe {
+            self.cupti
+                .raw_symbol("cuptiActivityRegisterTimestampCallback")
+        };
+        let register = register.expect("the fake exports cuptiActivityRegisterTimestampCallback");
+        // SAFETY: a plain call with a function pointer (or null) that lives for the
+        // whole test process.
+        let status = unsafe { register(callback) };
+        assert_eq!(status, 0, "cuptiActivityRegisterTimestampCallback failed");
+    }
+
     /// Force-flushes what the fake holds to the registered client, then clears
     /// enabled kinds, filters, thread-id type, dropped counts, delay, pending
     /// kernels, live allocations and statistics. The registered callbacks stay.

@@ -40,9 +40,16 @@ pub fn decode_to_window(
             dropped_records: report.dropped_records.unwrap_or(0),
             cupti_version: Some(report.cupti_version.api()),
             unresolved_kernel_names: report.unresolved_kernel_names,
+            clock_converted: report.clock_converted,
+            off_clock_records: report.off_clock,
         }),
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),
+        distributed_info: dump
+            .meta()
+            .json()
+            .get("distributedInfo")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
     };
     Ok((window, report))
 }

@@ -37,4 +37,4 @@ pub use merge::{
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, AtomicOutput, OutputWriter};
-pub use window::{CupmonInfo, TraceWindow};
+pub use window::{CupmonInfo, DistributedInfo, TraceWindow};

@@ -10,6 +10,7 @@ use cupmon_trace::CupmonInfo;
 
 use super::{lock, Monitor};
 use crate::stats::{BufferUse, MetaEntry, MonitorStats};
+use crate::MonitorError;
 
 impl Monitor {
     /// The GPUs as Kineto's `deviceProperties`, read from the driver once it
@@ -42,6 +43,17 @@ impl Monitor {
         )
     }
 
+    /// Read CUPTI's clock and Unix time together; a sample of the clock when another
+    /// client's timestamp callback sets it. Returns CUPTI's reading.
+    pub(super) fn sample_clock(&self) -> Result<u64, MonitorError> {
+        let cupti_ns = self.shared.cupti.timestamp()?;
+        let unix_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        self.shared.clock.note(cupti_ns, unix_ns);
+        Ok(cupti_ns)
+    }
+
     /// What a trace must say about completeness.
     pub fn info(&self) -> CupmonInfo {
         let stats = self.stats();
@@ -50,6 +62,7 @@ impl Monitor {
             dropped_records: stats.dropped_records,
             cupti_version: Some(stats.cupti_version),
             unresolved_kernel_names: 0,
+            ..CupmonInfo::default()
         }
     }
 
@@ -105,6 +118,10 @@ impl Monitor {
         let mut meta = lock(&self.meta);
         if let Some(devices) = devices {
             meta.set("device_properties", devices);
+        }
+        let samples = self.shared.clock.pairs();
+        if !samples.is_empty() {
+            meta.set("clock_samples", serde_json::json!(samples));
         }
         meta.set("dropped_records", stats.dropped_records)
             .set("buffer_requests_refused", stats.buffer_requests_refused)

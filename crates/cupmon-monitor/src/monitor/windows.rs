@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use cupmon_trace::{filter_window, TraceWindow};
 
 use super::{lock, Monitor, WindowPhase};
-use crate::msg::Msg;
+use crate::msg::{Msg, WindowEvents};
 use crate::window_filters::set_noise_filters;
 use crate::{MonitorError, StateError, WINDOW_KINDS};
 
@@ -55,7 +55,7 @@ impl Monitor {
             WindowPhase::Idle => return Err(StateError::WindowNotPrepared.into()),
         };
         let result = self.flush(false).and_then(|()| {
-            let start_ns = self.shared.cupti.timestamp()?;
+            let start_ns = self.sample_clock()?;
             self.shared.send(Msg::WindowStart);
             Ok(start_ns)
         });
@@ -92,11 +92,28 @@ impl Monitor {
             }
         }
         self.flush(true)?;
+        // A failed read leaves the samples as they are; the window is still worth having.
+        let _ = self.sample_clock();
         let (tx, rx) = mpsc::sync_channel(1);
         self.shared.send(Msg::WindowEnd(tx));
-        let events = rx
+        let WindowEvents {
+            events,
+            converted,
+            off_clock,
+        } = rx
             .recv()
             .map_err(|_| MonitorError::Worker("it exited during a window".into()))?;
+        // The start was read from CUPTI's clock too: on the records' clock, converted alike.
+        let start_ns = match self.shared.clock.fit() {
+            Some(clock) => clock.to_unix(start_ns),
+            None => start_ns,
+        };
+        if off_clock > 0 {
+            cupmon_log::warn!(
+                "{off_clock} records of this window carry another CUPTI client's timestamps and \
+                 too few samples of that clock exist to convert them: left out"
+            );
+        }
         self.shared.counters.add(&self.shared.counters.windows, 1);
         let user_annotations = lock(&self.annotations).clone();
         self.write_annotations(&user_annotations);
@@ -114,14 +131,18 @@ impl Monitor {
         } else {
             cupmon_log::debug!("{}", summary());
         }
+        let mut info = self.info();
+        info.clock_converted = converted;
+        info.off_clock_records = off_clock;
         Ok(TraceWindow {
             events,
             extra_activities: enabled.iter().map(|k| k.0).collect(),
             user_annotations,
             thread_resource_map: BTreeMap::new(),
             start_ns,
-            cupmon: Some(self.info()),
+            cupmon: Some(info),
             device_properties: self.device_properties(),
+            distributed_info: crate::meta::distributed_info(),
         })
     }
 }

@@ -470,5 +470,7 @@ fn cupmon_info(v: &Value) -> Option<CupmonInfo> {
         dropped_records: int("dropped_records").unwrap_or(0),
         cupti_version: int("cupti_version").and_then(|v| u32::try_from(v).ok()),
         unresolved_kernel_names: int("unresolved_kernel_names").unwrap_or(0),
+        clock_converted: int("clock_converted").unwrap_or(0),
+        off_clock_records: int("off_clock_records").unwrap_or(0),
     })
 }
