@@ -137,7 +137,7 @@ mod tests {
         for body_len in [0usize, 1, 127, 128, 200, 16_383, 16_384, 70_000] {
             let mut b = vec![0xAA];
             let at = begin(&mut b, 1);
-            b.extend(std::iter::repeat_n(0x55, body_len));
+            b.resize(b.len() + body_len, 0x55);
             end(&mut b, at);
             assert_eq!(b[0], 0xAA);
             assert_eq!(b[1], (1 << 3) | 2, "tag");
