@@ -35,7 +35,7 @@ impl<W: Write> JsonWriter<W> {
             let tid = stream_id(s);
             w.raw(&format!("{{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0.0,\"pid\":0,\"tid\":{tid},\"args\":{{\"name\":\"stream {tid} \"}}}}"));
         }
-        w.raw(&format!("{{\"ph\":\"M\",\"name\":\"process_labels\",\"ts\":0.0,\"pid\":0,\"tid\":0,\"args\":{{\"labels\":\"GPU 0\"}}}}"));
+        w.raw(r#"{"ph":"M","name":"process_labels","ts":0.0,"pid":0,"tid":0,"args":{"labels":"GPU 0"}}"#);
         w
     }
 

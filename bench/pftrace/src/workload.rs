@@ -104,7 +104,7 @@ impl Iterator for Workload {
         *free = kernel_ts + kernel_dur;
         Some(Pair {
             correlation: self.i,
-            has_flow: self.i % 10 != 0,
+            has_flow: !self.i.is_multiple_of(10),
             launch_ts,
             launch_dur,
             cbid: 211,

@@ -40,7 +40,7 @@ impl Reorder {
 
     pub fn push(&mut self, p: Pending) {
         let key = p.key();
-        if self.sorted.back().map_or(true, |last| last.key() <= key) {
+        if self.sorted.back().is_none_or(|last| last.key() <= key) {
             self.sorted.push_back(p);
         } else {
             let at = self.sorted.partition_point(|q| q.key() <= key);

@@ -19,7 +19,7 @@ pub(crate) fn varint(buf: &mut Vec<u8>, mut v: u64) {
 #[inline]
 fn varint_len(v: u64) -> usize {
     // 1 byte per 7 bits, at least one.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 #[inline]

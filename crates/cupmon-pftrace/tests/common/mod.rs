@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 
-use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value};
 
 pub fn pool() -> DescriptorPool {
