@@ -33,7 +33,9 @@ mod event;
 mod fields;
 mod intern;
 mod lanes;
+mod packets;
 mod reorder;
+mod track_event;
 mod wire;
 mod writer;
 

@@ -1,22 +1,21 @@
-//! The streaming writer: each call encodes its packets into a buffer that
-//! is written out every 256 KiB. What it keeps grows with the number of
-//! distinct names and tracks, not with the number of events.
+//! The streaming writer: tracks, and the events on them. What it keeps grows
+//! with the number of distinct names and tracks, not with the number of
+//! events.
 
 use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::args::{write_args, Arg};
 use crate::descriptor::{self, CounterUnit};
 use crate::error::PftraceError;
 use crate::event::{CounterValue, Instant, PftraceSummary, Slice, WriterOptions};
-use crate::fields::{clock, clock_snapshot as cs, defaults, packet, trace, track_event as te};
+use crate::fields::{packet, track_event as te};
 use crate::intern::Tables;
 use crate::lanes::Lanes;
+use crate::packets::Packets;
 use crate::reorder::{Pending, Reorder};
+use crate::track_event::{check_flows, encode_event, write_flows};
 use crate::wire;
-
-const FLUSH_BYTES: usize = 256 << 10;
 
 /// A track that slices and instants go on (process, thread, named track).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,8 +40,7 @@ struct Track {
 /// the slices it still holds back and the unflushed buffer.
 #[derive(Debug)]
 pub struct PftraceWriter<W: Write> {
-    sink: W,
-    out: Vec<u8>,
+    p: Packets<W>,
     opts: WriterOptions,
     tables: Tables,
     tracks: Vec<Track>,
@@ -61,17 +59,14 @@ impl<W: Write> PftraceWriter<W> {
         Self::with_options(sink, WriterOptions::default())
     }
 
-    /// Starts the trace: the first packet clears the sequence's incremental
-    /// state, states REALTIME as the trace's clock (a ClockSnapshot with
-    /// `primary_trace_clock`) and as the clock of every later packet's
-    /// timestamp (TracePacketDefaults), as Perfetto's clock-sync docs have it.
+    /// Starts the trace: the REALTIME clock (see `Packets::preamble`), and
+    /// the root track that asks for processes and threads in sort-index order.
     pub fn with_options(sink: W, opts: WriterOptions) -> Result<Self, PftraceError> {
         if opts.sequence_id == 0 {
             return Err(PftraceError::ZeroSequenceId);
         }
         let mut w = Self {
-            sink,
-            out: Vec::with_capacity(FLUSH_BYTES + (64 << 10)),
+            p: Packets::new(sink, opts.sequence_id),
             tables: Tables::new(opts.intern_cap),
             opts,
             tracks: Vec::new(),
@@ -84,41 +79,10 @@ impl<W: Write> PftraceWriter<W> {
             summary: PftraceSummary::default(),
         };
         let now = w.opts.realtime_now_ns.unwrap_or_else(realtime_now_ns);
-        let out = &mut w.out;
-        let at = wire::begin(out, trace::PACKET);
-        wire::uint(
-            out,
-            packet::TRUSTED_PACKET_SEQUENCE_ID,
-            u64::from(w.opts.sequence_id),
-        );
-        wire::uint(
-            out,
-            packet::SEQUENCE_FLAGS,
-            packet::SEQ_INCREMENTAL_STATE_CLEARED,
-        );
-        let d = wire::begin(out, packet::TRACE_PACKET_DEFAULTS);
-        wire::uint(
-            out,
-            defaults::TIMESTAMP_CLOCK_ID,
-            u64::from(clock::REALTIME),
-        );
-        wire::end(out, d);
-        let snap = wire::begin(out, packet::CLOCK_SNAPSHOT);
-        for (id, ts) in
-            std::iter::once((clock::REALTIME, now)).chain(w.opts.extra_clocks.iter().copied())
-        {
-            let c = wire::begin(out, cs::CLOCKS);
-            wire::uint(out, cs::CLOCK_ID, u64::from(id));
-            wire::uint(out, cs::CLOCK_TIMESTAMP, ts);
-            wire::end(out, c);
-        }
-        wire::uint(out, cs::PRIMARY_TRACE_CLOCK, u64::from(clock::REALTIME));
-        wire::end(out, snap);
-        wire::end(out, at);
-        w.summary.packets += 1;
-        let at = w.open_packet(None);
-        descriptor::root(&mut w.out);
-        w.close_packet(at)?;
+        w.p.preamble(now, &w.opts.extra_clocks);
+        let at = w.p.open(None);
+        descriptor::root(&mut w.p.out);
+        w.p.close(at, &mut w.tables.pending)?;
         Ok(w)
     }
 
@@ -135,9 +99,9 @@ impl<W: Write> PftraceWriter<W> {
             return Ok(id);
         }
         let uuid = self.new_uuid();
-        let at = self.open_packet(None);
-        descriptor::process(&mut self.out, uuid, pid, name, labels, sort_index);
-        self.close_packet(at)?;
+        let at = self.p.open(None);
+        descriptor::process(&mut self.p.out, uuid, pid, name, labels, sort_index);
+        self.p.close(at, &mut self.tables.pending)?;
         let id = self.add_track(uuid, name, sort_index);
         self.processes.insert(pid, id);
         Ok(id)
@@ -156,9 +120,9 @@ impl<W: Write> PftraceWriter<W> {
             return Ok(id);
         }
         let uuid = self.new_uuid();
-        let at = self.open_packet(None);
-        descriptor::thread(&mut self.out, uuid, pid, tid, name, sort_index);
-        self.close_packet(at)?;
+        let at = self.p.open(None);
+        descriptor::thread(&mut self.p.out, uuid, pid, tid, name, sort_index);
+        self.p.close(at, &mut self.tables.pending)?;
         let id = self.add_track(uuid, name, sort_index);
         self.threads.insert((pid, tid), id);
         Ok(id)
@@ -175,9 +139,9 @@ impl<W: Write> PftraceWriter<W> {
             .map(|p| self.track_ref(p).map(|t| t.lane_uuids[0]))
             .transpose()?;
         let uuid = self.new_uuid();
-        let at = self.open_packet(None);
-        descriptor::named(&mut self.out, uuid, parent, name, sort_index);
-        self.close_packet(at)?;
+        let at = self.p.open(None);
+        descriptor::named(&mut self.p.out, uuid, parent, name, sort_index);
+        self.p.close(at, &mut self.tables.pending)?;
         Ok(self.add_track(uuid, name, sort_index))
     }
 
@@ -192,9 +156,9 @@ impl<W: Write> PftraceWriter<W> {
             .map(|p| self.track_ref(p).map(|t| t.lane_uuids[0]))
             .transpose()?;
         let uuid = self.new_uuid();
-        let at = self.open_packet(None);
-        descriptor::counter(&mut self.out, uuid, parent, name, unit);
-        self.close_packet(at)?;
+        let at = self.p.open(None);
+        descriptor::counter(&mut self.p.out, uuid, parent, name, unit);
+        self.p.close(at, &mut self.tables.pending)?;
         self.counter_uuids.push(uuid);
         self.summary.tracks += 1;
         Ok(CounterTrackId(self.counter_uuids.len() as u32 - 1))
@@ -244,19 +208,19 @@ impl<W: Write> PftraceWriter<W> {
     /// track it is on).
     pub fn instant(&mut self, track: TrackId, i: &Instant<'_>) -> Result<(), PftraceError> {
         let uuid = self.track_ref(track)?.lane_uuids[0];
-        let at = self.open_packet(Some(i.ts_ns));
-        let ev = wire::begin(&mut self.out, packet::TRACK_EVENT);
+        let at = self.p.open(Some(i.ts_ns));
+        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
         encode_event(
-            &mut self.out,
+            &mut self.p.out,
             &mut self.tables,
             te::TYPE_INSTANT,
             i.name,
             i.category,
             i.args,
         );
-        wire::uint(&mut self.out, te::TRACK_UUID, uuid);
-        wire::end(&mut self.out, ev);
-        self.close_packet(at)?;
+        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
+        wire::end(&mut self.p.out, ev);
+        self.p.close(at, &mut self.tables.pending)?;
         self.summary.instants += 1;
         Ok(())
     }
@@ -276,16 +240,16 @@ impl<W: Write> PftraceWriter<W> {
                 index: track.0,
                 count: self.counter_uuids.len(),
             })?;
-        let at = self.open_packet(Some(ts_ns));
-        let ev = wire::begin(&mut self.out, packet::TRACK_EVENT);
-        wire::uint(&mut self.out, te::TYPE, te::TYPE_COUNTER);
-        wire::uint(&mut self.out, te::TRACK_UUID, uuid);
+        let at = self.p.open(Some(ts_ns));
+        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
+        wire::uint(&mut self.p.out, te::TYPE, te::TYPE_COUNTER);
+        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
         match value.into() {
-            CounterValue::Int(v) => wire::int(&mut self.out, te::COUNTER_VALUE, v),
-            CounterValue::Double(v) => wire::double(&mut self.out, te::DOUBLE_COUNTER_VALUE, v),
+            CounterValue::Int(v) => wire::int(&mut self.p.out, te::COUNTER_VALUE, v),
+            CounterValue::Double(v) => wire::double(&mut self.p.out, te::DOUBLE_COUNTER_VALUE, v),
         }
-        wire::end(&mut self.out, ev);
-        self.close_packet(at)?;
+        wire::end(&mut self.p.out, ev);
+        self.p.close(at, &mut self.tables.pending)?;
         self.summary.counter_values += 1;
         Ok(())
     }
@@ -298,11 +262,11 @@ impl<W: Write> PftraceWriter<W> {
             }
         }
         if !self.tables.pending.is_empty() {
-            let at = self.open_packet(None);
-            self.close_packet(at)?;
+            let at = self.p.open(None);
+            self.p.close(at, &mut self.tables.pending)?;
         }
-        self.flush_out()?;
-        self.sink.flush()?;
+        self.summary.packets = self.p.packets;
+        self.summary.bytes = self.p.bytes_after_flush()?;
         let t = &self.tables;
         self.summary.interned = [
             t.names.len(),
@@ -313,25 +277,25 @@ impl<W: Write> PftraceWriter<W> {
         .map(|n| n as u64);
         self.summary.inline_strings =
             t.names.inline + t.categories.inline + t.arg_names.inline + t.string_values.inline;
-        Ok((self.sink, self.summary))
+        Ok((self.p.into_sink(), self.summary))
     }
 
     /// Places a slice on a lane and writes its BEGIN and END packets.
     fn release(&mut self, index: usize, p: Pending) -> Result<(), PftraceError> {
         let placed = self.tracks[index].lanes.place(p.start, p.end);
         let uuid = self.lane_uuid(index, placed.lane)?;
-        let at = self.open_packet(Some(p.start));
-        let ev = wire::begin(&mut self.out, packet::TRACK_EVENT);
-        self.out.extend_from_slice(&p.body);
-        wire::uint(&mut self.out, te::TRACK_UUID, uuid);
-        wire::end(&mut self.out, ev);
-        self.close_packet(at)?;
-        let at = self.open_packet(Some(p.end));
-        let ev = wire::begin(&mut self.out, packet::TRACK_EVENT);
-        wire::uint(&mut self.out, te::TYPE, te::TYPE_SLICE_END);
-        wire::uint(&mut self.out, te::TRACK_UUID, uuid);
-        wire::end(&mut self.out, ev);
-        self.close_packet(at)?;
+        let at = self.p.open(Some(p.start));
+        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
+        self.p.out.extend_from_slice(&p.body);
+        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
+        wire::end(&mut self.p.out, ev);
+        self.p.close(at, &mut self.tables.pending)?;
+        let at = self.p.open(Some(p.end));
+        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
+        wire::uint(&mut self.p.out, te::TYPE, te::TYPE_SLICE_END);
+        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
+        wire::end(&mut self.p.out, ev);
+        self.p.close(at, &mut self.tables.pending)?;
         self.summary.slices += 1;
         self.summary.overlap_slices += u64::from(placed.lane > 0);
         self.summary.forced_slices += u64::from(placed.forced);
@@ -354,9 +318,9 @@ impl<W: Write> PftraceWriter<W> {
             n => format!("{} (overlap {n})", t.name.trim_end()),
         };
         let (parent, sort) = (t.lane_uuids[0], t.sort_index);
-        let at = self.open_packet(None);
-        descriptor::named(&mut self.out, uuid, Some(parent), &name, sort);
-        self.close_packet(at)?;
+        let at = self.p.open(None);
+        descriptor::named(&mut self.p.out, uuid, Some(parent), &name, sort);
+        self.p.close(at, &mut self.tables.pending)?;
         self.tracks[index].lane_uuids.push(uuid);
         self.summary.overlap_tracks += 1;
         Ok(uuid)
@@ -395,94 +359,6 @@ impl<W: Write> PftraceWriter<W> {
     fn track_ref(&self, track: TrackId) -> Result<&Track, PftraceError> {
         self.track_index(track).map(|i| &self.tracks[i])
     }
-
-    /// Opens a packet on this writer's sequence; every packet after the first
-    /// needs the sequence's incremental state (defaults, interned strings).
-    fn open_packet(&mut self, ts_ns: Option<u64>) -> wire::Nested {
-        let out = &mut self.out;
-        let at = wire::begin(out, trace::PACKET);
-        if let Some(ts) = ts_ns {
-            wire::uint(out, packet::TIMESTAMP, ts);
-        }
-        wire::uint(
-            out,
-            packet::TRUSTED_PACKET_SEQUENCE_ID,
-            u64::from(self.opts.sequence_id),
-        );
-        wire::uint(
-            out,
-            packet::SEQUENCE_FLAGS,
-            packet::SEQ_NEEDS_INCREMENTAL_STATE,
-        );
-        at
-    }
-
-    /// Closes a packet, adding the interned strings first seen since the last
-    /// one: they precede, in the file, every event that refers to them.
-    fn close_packet(&mut self, at: wire::Nested) -> Result<(), PftraceError> {
-        if !self.tables.pending.is_empty() {
-            wire::bytes(&mut self.out, packet::INTERNED_DATA, &self.tables.pending);
-            self.tables.pending.clear();
-        }
-        wire::end(&mut self.out, at);
-        self.summary.packets += 1;
-        if self.out.len() >= FLUSH_BYTES {
-            self.flush_out()?;
-        }
-        Ok(())
-    }
-
-    fn flush_out(&mut self) -> Result<(), PftraceError> {
-        self.sink.write_all(&self.out)?;
-        self.summary.bytes += self.out.len() as u64;
-        self.out.clear();
-        Ok(())
-    }
-}
-
-/// A TrackEvent's type, name, category and args (not its track).
-fn encode_event(
-    buf: &mut Vec<u8>,
-    tables: &mut Tables,
-    ty: u64,
-    name: &str,
-    category: &str,
-    args: &[Arg<'_>],
-) {
-    wire::uint(buf, te::TYPE, ty);
-    match tables.names.lookup(name, &mut tables.pending).get() {
-        Some(iid) => wire::uint(buf, te::NAME_IID, iid),
-        None => wire::bytes(buf, te::NAME, name.as_bytes()),
-    }
-    if !category.is_empty() {
-        match tables
-            .categories
-            .lookup(category, &mut tables.pending)
-            .get()
-        {
-            Some(iid) => wire::uint(buf, te::CATEGORY_IIDS, iid),
-            None => wire::bytes(buf, te::CATEGORIES, category.as_bytes()),
-        }
-    }
-    write_args(buf, te::DEBUG_ANNOTATIONS, tables, args);
-}
-
-fn write_flows(buf: &mut Vec<u8>, flow_ids: &[u64], terminating: &[u64]) {
-    for &id in flow_ids {
-        wire::fixed64(buf, te::FLOW_IDS, id);
-    }
-    for &id in terminating {
-        wire::fixed64(buf, te::TERMINATING_FLOW_IDS, id);
-    }
-}
-
-fn check_flows(name: &str, flow_ids: &[u64], terminating: &[u64]) -> Result<(), PftraceError> {
-    if flow_ids.iter().chain(terminating).any(|&id| id == 0) {
-        return Err(PftraceError::ZeroFlowId {
-            name: name.to_owned(),
-        });
-    }
-    Ok(())
 }
 
 fn realtime_now_ns() -> u64 {
