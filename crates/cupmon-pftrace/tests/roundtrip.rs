@@ -415,3 +415,30 @@ fn process_and_thread_are_declared_once() {
     let (_, summary) = w.finish().unwrap();
     assert_eq!(summary.tracks, 2);
 }
+
+#[test]
+fn extra_clocks_and_the_uuid_base_are_written() {
+    let opts = WriterOptions {
+        extra_clocks: vec![(6, 123_456)],
+        uuid_base: 1 << 40,
+        ..opts()
+    };
+    let mut w = PftraceWriter::with_options(Vec::new(), opts).unwrap();
+    let t = w.thread(1, 1, "t", 0).unwrap();
+    w.slice(t, &Slice::new(T0, 5, "k")).unwrap();
+    let (bytes, _) = w.finish().unwrap();
+    let packets = decode(&bytes);
+    let snapshot = msg(&packets[0], "clock_snapshot");
+    let clocks: Vec<_> = get(&snapshot, "clocks")
+        .as_list()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let c = c.as_message().unwrap();
+            (u64_of(c, "clock_id"), u64_of(c, "timestamp"))
+        })
+        .collect();
+    assert_eq!(clocks, vec![(1, T0), (6, 123_456)], "REALTIME, BOOTTIME");
+    let s = paired_slices(&model(&packets));
+    assert_eq!(s[0].track, (1 << 40) + 1);
+}
