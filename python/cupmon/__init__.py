@@ -38,6 +38,7 @@ from ._errors import (
     WindowAlreadyOpenError,
 )
 from ._monitor import (
+    step,
     begin_trace_window,
     end_trace_window,
     monitor_stats,
@@ -52,6 +53,7 @@ from ._monitor import (
 from ._offline import export_trace_window, merge_trace_window_into_chrome_trace, read_dump
 
 __all__ = [
+    "step",
     "__version__",
     "start_collection",
     "stop_collection",

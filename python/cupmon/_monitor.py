@@ -19,7 +19,7 @@ import os
 import threading
 from typing import Any, Dict, Iterable, Optional, Union
 
-from ._errors import ErrorCode, MonitorError, MonitorStateError, error_for
+from ._errors import ErrorCode, MonitorError, MonitorStateError, NotMonitoringError, error_for
 from ._window import Window, int_keys
 
 #: Version of the C ABI this module speaks (``ABI_VERSION`` in cupmon-inject's abi.rs).
@@ -272,3 +272,17 @@ def rearm() -> int:
     as lost when collection stops (``monitor_stats()["buffers_lost"]``). Under
     ``cupmon run`` CUPTI is shared and this is not needed."""
     return int(call("rearm")["buffers_held_by_cupti"])
+
+
+def step() -> Optional[str]:
+    """Mark the end of one step of the program (a training iteration).
+
+    cupmon counts them; a window opened from outside with ``cupmon window TARGET
+    --steps N`` closes itself after N of them. Returns the window file written when
+    this step closed one. Cheap: call it every iteration. Without a monitor in the
+    process it does nothing and returns None.
+    """
+    try:
+        return call("step").get("window_written")
+    except NotMonitoringError:
+        return None

@@ -195,6 +195,11 @@ def _make_profile_class() -> type:
             finally:
                 self._cupmon_detach()
 
+        def step(self) -> None:
+            super().step()
+            # A window opened from outside with `cupmon window --steps N` counts these.
+            _monitor.step()
+
         def _cupmon_attach(self) -> None:
             # Kineto's teardown would cuptiFinalize (and force-flush) under cupmon.
             os.environ.setdefault("TEARDOWN_CUPTI", "0")

@@ -62,6 +62,68 @@ pub enum Command {
     Stats(StatsArgs),
     /// Write a trace from a real H200 recording built into cupmon (no GPU needed).
     Demo(DemoArgs),
+    /// Open a trace window now in running monitored processes (all ranks of a run).
+    #[command(
+        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242 --steps 3   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json and window-N.trace.json.gz into its dump directory;\nwith several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
+    )]
+    Window(WindowArgs),
+    /// List the monitored processes of a run, a dump directory or a pid.
+    #[command(after_help = "Example:\n  cupmon status prof")]
+    Status(StatusArgs),
+    /// Combine traces of several ranks into one trace (one process group per rank).
+    #[command(
+        after_help = "Example:\n  cupmon combine prof/rank*/window-0.trace.json.gz -o job.trace.json.gz\n\nRanks come from each trace's distributedInfo. Traces of one host line up as they are;\nfor several hosts give each rank's clock offset, e.g. --offset 1=-250us."
+    )]
+    Combine(CombineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WindowArgs {
+    /// A `cupmon run` output directory, a dump directory or a pid.
+    pub target: String,
+    /// How long the window stays open.
+    #[arg(long = "for", value_name = "DURATION", default_value = "5s", value_parser = duration, conflicts_with = "steps")]
+    pub length: std::time::Duration,
+    /// Keep the window open for this many program steps (cupmon.step() calls).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// How long to wait for the steps before closing the windows anyway.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    pub timeout_steps: std::time::Duration,
+    /// How long a process may take to answer.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    pub timeout: std::time::Duration,
+    /// Where to write the combined trace (default: in TARGET).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// A `cupmon run` output directory, a dump directory or a pid.
+    pub target: String,
+    /// Also list processes that have exited or do not answer.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration)]
+    pub timeout: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct CombineArgs {
+    /// Chrome traces (.json or .json.gz), one per rank.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Shift a rank's events by its clock's offset: RANK=DURATION (e.g. 1=-250us).
+    #[arg(long, value_name = "RANK=DURATION")]
+    pub offset: Vec<String>,
+}
+
+/// `5s`, `500ms`, `2m`: cupmon's one duration syntax.
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    cupmon_config::units::parse_duration(text)
 }
 
 #[derive(Debug, Args)]

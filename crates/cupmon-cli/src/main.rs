@@ -17,6 +17,9 @@ fn main() {
         cli::Command::Stats(args) => cmd::stats::run(&args),
         cli::Command::Demo(args) => cmd::demo::run(&args),
         cli::Command::Run(args) => cmd::run::run(&args),
+        cli::Command::Window(args) => cmd::window::run(&args),
+        cli::Command::Status(args) => cmd::status::run(&args),
+        cli::Command::Combine(args) => cmd::combine::run(&args),
     };
     match result {
         Ok(code) => std::process::exit(code),

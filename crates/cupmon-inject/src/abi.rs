@@ -10,7 +10,8 @@
 //! and any setting of cupmon-config's table by name, e.g. `buffer_size`: "8MiB"),
 //! `stop`, `stats`, `flush` (`forced`), `prepare_window`, `start_window`
 //! (`withhold_api_from_clients`), `end_window`, `push_annotation` (`name`),
-//! `pop_annotation`, `rearm`.
+//! `pop_annotation`, `rearm`, `step` (a program step: counts it, and closes a window
+//! opened by `cupmon window --steps N` after N of them).
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -82,7 +83,7 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
                 .get("withhold_api_from_clients")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let start_ns = with(|s| s.monitor.start_window())?;
+            let start_ns = with(|s| s.open_window("the Python API", None))?;
             crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
             Ok(json!({"start_ns": start_ns}))
         }
@@ -100,6 +101,10 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
         }
         "pop_annotation" => Ok(json!({"id": with(|s| s.monitor.pop_annotation())?})),
         "rearm" => Ok(json!({"buffers_held_by_cupti": with(|s| s.monitor.rearm())?})),
+        "step" => {
+            let written = with(|s| s.step())?;
+            Ok(json!({"window_written": written.map(|p| p.display().to_string())}))
+        }
         other => Err(AbiError::bad_request(format!("unknown op {other:?}"))),
     }
 }

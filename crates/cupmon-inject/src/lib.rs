@@ -13,6 +13,7 @@
 mod abi;
 mod abi_error;
 mod clients;
+mod control;
 mod entry;
 mod exit;
 pub mod interpose;

@@ -30,7 +30,7 @@ fn run(at: Duration, length: Duration) {
     let _ = std::panic::catch_unwind(|| {
         let uptime = crate::session::with(|s| Ok(s.monitor.uptime())).unwrap_or_default();
         std::thread::sleep(at.saturating_sub(uptime));
-        if let Err(e) = crate::session::with(|s| s.monitor.start_window().map(drop)) {
+        if let Err(e) = crate::session::with(|s| s.open_window("a schedule", None).map(drop)) {
             cupmon_log::warn!("scheduled window not opened: {e}");
             return;
         }

@@ -2,7 +2,7 @@
 //! point, the signal and schedule threads, and the C ABI.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats, StateError};
@@ -16,6 +16,77 @@ pub struct Session {
     pub injected: bool,
     /// Windows written as `window-N.json` so far.
     pub windows_written: AtomicU32,
+    /// Who opened the open window, when, and how many steps it has left.
+    pub window_owner: Mutex<Option<WindowOwner>>,
+    /// The files of the last window written.
+    pub last_window: Mutex<Option<cupmon_control::LastWindow>>,
+    /// Steps the program has marked (`cupmon.step()`).
+    pub steps: AtomicU64,
+    /// The control channel's socket, removed when the session stops.
+    pub control_socket: Mutex<Option<PathBuf>>,
+}
+
+/// Who opened a trace window.
+#[derive(Debug, Clone)]
+pub struct WindowOwner {
+    /// `cupmon window`, `python`, `SIGUSR2`, `schedule`.
+    pub who: String,
+    pub since_unix_ns: u64,
+    /// The window closes itself after this many more steps.
+    pub steps_left: Option<u64>,
+}
+
+pub(crate) fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn lock_owner(s: &Session) -> MutexGuard<'_, Option<WindowOwner>> {
+    s.window_owner.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Session {
+    /// Open a trace window for `who`; with `steps`, it closes itself after that many
+    /// steps. Refused, naming who has it, when a window is already open.
+    pub fn open_window(&self, who: &str, steps: Option<u64>) -> Result<u64, MonitorError> {
+        let mut owner = lock_owner(self);
+        if self.monitor.window_open() {
+            return Err(StateError::WindowAlreadyOpen.into());
+        }
+        let start = self.monitor.start_window()?;
+        *owner = Some(WindowOwner {
+            who: who.to_owned(),
+            since_unix_ns: unix_ns(),
+            steps_left: steps,
+        });
+        Ok(start)
+    }
+
+    /// Who holds the open window, for messages.
+    pub fn window_owner(&self) -> Option<WindowOwner> {
+        lock_owner(self).clone()
+    }
+
+    /// One step of the program: counts it, and closes a window opened for a number of
+    /// steps when they are done (writing its files). Returns the files when it did.
+    pub fn step(&self) -> Result<Option<PathBuf>, MonitorError> {
+        self.steps.fetch_add(1, Ordering::Relaxed);
+        let done = {
+            let mut owner = lock_owner(self);
+            match owner.as_mut().and_then(|o| o.steps_left.as_mut()) {
+                Some(left) => {
+                    *left = left.saturating_sub(1);
+                    *left == 0
+                }
+                None => false,
+            }
+        };
+        if done {
+            return end_window_to_files();
+        }
+        Ok(None)
+    }
 }
 
 /// The session, shared: callers clone the `Arc` and release the lock before
@@ -55,9 +126,27 @@ pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), Monitor
         monitor,
         injected,
         windows_written: AtomicU32::new(0),
+        window_owner: Mutex::new(None),
+        last_window: Mutex::new(None),
+        steps: AtomicU64::new(0),
+        control_socket: Mutex::new(None),
     });
     crate::interpose::attach(&started);
-    *session = Some(started);
+    *session = Some(started.clone());
+    drop(session);
+    // The channel of `cupmon window` / `cupmon status`; without it the process is
+    // still monitored.
+    match cupmon_control::serve(&started.monitor.config().dump_dir, crate::control::Channel) {
+        Ok(server) => {
+            *started
+                .control_socket
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(server.socket)
+        }
+        Err(e) => {
+            cupmon_log::warn!("no control channel (cupmon window cannot reach this process): {e}")
+        }
+    }
     Ok(())
 }
 
@@ -79,6 +168,14 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     let stopped = session.monitor.stop();
     crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
     crate::interpose::detach();
+    if let Some(socket) = session
+        .control_socket
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        let _ = std::fs::remove_file(socket);
+    }
     Some(stopped.map(|(stats, window)| {
         if let Some(window) = window {
             write_window_files(&dir, written, &window);
@@ -93,6 +190,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
 pub(crate) fn end_window(session: &Session) -> Result<TraceWindow, MonitorError> {
     let window = session.monitor.end_window();
     crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
+    lock_owner(session).take();
     window
 }
 
@@ -105,13 +203,21 @@ pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
     if !session.monitor.window_open() {
         return Ok(None);
     }
-    {
-        let window = end_window(&session)?;
-        let dir = session.monitor.config().dump_dir.clone();
-        let n = session.windows_written.fetch_add(1, Ordering::Relaxed);
-        let path = write_window_files(&dir, n, &window);
-        Ok(Some(path))
-    }
+    let window = end_window(&session)?;
+    let dir = session.monitor.config().dump_dir.clone();
+    let n = session.windows_written.fetch_add(1, Ordering::Relaxed);
+    let path = write_window_files(&dir, n, &window);
+    let trace = dir.join(format!("window-{n}.trace.json.gz"));
+    *session
+        .last_window
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = Some(cupmon_control::LastWindow {
+        number: n,
+        window_json: path.display().to_string(),
+        trace: trace.is_file().then(|| trace.display().to_string()),
+        events: window.events.len() as u64,
+    });
+    Ok(Some(path))
 }
 
 /// Write a window and its trace; problems are reported, not fatal (the

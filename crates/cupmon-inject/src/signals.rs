@@ -117,7 +117,7 @@ fn toggle_window() {
             }
         })
     } else {
-        crate::session::with(|s| s.monitor.start_window().map(drop))
+        crate::session::with(|s| s.open_window("SIGUSR2", None).map(drop))
             .map(|()| cupmon_log::info!("trace window opened (send SIGUSR2 again to close it)"))
     };
     if let Err(e) = result {

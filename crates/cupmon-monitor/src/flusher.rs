@@ -40,6 +40,7 @@ impl Flusher {
                         cupmon_log::warn!("periodic flush: {e}");
                     }
                     watch.check(shared);
+                    sample_kernels(shared);
                 }
             })
             .map_err(|e| MonitorError::Worker(e.to_string()))?;
@@ -51,6 +52,16 @@ impl Flusher {
         *flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cv.notify_all();
         let _ = self.handle.join();
+    }
+}
+
+/// Keep the kernel count of the last few periods, for the recent rate.
+fn sample_kernels(shared: &Shared) {
+    let c = &shared.counters;
+    let mut samples = c.kernel_samples.lock().unwrap_or_else(|p| p.into_inner());
+    samples.push_back((std::time::Instant::now(), c.kernels.load(Ordering::Relaxed)));
+    while samples.len() > 6 {
+        samples.pop_front();
     }
 }
 

@@ -25,6 +25,10 @@ pub(crate) struct Counters {
     pub kernel_names: AtomicU64,
     /// Buffers that went to another CUPTI client (see `Monitor::rearm`).
     pub buffers_lost: AtomicU64,
+    /// Kernel records (KERNEL and CONCURRENT_KERNEL) written so far.
+    pub kernels: AtomicU64,
+    /// (when, kernels) at the last flush periods, for the recent rate.
+    pub kernel_samples: Mutex<std::collections::VecDeque<(std::time::Instant, u64)>>,
     pub worker: WorkerTimes,
 }
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use cupmon_cupti::CompletedBuffer;
 use cupmon_records::{
-    BufferCompletion, DumpError, DumpWriter, KernelNames, Layout, Record, RecordIter,
+    ActivityKind, BufferCompletion, DumpError, DumpWriter, KernelNames, Layout, Record, RecordIter,
 };
 use cupmon_trace::WindowEvent;
 
@@ -217,13 +217,16 @@ impl Worker {
             }
         }
         counters.add(&counters.records, n);
+        let kernels = self.by_kind[ActivityKind::CONCURRENT_KERNEL.0 as usize]
+            + self.by_kind[ActivityKind::KERNEL.0 as usize];
+        counters.kernels.store(kernels, Ordering::Relaxed);
         let mut shared_kinds = counters
             .records_by_kind
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         for (number, &count) in (0u32..).zip(&self.by_kind) {
             if count > 0 {
-                let kind = cupmon_records::ActivityKind(number);
+                let kind = ActivityKind(number);
                 *shared_kinds
                     .entry(kind.cupti_name().into_owned())
                     .or_default() = count;

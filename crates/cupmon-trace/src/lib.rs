@@ -11,6 +11,7 @@
 //! - [`filter_window`]: the companion monitor's window filtering.
 
 mod api_rules;
+mod combine;
 mod error;
 mod export;
 mod filter;
@@ -23,6 +24,7 @@ mod output;
 mod window;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
+pub use combine::{combine_traces, CombineStats, RankSkew};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;

@@ -1,12 +1,16 @@
 //! One module per subcommand; each returns the process exit code.
 
+pub mod combine;
 pub mod decode;
 pub mod demo;
 pub mod export;
 pub mod merge;
 pub mod run;
+mod run_signal;
 mod run_summary;
 pub mod stats;
+pub mod status;
+pub mod window;
 mod worker_report;
 
 use std::path::Path;

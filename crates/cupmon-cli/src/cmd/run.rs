@@ -78,7 +78,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .map_err(|e| BadInput(format!("cannot run {:?}: {e}", args.command[0])))?;
     let pid = child.id();
     if config.window_on_signal {
-        eprintln!("cupmon: tracing pid {pid}; `kill -USR2 {pid}` opens a trace window, a second one closes it");
+        super::run_signal::toggle_windows_on_sigusr2(&output)?;
+        eprintln!(
+            "cupmon: `kill -USR2 {}` (this cupmon) opens a trace window in every monitored \
+             process of the run, a second one closes them; `cupmon window {}` does the same \
+             from any shell",
+            std::process::id(),
+            output.display()
+        );
     }
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;

@@ -54,6 +54,22 @@ impl Monitor {
         Ok(cupti_ns)
     }
 
+    /// Kernels per second over the last flush periods (0 before two have passed).
+    pub fn kernel_rate(&self) -> f64 {
+        let samples = self
+            .shared
+            .counters
+            .kernel_samples
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match (samples.front(), samples.back()) {
+            (Some(&(t0, k0)), Some(&(t1, k1))) if t1 > t0 => {
+                k1.saturating_sub(k0) as f64 / (t1 - t0).as_secs_f64()
+            }
+            _ => 0.0,
+        }
+    }
+
     /// What a trace must say about completeness.
     pub fn info(&self) -> CupmonInfo {
         let stats = self.stats();

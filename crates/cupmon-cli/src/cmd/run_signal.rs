@@ -1,0 +1,106 @@
+//! `cupmon run --window-on-signal`: SIGUSR2 to cupmon itself (never to the launcher
+//! it runs, which would die of it) opens a trace window in every monitored process of
+//! the run through their control channels; the next one closes them and writes the
+//! traces, combined.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use cupmon_control::{find_processes, Client, Request, Response};
+
+/// Catch SIGUSR2 and toggle the run's windows on a thread of its own.
+pub fn toggle_windows_on_sigusr2(output: &Path) -> Result<()> {
+    let flag = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, Arc::clone(&flag))
+        .context("installing the SIGUSR2 handler")?;
+    let output = output.to_path_buf();
+    std::thread::Builder::new()
+        .name("cupmon-sigusr2".into())
+        .spawn(move || {
+            let mut open = false;
+            loop {
+                std::thread::sleep(Duration::from_millis(100));
+                if flag.swap(false, Ordering::Relaxed) {
+                    open = if open {
+                        close(&output)
+                    } else {
+                        open_all(&output)
+                    };
+                }
+            }
+        })
+        .context("starting the SIGUSR2 thread")?;
+    Ok(())
+}
+
+fn clients(output: &Path) -> Vec<(u32, Client)> {
+    find_processes(&output.display().to_string())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| f.alive)
+        .map(|f| {
+            (
+                f.control.pid,
+                Client::new(&f.control.socket, Duration::from_secs(30)),
+            )
+        })
+        .collect()
+}
+
+/// Open a window everywhere; true when at least one opened.
+fn open_all(output: &Path) -> bool {
+    let start = Request::StartWindow {
+        owner: "SIGUSR2 to cupmon run".into(),
+        steps: None,
+    };
+    let mut opened = 0;
+    for (pid, client) in clients(output) {
+        match client.call(&start) {
+            Ok(Response::WindowStarted { .. }) => opened += 1,
+            Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: no window: {message}"),
+            Ok(other) => eprintln!("cupmon: pid {pid}: {other:?}"),
+            Err(e) => eprintln!("cupmon: pid {pid}: {e}"),
+        }
+    }
+    eprintln!("cupmon: trace window opened in {opened} processes (SIGUSR2 again closes it)");
+    opened > 0
+}
+
+/// Close the windows, say where they went, combine them; false (closed).
+fn close(output: &Path) -> bool {
+    let mut traces: Vec<PathBuf> = Vec::new();
+    for (pid, client) in clients(output) {
+        match client.call(&Request::EndWindow) {
+            Ok(Response::WindowWritten(w)) => {
+                eprintln!(
+                    "cupmon: pid {pid}: {} events: {}",
+                    w.events,
+                    w.trace.as_deref().unwrap_or(&w.window_json)
+                );
+                traces.extend(w.trace.map(PathBuf::from));
+            }
+            Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: {message}"),
+            Ok(other) => eprintln!("cupmon: pid {pid}: {other:?}"),
+            Err(e) => eprintln!("cupmon: pid {pid}: {e}"),
+        }
+    }
+    if traces.len() > 1 {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let out = output.join(format!("window-{stamp}.combined.trace.json.gz"));
+        match super::combine::combine_files(&traces, &out, &[]) {
+            Ok(stats) => eprintln!(
+                "cupmon: combined {} traces ({} events) into {}",
+                traces.len(),
+                stats.events,
+                out.display()
+            ),
+            Err(e) => eprintln!("cupmon: combining the windows: {e:#}"),
+        }
+    }
+    false
+}

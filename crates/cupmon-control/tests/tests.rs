@@ -1,0 +1,108 @@
+//! The channel end to end in one process: a server with a test handler, real
+//! sockets, the client and discovery; malformed and oversized requests.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use cupmon_control::{
+    find_processes, serve, Client, Handler, ProcessStatus, Request, Response, MAX_REQUEST,
+};
+
+struct Echo;
+
+impl Handler for Echo {
+    fn handle(&mut self, request: Request) -> Response {
+        match request {
+            Request::Status => Response::Status(Box::new(ProcessStatus {
+                pid: std::process::id(),
+                ..ProcessStatus::default()
+            })),
+            Request::StartWindow { .. } => Response::WindowStarted { start_unix_ns: 42 },
+            Request::EndWindow => Response::Error {
+                message: "no trace window is open".into(),
+            },
+        }
+    }
+}
+
+fn raw(socket: &std::path::Path, bytes: &[u8]) -> String {
+    let mut s = UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = s.write_all(bytes);
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn a_served_process_answers_and_is_found_by_dir_run_dir_and_pid() {
+    let run = tempfile::tempdir().unwrap();
+    let dump = run.path().join("123");
+    std::fs::create_dir(&dump).unwrap();
+    let server = serve(&dump, Echo).unwrap();
+    let mode = std::fs::metadata(&server.socket)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "only the owner may connect");
+    for target in [dump.to_str().unwrap(), run.path().to_str().unwrap()] {
+        let found = find_processes(target).unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].alive);
+        assert_eq!(found[0].control.socket, server.socket);
+    }
+    let client = Client::new(&server.socket, Duration::from_secs(5));
+    match client.call(&Request::Status).unwrap() {
+        Response::Status(s) => assert_eq!(s.pid, std::process::id()),
+        other => panic!("{other:?}"),
+    }
+    let started = client
+        .call(&Request::StartWindow {
+            owner: "test".into(),
+            steps: None,
+        })
+        .unwrap();
+    assert_eq!(started, Response::WindowStarted { start_unix_ns: 42 });
+}
+
+#[test]
+fn malformed_and_oversized_requests_are_refused_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), Echo).unwrap();
+    let junk = raw(&server.socket, b"{\"op\": \"format_disk\"}\n");
+    assert!(junk.contains("not a request"), "{junk}");
+    let big = vec![b'x'; MAX_REQUEST + 10];
+    let answer = raw(&server.socket, &big);
+    assert!(
+        answer.contains("refused") || answer.contains("not a request"),
+        "{answer}"
+    );
+    let nothing = raw(&server.socket, b"");
+    assert!(
+        nothing.contains("Error") || nothing.contains("error"),
+        "{nothing}"
+    );
+    // Still answering.
+    let client = Client::new(&server.socket, Duration::from_secs(5));
+    assert!(matches!(
+        client.call(&Request::Status),
+        Ok(Response::Status(_))
+    ));
+}
+
+#[test]
+fn a_dead_socket_and_a_missing_target_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = Client::new(dir.path().join("none.sock"), Duration::from_secs(1));
+    let err = client.call(&Request::Status).unwrap_err().to_string();
+    assert!(err.contains("not listening"), "{err}");
+    let err = find_processes(dir.path().to_str().unwrap()).unwrap_err();
+    assert!(err.contains("no monitored process"), "{err}");
+    let err = find_processes("/nonexistent/dir").unwrap_err();
+    assert!(err.contains("not a directory or a pid"), "{err}");
+    let err = find_processes("999999999").unwrap_err();
+    assert!(err.contains("process 999999999"), "{err}");
+}

@@ -1,0 +1,110 @@
+//! The control channel's answers (`cupmon window`, `cupmon status`), served by
+//! cupmon-control on a thread of its own; each request works on the session as the
+//! C ABI does.
+
+use std::sync::atomic::Ordering;
+
+use cupmon_control::{Handler, ProcessStatus, Request, Response, WindowStatus};
+
+use crate::session::{self, Session};
+
+/// The handler of this process's channel.
+pub(crate) struct Channel;
+
+impl Handler for Channel {
+    fn handle(&mut self, request: Request) -> Response {
+        let Some(s) = session::current() else {
+            return Response::Error {
+                message: "cupmon is not monitoring this process any more".into(),
+            };
+        };
+        match request {
+            Request::Status => Response::Status(Box::new(status(&s))),
+            Request::StartWindow { owner, steps } => match s.open_window(&owner, steps) {
+                Ok(_) => Response::WindowStarted {
+                    start_unix_ns: session::unix_ns(),
+                },
+                Err(e) => Response::Error {
+                    message: match s.window_owner() {
+                        Some(o) => format!(
+                            "{e} (opened by {} {:.1} s ago)",
+                            o.who,
+                            session::unix_ns().saturating_sub(o.since_unix_ns) as f64 / 1e9
+                        ),
+                        None => e.to_string(),
+                    },
+                },
+            },
+            Request::EndWindow => match session::end_window_to_files() {
+                Ok(Some(_)) => match s
+                    .last_window
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+                {
+                    Some(last) => Response::WindowWritten(last),
+                    None => Response::Error {
+                        message: "the window was closed but its files are unknown".into(),
+                    },
+                },
+                Ok(None) => Response::Error {
+                    message: "no trace window is open".into(),
+                },
+                Err(e) => Response::Error {
+                    message: e.to_string(),
+                },
+            },
+        }
+    }
+}
+
+fn status(s: &Session) -> ProcessStatus {
+    let m = &s.monitor;
+    let stats = m.stats();
+    let config = m.config();
+    let owner = s.window_owner();
+    ProcessStatus {
+        pid: std::process::id(),
+        rank: std::env::var("RANK").ok().and_then(|r| r.parse().ok()),
+        command: std::fs::read("/proc/self/cmdline")
+            .map(|b| {
+                b.split(|&c| c == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        dump_dir: config.dump_dir.display().to_string(),
+        started_unix_ns: session::unix_ns().saturating_sub(m.uptime().as_nanos() as u64),
+        uptime_s: m.uptime().as_secs_f64(),
+        kernels_per_s: m.kernel_rate(),
+        records: stats.records,
+        dropped_records: stats.dropped_records,
+        dump_bytes: dir_bytes(&config.dump_dir),
+        budget_bytes: None,
+        window: WindowStatus {
+            open: m.window_open(),
+            owner: owner.as_ref().map(|o| o.who.clone()),
+            since_unix_ns: owner.as_ref().map(|o| o.since_unix_ns),
+            steps_left: owner.and_then(|o| o.steps_left),
+        },
+        windows_written: s.windows_written.load(Ordering::Relaxed),
+        last_window: s
+            .last_window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone(),
+    }
+}
+
+/// Bytes of the files directly in `dir` (a dump directory has no subdirectories).
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}

@@ -1,0 +1,164 @@
+//! `combine`: the traces of several ranks as one, on one time axis. Each rank becomes
+//! one process named `rank R` holding its CPU threads and its GPU streams
+//! (`GPU d stream s`), so that Perfetto shows the ranks side by side; flows and
+//! annotations are kept (flow ids made unique per rank). Ranks come from each
+//! trace's `distributedInfo` (else the order given). Clocks: CUPTI's timestamps are
+//! Unix ns per host, so the ranks of one host line up as they are; for several hosts
+//! per-rank offsets can be given, and the skew seen at the ends of NCCL kernels (which
+//! end together across ranks) is reported.
+
+mod remap;
+mod skew;
+
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::output::{is_gz, AtomicOutput};
+use crate::TraceError;
+use remap::RankRemap;
+pub use skew::RankSkew;
+
+/// What a combine did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CombineStats {
+    pub events: u64,
+    /// Per input: its rank and event count, in input order.
+    pub ranks: Vec<(i64, u64)>,
+    /// Per rank after the first: the median difference of NCCL kernel ends against
+    /// the lowest rank, where both have such kernels.
+    pub skew: Vec<RankSkew>,
+}
+
+/// One input trace, read.
+struct Input {
+    path: PathBuf,
+    trace: Value,
+    rank: i64,
+    base_ns: i128,
+}
+
+fn read(path: &Path, index: usize) -> Result<Input, TraceError> {
+    let io = |err| TraceError::Io {
+        path: path.to_path_buf(),
+        what: "cannot read",
+        err,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let reader: Box<dyn Read> = if is_gz(path) {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(file)))
+    } else {
+        Box::new(BufReader::new(file))
+    };
+    let trace: Value = serde_json::from_reader(reader).map_err(|e| TraceError::Input {
+        file: path.display().to_string(),
+        location: format!("line {} column {}", e.line(), e.column()),
+        msg: e.to_string(),
+    })?;
+    if !trace.get("traceEvents").is_some_and(Value::is_array) {
+        return Err(TraceError::Input {
+            file: path.display().to_string(),
+            location: "top level".into(),
+            msg: "not a Chrome trace (no traceEvents list)".into(),
+        });
+    }
+    let rank = trace
+        .pointer("/distributedInfo/rank")
+        .and_then(Value::as_i64)
+        .unwrap_or(index as i64);
+    let base_ns = trace
+        .get("baseTimeNanoseconds")
+        .and_then(|v| {
+            v.as_i64()
+                .map(i128::from)
+                .or_else(|| v.as_u64().map(i128::from))
+        })
+        .unwrap_or(0);
+    Ok(Input {
+        path: path.to_path_buf(),
+        trace,
+        rank,
+        base_ns,
+    })
+}
+
+/// Combine the traces at `inputs` into `output` (`.gz` by name); `offsets` shifts
+/// the events of a rank by that many ns (another host's clock).
+pub fn combine_traces(
+    inputs: &[PathBuf],
+    output: &Path,
+    offsets: &[(i64, i64)],
+) -> Result<CombineStats, TraceError> {
+    let mut loaded = Vec::new();
+    for (i, path) in inputs.iter().enumerate() {
+        loaded.push(read(path, i)?);
+    }
+    // Two inputs of the same rank (two windows of one process, say) stay apart.
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, input) in loaded.iter_mut().enumerate() {
+        if !seen.insert(input.rank) {
+            input.rank = 1000 + i as i64;
+        }
+    }
+    let base = loaded.iter().map(|i| i.base_ns).min().unwrap_or(0);
+    let out = AtomicOutput::create(output)?;
+    let mut w = out.writer()?;
+    let mut stats = CombineStats::default();
+    let mut skew = skew::SkewFinder::default();
+    w.write_all(b"{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",")?;
+    if let Some(props) = loaded.iter().find_map(|i| i.trace.get("deviceProperties")) {
+        w.write_all(b"\"deviceProperties\":")?;
+        serde_json::to_writer(&mut w, props).map_err(std::io::Error::other)?;
+        w.write_all(b",")?;
+    }
+    write!(w, "\"baseTimeNanoseconds\":{base},\"traceEvents\":[")?;
+    let mut first = true;
+    for input in &loaded {
+        let offset = offsets
+            .iter()
+            .find(|(r, _)| *r == input.rank)
+            .map_or(0, |&(_, ns)| ns);
+        let shift_us = ((input.base_ns - base) as f64 + offset as f64) / 1000.0;
+        let remap = RankRemap::new(input.rank, &input.trace["traceEvents"]);
+        let mut count = 0u64;
+        for event in remap.metadata() {
+            emit(&mut w, &mut first, &event)?;
+        }
+        for event in input.trace["traceEvents"].as_array().into_iter().flatten() {
+            let Some(event) = remap.event(event, shift_us) else {
+                continue;
+            };
+            skew.note(input.rank, &event, base);
+            emit(&mut w, &mut first, &event)?;
+            count += 1;
+        }
+        stats.events += count;
+        stats.ranks.push((input.rank, count));
+    }
+    stats.skew = skew.medians();
+    let info = serde_json::json!({
+        "combined": loaded.iter().zip(&stats.ranks).map(|(i, (rank, n))| serde_json::json!({
+            "rank": rank, "file": i.path.display().to_string(), "events": n,
+        })).collect::<Vec<_>>(),
+        "collective_end_skew_us": stats.skew.iter().map(|s| serde_json::json!({
+            "rank": s.rank, "median_us": s.median_ns as f64 / 1000.0, "collectives": s.samples,
+        })).collect::<Vec<_>>(),
+    });
+    write!(w, "],\"traceName\":")?;
+    serde_json::to_writer(&mut w, &output.display().to_string()).map_err(std::io::Error::other)?;
+    w.write_all(b",\"cupmon\":")?;
+    serde_json::to_writer(&mut w, &info).map_err(std::io::Error::other)?;
+    w.write_all(b"}")?;
+    out.commit(w)?;
+    Ok(stats)
+}
+
+fn emit(w: &mut impl Write, first: &mut bool, event: &Value) -> Result<(), TraceError> {
+    if !*first {
+        w.write_all(b",")?;
+    }
+    *first = false;
+    serde_json::to_writer(&mut *w, event).map_err(std::io::Error::other)?;
+    Ok(())
+}
