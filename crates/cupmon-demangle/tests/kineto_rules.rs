@@ -22,7 +22,11 @@ fn names_up_to_the_limit_demangle_and_longer_ones_stay_mangled() {
     assert_eq!(over.len(), 1025);
     // GCC 12's libstdc++ rejects it too (libiberty's recursion limit, 2 components per
     // byte against 2048); the length check keeps it so with any C++ runtime.
-    assert_eq!(demangle(&over), over, "Kineto shows names over 1024 bytes mangled");
+    assert_eq!(
+        demangle(&over),
+        over,
+        "Kineto shows names over 1024 bytes mangled"
+    );
 }
 
 #[test]
@@ -33,7 +37,7 @@ fn names_that_are_not_mangled_come_back_unchanged() {
         "_Z",
         "",
         "_ZN2at6native6launch", // a nested name that is never closed
-        "_Z9short", // a source name longer than what follows
+        "_Z9short",             // a source name longer than what follows
         "caf\u{e9}_kernel",
     ] {
         assert_eq!(demangle(name), name, "{name:?}");
