@@ -138,7 +138,7 @@ fi
 libstdcxx=$(ldd "$tmp/cxa_demangle" | awk '/libstdc\+\+/ { print $3 }')
 {
     echo "# cupmon demangle corpus, made by tools/demangle-corpus/collect.sh -n $size -s $seed"
-    echo "# from: ${label:-$(for f in "$@"; do basename "$f"; done | tr '\n' ' ')}"
+    echo "# from: ${label:-$(for f in "$@"; do basename "$f"; done | paste -sd ' ')}"
     echo "# $(wc -l < "$tmp/pool") distinct names, $(wc -l < "$tmp/sample") sampled; per category:" \
         "$(cut -f1 "$tmp/sample" | sort | uniq -c | awk '{ printf "%s %s, ", $2, $1 }' | sed 's/, $//')"
     echo "# expected: $(c++filt --version | head -1) with -i; third field: __cxa_demangle of" \
