@@ -2,8 +2,9 @@
 //! names), the record layouts of every CUPTI version, a pure-Rust decoder of activity
 //! buffers into typed records, and cupmon's raw dumps, all without CUPTI.
 //!
-//! Pure byte parsing (no `unsafe`, no libcupti), so it builds, tests and fuzzes anywhere,
-//! and never panics on damaged input.
+//! Pure byte parsing (no `unsafe`, no libcupti), so it builds, tests and fuzzes anywhere
+//! with a C++ runtime (kernel names are demangled by libstdc++'s `__cxa_demangle`, as
+//! Kineto does, through cupmon-demangle), and never panics on damaged input.
 //!
 //! # Records
 //! - [`kinds`]: one file per record family, each declared once with

@@ -13,7 +13,7 @@ rm -f /tmp/demangle_names.$$
 echo "$(wc -l < demangle_cases.tsv) cases, libstdc++ of $(g++ --version | head -1)"
 
 # libstdcxx_symbols.tsv.gz: every symbol g++ emits for libstdcxx_symbols.cpp (an STL-heavy
-# file), with __cxa_demangle's output: a regression corpus for the vendored demangler.
+# file), with __cxa_demangle's output: a regression corpus for cupmon's demangler.
 g++ -std=c++17 -O0 -c libstdcxx_symbols.cpp -o /tmp/libstdcxx_symbols.$$.o
 nm /tmp/libstdcxx_symbols.$$.o | awk '{print $NF}' | grep '^_Z' | sort -u > /tmp/libstdcxx_symbols.$$
 demangle < /tmp/libstdcxx_symbols.$$ | paste /tmp/libstdcxx_symbols.$$ - | gzip -9 > libstdcxx_symbols.tsv.gz
