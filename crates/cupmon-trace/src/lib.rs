@@ -8,6 +8,8 @@
 //! - [`merge_files`]: the seed's `merge_trace_window_into_chrome_trace`, streamed.
 //! - [`export_window`]: a standalone Kineto-style trace of one window.
 //! - [`filter_window`]: the companion monitor's window filtering.
+//! - [`remove_live_temp_files`]: for a signal handler, the temporary files
+//!   (beside outputs, copies of piped inputs) that would stay behind.
 
 mod api_names;
 pub mod compare;
@@ -17,6 +19,8 @@ mod filter;
 mod json;
 mod merge;
 mod output;
+mod spool;
+mod temp_files;
 mod window;
 
 pub use api_names::{cbids_named, ApiDomain, DRIVER_NOISE, RUNTIME_BLOCKLIST};
@@ -24,10 +28,12 @@ pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
 pub use merge::{
-    default_base_ns, merge_files, trimester_floor_ns, MergeOptions, MergeProgress, MergeStats,
-    MergeWindow, WindowSource, TRIMESTER_SECONDS,
+    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, MergeOptions,
+    MergeProgress, MergeStats, MergeWindow, WindowSource, TRIMESTER_SECONDS,
 };
-pub use output::{is_gz, AtomicOutput, OutputWriter};
+pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
+pub use spool::needs_spool;
+pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 pub use window::{
     overhead_kind_name, ApiEvent, CudaEventEvent, CupmonInfo, ExternalCorrelationEvent, GpuPlace,
     KernelEvent, MemcpyEvent, MemsetEvent, OverheadEvent, SyncEvent, TraceWindow, WindowEvent,
