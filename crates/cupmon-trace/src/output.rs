@@ -74,6 +74,17 @@ pub(crate) fn temp_dir_for(path: &Path) -> PathBuf {
     }
 }
 
+/// tempfile's errors end in `at path "/dir/.name.XXXXXX.tmp"`: the message
+/// names the output already, and the hidden name means nothing to the user.
+pub(crate) fn without_temp_path(err: io::Error) -> io::Error {
+    // The OS error inside is not reachable (its wrapper has no source): cut the text.
+    let text = err.to_string();
+    match text.rfind(" at path \"") {
+        Some(i) => io::Error::new(err.kind(), &text[..i]),
+        None => err,
+    }
+}
+
 /// A file being written; dropped without [`AtomicOutput::commit`], a regular
 /// output vanishes (an in-place one keeps what was written).
 #[derive(Debug)]
@@ -142,6 +153,7 @@ impl AtomicOutput {
             },
             |t| t.path(),
         )
+        .map_err(without_temp_path)
         .map_err(io_err("cannot create the output file"))?;
         Ok(Self {
             path: path.to_path_buf(),
@@ -310,18 +322,38 @@ mod tests {
     }
 
     #[test]
-    fn a_character_device_is_written_in_place() {
-        let null = Path::new("/dev/null");
-        if !fs::metadata(null).is_ok_and(|m| is_stream(&m)) {
-            eprintln!("SKIPPED: /dev/null is not a device here");
+    fn a_fifo_is_written_in_place_and_stays_a_fifo() {
+        // A FIFO, not /dev/null: as root a regression would replace the
+        // system's /dev/null (the CLI tests cover devices safely).
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("out.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("SKIPPED: mkfifo is not available");
             return;
         }
-        assert!(write(null, "x").expect("write"));
+        assert!(writes_in_place(&fifo));
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo))
+        };
+        assert!(write(&fifo, "streamed").expect("write"));
+        assert_eq!(reader.join().expect("join").expect("read"), b"streamed");
         use std::os::unix::fs::FileTypeExt;
-        assert!(fs::metadata(null)
+        assert!(fs::symlink_metadata(&fifo)
             .expect("meta")
             .file_type()
-            .is_char_device());
+            .is_fifo());
+        assert_eq!(names(dir.path()), ["out.fifo"]);
+    }
+
+    #[test]
+    fn an_output_in_a_missing_directory_names_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("missing/out.json");
+        let err = write(&out, "x").expect_err("no directory").to_string();
+        assert!(err.ends_with("No such file or directory (os error 2)"), "{err}");
+        assert!(!err.contains(".tmp"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+use crate::output::without_temp_path;
 use crate::temp_files::{create_live_temp, LiveTemp};
 use crate::TraceError;
 
@@ -43,6 +44,7 @@ pub(crate) fn spool(input: &Path, dir: &Path, label: &str) -> Result<Spooled, Tr
         },
         |t| t.path(),
     )
+    .map_err(without_temp_path)
     .map_err(|err| TraceError::Io {
         path: dir.to_path_buf(),
         what: "cannot create a temporary copy of a read-once input here",
