@@ -274,6 +274,36 @@ fn cpu_trace_from_a_fifo_merges_like_the_file_and_leaves_no_copy() {
 }
 
 #[test]
+fn window_and_cpu_trace_both_from_fifos_merge() {
+    let dir = torch_mlp();
+    let (cpu, window) = (dir.path().join("cpu.fifo"), dir.path().join("window.fifo"));
+    if !mkfifo(&cpu) || !mkfifo(&window) {
+        return;
+    }
+    let read = |name: &str| std::fs::read(dir.path().join(name)).expect("read");
+    let writers = [
+        feed_fifo(&cpu, read("kineto_cpu_trace.json"), None),
+        feed_fifo(&window, read("expected_window.json"), None),
+    ];
+    let line = "merge --cpu cpu.fifo --window window.fifo -o out.json --trace-name t";
+    assert_success(&cupmon_line(dir.path(), line));
+    for w in writers {
+        w.join().expect("join").expect("write fifo");
+    }
+    let out = Running::start(merge_to(
+        dir.path(),
+        "kineto_cpu_trace.json",
+        "from-file.json",
+    ));
+    assert_success(&out.finish());
+    assert_eq!(
+        read_json(&dir.path().join("out.json")),
+        read_json(&dir.path().join("from-file.json"))
+    );
+    assert!(temps(dir.path()).is_empty(), "{:?}", temps(dir.path()));
+}
+
+#[test]
 fn cpu_trace_from_a_pipe_on_stdin_merges() {
     let dir = torch_mlp();
     let bytes = std::fs::read(dir.path().join("kineto_cpu_trace.json")).expect("read");

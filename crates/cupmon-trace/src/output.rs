@@ -352,7 +352,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let out = dir.path().join("missing/out.json");
         let err = write(&out, "x").expect_err("no directory").to_string();
-        assert!(err.ends_with("No such file or directory (os error 2)"), "{err}");
+        assert!(
+            err.ends_with("No such file or directory (os error 2)"),
+            "{err}"
+        );
         assert!(!err.contains("at path"), "{err}");
     }
 
