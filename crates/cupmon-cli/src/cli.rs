@@ -16,8 +16,13 @@ Examples:
 
 Traces open in https://ui.perfetto.dev (drag the file onto the page) or chrome://tracing.
 
+Outputs: `-o -` writes to standard output; devices and FIFOs are written in place, and
+a symlink is followed (its target is replaced, the link stays). A CPU trace may come from
+a pipe or FIFO (`--cpu /dev/stdin`). No command writes over its inputs or into a dump it reads.
+
 Exit codes: 0 success; 2 bad input or arguments (unreadable, malformed or missing
-files, unwritable output); 3 no NVIDIA driver or CUPTI; 1 anything else.
+files, unwritable output); 3 no NVIDIA driver or CUPTI; 1 anything else; 130, 143
+interrupted by Ctrl-C, SIGTERM (temporary files are removed first).
 `cupmon run` exits with the traced program's exit code.";
 
 #[derive(Debug, Parser)]
@@ -128,13 +133,13 @@ fn duration(text: &str) -> Result<std::time::Duration, String> {
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The torch.profiler CPU trace (.json or .json.gz).
+    /// The torch.profiler CPU trace (.json or .json.gz; a pipe or FIFO is copied once).
     #[arg(long, value_name = "CPU_TRACE")]
     pub cpu: PathBuf,
     /// The trace window (JSON, as `cupmon run`, `cupmon decode` or PyTorch's monitor write it).
     #[arg(long, value_name = "WINDOW.json")]
     pub window: PathBuf,
-    /// Where to write the merged trace (.json or .json.gz).
+    /// Where to write the merged trace (.json or .json.gz; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// `traceName` of the output (default: the output path).
@@ -146,7 +151,7 @@ pub struct MergeArgs {
 pub struct ExportArgs {
     #[arg(long, value_name = "WINDOW.json")]
     pub window: PathBuf,
-    /// Where to write the trace (.json or .json.gz).
+    /// Where to write the trace (.json or .json.gz; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     #[arg(long)]
@@ -170,6 +175,7 @@ pub struct DecodeArgs {
     /// Merge straight into this torch.profiler CPU trace (implies a Chrome trace).
     #[arg(long, value_name = "CPU_TRACE")]
     pub cpu: Option<PathBuf>,
+    /// Where to write the window or trace (.json or .json.gz; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     #[arg(long)]

@@ -3,6 +3,7 @@
 mod cli;
 mod cmd;
 mod exit;
+mod interrupt;
 mod progress;
 mod setting_args;
 
@@ -10,6 +11,10 @@ use clap::Parser;
 
 fn main() {
     let cli = cli::Cli::parse();
+    // `cupmon run` forwards signals to its program (cmd::run) instead.
+    if !matches!(cli.command, cli::Command::Run(_)) {
+        interrupt::clean_up_on_signals();
+    }
     let result = match cli.command {
         cli::Command::Merge(args) => cmd::merge::run(&args),
         cli::Command::Export(args) => cmd::export::run(&args),
@@ -28,7 +33,7 @@ fn main() {
                 // `cupmon stats ... | head` is not a failure.
                 std::process::exit(0);
             }
-            eprintln!("cupmon: error: {err:#}");
+            eprintln!("cupmon: error: {}", exit::message(&err));
             std::process::exit(exit::code_for(&err));
         }
     }

@@ -56,5 +56,6 @@ pub fn export_window(
         output,
         &merge_options,
         &mut |_: MergeProgress| {},
+        false,
     )
 }

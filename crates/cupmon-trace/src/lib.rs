@@ -9,6 +9,8 @@
 //! - [`merge_files`]: PyTorch's `merge_trace_window_into_chrome_trace`, streamed.
 //! - [`export_window`]: a standalone Kineto-style trace of one window.
 //! - [`filter_window`]: the companion monitor's window filtering.
+//! - [`remove_live_temp_files`]: for a signal handler, the temporary files
+//!   (beside outputs, copies of piped inputs) that would stay behind.
 
 mod api_rules;
 mod combine;
@@ -21,6 +23,8 @@ mod kinds;
 mod merge;
 mod out;
 mod output;
+mod spool;
+mod temp_files;
 mod window;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
@@ -34,9 +38,11 @@ pub use kinds::{
     MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SyncEvent, WindowEvent,
 };
 pub use merge::{
-    default_base_ns, merge_files, trimester_floor_ns, MergeOptions, MergeProgress, MergeStats,
-    MergeWindow, WindowSource, TRIMESTER_SECONDS,
+    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, MergeOptions,
+    MergeProgress, MergeStats, MergeWindow, WindowSource, TRIMESTER_SECONDS,
 };
 pub use out::{Arg, TraceOut};
-pub use output::{is_gz, AtomicOutput, OutputWriter};
+pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
+pub use spool::needs_spool;
+pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 pub use window::{CupmonInfo, DistributedInfo, TraceWindow};

@@ -14,7 +14,11 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
         .iter()
         .map(|o| parse_offset(o))
         .collect::<Result<Vec<_>, _>>()?;
-    let inputs: Vec<&Path> = args.traces.iter().map(PathBuf::as_path).collect();
+    let inputs: Vec<super::Input> = args
+        .traces
+        .iter()
+        .map(|t| super::Input::File(t.as_path()))
+        .collect();
     super::check_output(&args.output, &inputs)?;
     let stats = combine_files(&args.traces, &args.output, &offsets)?;
     println!(

@@ -1,28 +1,36 @@
 //! `cupmon decode`: a raw dump into a trace window, a trace, or a merged trace.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use cupmon_records::DecodeReport;
 use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::{
-    merge_files, AtomicOutput, MergeOptions, MergeWindow, TraceWindow, WindowSource,
+    merge_files_strict, writes_in_place, AtomicOutput, MergeOptions, MergeWindow, TraceError,
+    TraceWindow, WindowSource,
 };
 
-use super::{check_output, print_trace_written};
+use super::{
+    check_dump_dir, check_output, note_if_spooled, print_trace_written, say_written, Input,
+};
 use crate::cli::{DecodeArgs, DecodeFormat};
 use crate::progress::Progress;
 
 pub fn run(args: &DecodeArgs) -> Result<i32> {
-    let mut inputs = vec![args.dump_dir.as_path()];
+    check_dump_dir(&args.dump_dir)?;
+    let mut inputs = vec![Input::Dump(&args.dump_dir)];
     if let Some(cpu) = &args.cpu {
-        inputs.push(cpu);
+        inputs.push(Input::File(cpu));
     }
     check_output(&args.output, &inputs)?;
+    if let Some(cpu) = &args.cpu {
+        note_if_spooled(cpu);
+    }
     let (window, report) = decode(&args.dump_dir)?;
     print_report(&report);
     if let Some(cpu) = &args.cpu {
-        let stats = merge_files(
+        let stats = merge_files_strict(
             cpu,
             WindowSource::Loaded(&MergeWindow::from(&window)),
             &args.output,
@@ -37,12 +45,18 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     match args.format {
         DecodeFormat::Window => {
             write_window(&window, &args.output)?;
-            println!(
-                "wrote {} ({} events); merge it with `cupmon merge --cpu TRACE --window {}`",
+            let mut line = format!(
+                "wrote {} ({} events)",
                 args.output.display(),
-                window.events.len(),
-                args.output.display()
+                window.events.len()
             );
+            if !writes_in_place(&args.output) {
+                line.push_str(&format!(
+                    "; merge it into a torch.profiler CPU trace with `{}`",
+                    merge_hint(&args.output)
+                ));
+            }
+            say_written(&args.output, &line);
         }
         DecodeFormat::Chrome => {
             let window = MergeWindow::from(&window);
@@ -52,10 +66,48 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Decode a dump with a progress line for large ones.
-pub fn decode(dir: &std::path::Path) -> Result<(TraceWindow, DecodeReport)> {
+/// The name of the CPU trace in the printed merge command.
+pub const CPU_TRACE_PLACEHOLDER: &str = "CPU_TRACE.json";
+
+/// A `cupmon merge` command for a window just written, that works as printed
+/// once the CPU trace is named `CPU_TRACE.json` (paths quoted for a shell).
+fn merge_hint(window: &Path) -> String {
+    format!(
+        "cupmon merge --cpu {CPU_TRACE_PLACEHOLDER} --window {} -o {}",
+        shell_quote(&window.display().to_string()),
+        shell_quote(&merged_name(window).display().to_string())
+    )
+}
+
+/// `dir/w.json` -> `dir/w.merged.trace.json.gz`.
+fn merged_name(window: &Path) -> PathBuf {
+    let name = window.file_name().unwrap_or_default().to_string_lossy();
+    let stem = [".json.gz", ".json", ".gz"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(&name);
+    window.with_file_name(format!("{stem}.merged.trace.json.gz"))
+}
+
+/// `s` as one shell word: as it is when it is plain, else in single quotes.
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./+-=:,@%".contains(&b));
+    if plain && !s.starts_with('-') {
+        s.to_owned()
+    } else if plain {
+        format!("./{s}")
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Decode a dump with a progress line for large ones; errors name the dump.
+pub fn decode(dir: &Path) -> Result<(TraceWindow, DecodeReport)> {
     let mut progress = Progress::dump("decoding", dir);
-    let decoded = decode_dump_to_window(dir, |p| progress.update(p.bytes_read))?;
+    let decoded = decode_dump_to_window(dir, |p| progress.update(p.bytes_read))
+        .with_context(|| dir.display().to_string())?;
     progress.finish();
     Ok(decoded)
 }
@@ -77,12 +129,35 @@ pub fn print_report(report: &DecodeReport) {
 }
 
 /// The window as JSON (`.gz` by name), written whole or not at all.
-pub fn write_window(window: &TraceWindow, path: &std::path::Path) -> Result<()> {
+pub fn write_window(window: &TraceWindow, path: &Path) -> Result<()> {
     let out = AtomicOutput::create(path)?;
     let mut writer = out.writer()?;
     serde_json::to_writer(&mut writer, window)
-        .and_then(|()| writer.flush().map_err(serde_json::Error::io))
-        .with_context(|| format!("{}: cannot write", path.display()))?;
+        .map_err(std::io::Error::from)
+        .and_then(|()| writer.flush())
+        .map_err(|err| TraceError::Io {
+            path: path.to_path_buf(),
+            what: "cannot write",
+            err,
+        })?;
     out.commit(writer)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_merge_hint_quotes_paths_and_names_a_new_output() {
+        assert_eq!(
+            merge_hint(Path::new("prof/w.json")),
+            "cupmon merge --cpu CPU_TRACE.json --window prof/w.json -o prof/w.merged.trace.json.gz"
+        );
+        assert_eq!(
+            merge_hint(Path::new("my dir/it's.json.gz")),
+            r"cupmon merge --cpu CPU_TRACE.json --window 'my dir/it'\''s.json.gz' -o 'my dir/it'\''s.merged.trace.json.gz'"
+        );
+        assert_eq!(shell_quote("-w.json"), "./-w.json");
+    }
 }

@@ -4,7 +4,7 @@
 //! still shows what cupmon makes.
 
 use anyhow::{Context, Result};
-use cupmon_trace::{merge_files, MergeOptions, MergeWindow, WindowSource};
+use cupmon_trace::{merge_files_strict, MergeOptions, MergeWindow, WindowSource};
 
 use super::{check_output, print_trace_written};
 use crate::cli::DemoArgs;
@@ -32,7 +32,9 @@ const CPU_TRACE: (&str, &[u8]) = fixture!("kineto_cpu_trace.json");
 
 pub fn run(args: &DemoArgs) -> Result<i32> {
     check_output(&args.output, &[])?;
-    let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
+    // Registered so that Ctrl-C removes it too.
+    let (scratch, _live) = cupmon_trace::create_live_temp(tempfile::tempdir, |d| d.path())
+        .context("cannot create a temporary directory")?;
     for (name, bytes) in DUMP_FILES {
         std::fs::write(scratch.path().join(name), bytes)
             .with_context(|| format!("cannot write {name} to {}", scratch.path().display()))?;
@@ -53,7 +55,7 @@ pub fn run(args: &DemoArgs) -> Result<i32> {
         "decoded {} records ({} kernels) from {} buffers; merging into the torch.profiler CPU trace",
         report.records, kernels, report.chunks
     );
-    let stats = merge_files(
+    let stats = merge_files_strict(
         &cpu_trace,
         WindowSource::Loaded(&MergeWindow::from(&window)),
         &args.output,

@@ -3,11 +3,11 @@
 use anyhow::Result;
 use cupmon_trace::MergeWindow;
 
-use super::{check_output, export_trace};
+use super::{check_output, export_trace, Input};
 use crate::cli::ExportArgs;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
-    check_output(&args.output, &[&args.window])?;
+    check_output(&args.output, &[Input::File(&args.window)])?;
     let window = MergeWindow::read(&args.window)?;
     export_trace(&window, &args.output, args.trace_name.clone())?;
     Ok(0)

@@ -1,17 +1,24 @@
 //! `cupmon merge`: a trace window into a torch.profiler CPU trace.
 
 use anyhow::Result;
-use cupmon_trace::{merge_files, MergeOptions, MergeProgress, WindowSource};
+use cupmon_trace::{merge_files_strict, MergeOptions, MergeProgress, WindowSource};
 
-use super::{check_output, print_trace_written};
+use super::{check_output, note_if_spooled, print_trace_written, Input};
 use crate::cli::MergeArgs;
 use crate::progress::Progress;
 
 pub fn run(args: &MergeArgs) -> Result<i32> {
-    check_output(&args.output, &[&args.cpu, &args.window])?;
-    let size = std::fs::metadata(&args.cpu).map_or(0, |m| m.len());
+    check_output(
+        &args.output,
+        &[Input::File(&args.cpu), Input::File(&args.window)],
+    )?;
+    note_if_spooled(&args.cpu);
+    let size = std::fs::metadata(&args.cpu)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |m| m.len());
     let mut progress = Progress::bytes("reading the CPU trace", size);
-    let stats = merge_files(
+    let stats = merge_files_strict(
         &args.cpu,
         WindowSource::File(&args.window),
         &args.output,

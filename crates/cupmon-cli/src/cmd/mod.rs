@@ -3,8 +3,10 @@
 pub mod combine;
 pub mod decode;
 pub mod demo;
+mod dump_arg;
 pub mod export;
 pub mod merge;
+mod output_check;
 pub mod run;
 mod run_signal;
 mod run_summary;
@@ -13,49 +15,15 @@ pub mod status;
 pub mod window;
 mod worker_report;
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use cupmon_trace::{export_window, ExportOptions, MergeWindow};
+use cupmon_trace::{export_window, writes_in_place, ExportOptions, MergeWindow};
 
-use crate::exit::BadInput;
+pub use dump_arg::check_dump_dir;
+pub use output_check::{check_output, Input};
 
-/// Check an output path before the work starts: not a directory, not one of
-/// the inputs (which the rename at the end would replace), in a directory
-/// that exists.
-pub fn check_output(output: &Path, inputs: &[&Path]) -> Result<()> {
-    if output.is_dir() {
-        return Err(BadInput(format!(
-            "{}: is a directory; give a file name",
-            output.display()
-        ))
-        .into());
-    }
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            return Err(BadInput(format!(
-                "{}: the directory {} does not exist",
-                output.display(),
-                parent.display()
-            ))
-            .into());
-        }
-    }
-    if let Ok(out) = output.canonicalize() {
-        for input in inputs {
-            if input.canonicalize().is_ok_and(|i| i == out) {
-                return Err(BadInput(format!(
-                    "{}: the output would replace an input; choose another name",
-                    output.display()
-                ))
-                .into());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The closing line of every command that writes a trace.
 /// Write `window` as a standalone trace at `output` and say so.
 pub fn export_trace(window: &MergeWindow, output: &Path, trace_name: Option<String>) -> Result<()> {
     let options = ExportOptions {
@@ -67,9 +35,35 @@ pub fn export_trace(window: &MergeWindow, output: &Path, trace_name: Option<Stri
     Ok(())
 }
 
+/// The closing line of every command that writes a trace.
 pub fn print_trace_written(path: &Path, events: u64) {
-    println!(
-        "wrote {} ({events} events); open it in https://ui.perfetto.dev",
-        path.display()
+    say_written(
+        path,
+        &format!(
+            "wrote {} ({events} events); open it in https://ui.perfetto.dev",
+            path.display()
+        ),
     );
+}
+
+/// A closing line goes to stdout, unless the output itself went to a
+/// stream (`-`, a pipe, a device): then to stderr, so it never mixes with
+/// the data. The work is done: a closed stdout (`| head`) is no failure.
+pub fn say_written(output: &Path, line: &str) {
+    if writes_in_place(output) {
+        eprintln!("{line}");
+    } else {
+        let _ = writeln!(std::io::stdout(), "{line}");
+    }
+}
+
+/// The CPU trace is a pipe or a FIFO: the merge copies it (it reads it twice).
+pub fn note_if_spooled(cpu: &Path) {
+    if cupmon_trace::needs_spool(cpu) {
+        eprintln!(
+            "cupmon: note: {} is not a regular file (a pipe, FIFO or device); the merge reads \
+             its CPU trace twice, so it is first copied to a temporary file (removed at the end)",
+            cpu.display()
+        );
+    }
 }

@@ -2,15 +2,17 @@
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use cupmon_records::{dump_stats, DumpStats};
 
 use crate::cli::StatsArgs;
 use crate::progress::Progress;
 
 pub fn run(args: &StatsArgs) -> Result<i32> {
+    super::check_dump_dir(&args.dump_dir)?;
     let mut progress = Progress::dump("reading", &args.dump_dir);
-    let stats = dump_stats(&args.dump_dir, args.top, |p| progress.update(p.bytes_read))?;
+    let stats = dump_stats(&args.dump_dir, args.top, |p| progress.update(p.bytes_read))
+        .with_context(|| args.dump_dir.display().to_string())?;
     progress.finish();
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();

@@ -20,7 +20,8 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use crate::json::write::{write_json_float, write_json_str, ObjectWriter};
-use crate::output::{is_gz, AtomicOutput};
+use crate::output::{is_gz, temp_dir_for, AtomicOutput};
+use crate::spool::{needs_spool, spool};
 use crate::TraceError;
 use cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
 use entries::Entries;
@@ -78,7 +79,9 @@ pub enum WindowSource<'a> {
 }
 
 /// Merge a window into the CPU trace at `cpu_path`, writing `output`
-/// (`.gz` in and out by file name), as the seed's merge does.
+/// (`.gz` in and out by file name), as the seed's merge does. A CPU trace
+/// that can be read only once (a pipe, a FIFO) is first copied to a
+/// temporary file beside the output, removed afterwards.
 pub fn merge_files(
     cpu_path: &Path,
     window: WindowSource<'_>,
@@ -86,8 +89,42 @@ pub fn merge_files(
     options: &MergeOptions,
     progress: &mut (dyn FnMut(MergeProgress) + Send),
 ) -> Result<MergeStats, TraceError> {
+    merge_path(cpu_path, window, output, options, progress, false)
+}
+
+/// [`merge_files`], but a CPU trace without `traceEvents` is an error. The
+/// seed merges one (`{}`, a trace window given as the CPU trace) into a
+/// trace with no CPU events; from a user that is always a mistake.
+pub fn merge_files_strict(
+    cpu_path: &Path,
+    window: WindowSource<'_>,
+    output: &Path,
+    options: &MergeOptions,
+    progress: &mut (dyn FnMut(MergeProgress) + Send),
+) -> Result<MergeStats, TraceError> {
+    merge_path(cpu_path, window, output, options, progress, true)
+}
+
+fn merge_path(
+    cpu_path: &Path,
+    window: WindowSource<'_>,
+    output: &Path,
+    options: &MergeOptions,
+    progress: &mut (dyn FnMut(MergeProgress) + Send),
+    require_events: bool,
+) -> Result<MergeStats, TraceError> {
+    let spooled = if needs_spool(cpu_path) {
+        let label = format!(
+            "{}.cpu",
+            output.file_name().unwrap_or_default().to_string_lossy()
+        );
+        Some(spool(cpu_path, &temp_dir_for(output), &label)?)
+    } else {
+        None
+    };
+    let read_path = spooled.as_ref().map_or(cpu_path, |s| s.path());
     let open = || -> io::Result<Box<dyn Read>> {
-        let file = File::open(cpu_path)?;
+        let file = File::open(read_path)?;
         Ok(if is_gz(cpu_path) {
             Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file)))
         } else {
@@ -101,6 +138,7 @@ pub fn merge_files(
         output,
         options,
         progress,
+        require_events,
     )
 }
 
@@ -112,6 +150,7 @@ pub(crate) fn merge_source(
     output: &Path,
     options: &MergeOptions,
     progress: &mut (dyn FnMut(MergeProgress) + Send),
+    require_events: bool,
 ) -> Result<MergeStats, TraceError> {
     let read_err = |err: io::Error| TraceError::Io {
         path: cpu_name.into(),
@@ -132,6 +171,9 @@ pub(crate) fn merge_source(
         (scan, loaded)
     });
     let mut scan = scan?;
+    if require_events && !scan.members.iter().any(|m| m.key == "traceEvents") {
+        return Err(no_trace_events(cpu_name, &scan));
+    }
     let loaded = loaded.transpose()?;
     let window = match (&window, &loaded) {
         (_, Some(w)) => w,
@@ -170,6 +212,25 @@ pub(crate) fn merge_source(
     )?;
     out.commit(writer)?;
     Ok(stats)
+}
+
+/// A CPU trace without `traceEvents`: say what it looks like instead.
+fn no_trace_events(cpu_name: &str, scan: &CpuScan) -> TraceError {
+    let has = |key: &str| scan.members.iter().any(|m| m.key == key);
+    let looks_like = if has("events") {
+        " (it has 'events': it looks like a trace window, which goes to --window)"
+    } else {
+        ""
+    };
+    TraceError::Input {
+        file: cpu_name.to_owned(),
+        location: "top level".to_owned(),
+        msg: format!(
+            "no 'traceEvents': not a torch.profiler CPU trace{looks_like}; PyTorch's \
+             merge_trace_window_into_chrome_trace would merge it as a trace without CPU \
+             events, but that is always the wrong file"
+        ),
+    }
 }
 
 fn write_merged<W: Write>(
