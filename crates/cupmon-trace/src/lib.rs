@@ -9,6 +9,8 @@
 //! - [`merge_files`]: PyTorch's `merge_trace_window_into_chrome_trace`, streamed.
 //! - [`export_window`]: a standalone Kineto-style trace of one window.
 //! - [`filter_window`]: the companion monitor's window filtering.
+//! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
+//!   `est. achieved occupancy %` of a kernel.
 
 mod api_rules;
 mod error;
@@ -18,6 +20,7 @@ mod from_records;
 mod json;
 mod kinds;
 mod merge;
+mod occupancy;
 mod out;
 mod output;
 mod window;
@@ -34,6 +37,9 @@ pub use kinds::{
 pub use merge::{
     default_base_ns, merge_files, trimester_floor_ns, MergeOptions, MergeProgress, MergeStats,
     MergeWindow, WindowSource, TRIMESTER_SECONDS,
+};
+pub use occupancy::{
+    kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, AtomicOutput, OutputWriter};
