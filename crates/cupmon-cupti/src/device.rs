@@ -24,6 +24,13 @@ pub struct DeviceProperties {
     pub regs_per_multiprocessor: i32,
     pub shared_mem_per_block_optin: i32,
     pub shared_mem_per_multiprocessor: i32,
+    /// Not in Kineto's JSON: the most blocks an SM holds at once (`None` when
+    /// the driver does not know the attribute).
+    pub max_blocks_per_multiprocessor: Option<i32>,
+    /// Not in Kineto's JSON: the shared memory the driver keeps for itself in each
+    /// block (1 KiB from Ampere on), which CUDA's occupancy calculator adds to
+    /// every block's use (`cudaDeviceProp::reservedSharedMemPerBlock`).
+    pub reserved_shared_mem_per_block: Option<i32>,
 }
 
 // `CUdevice_attribute` values (CUDA driver API).
@@ -38,6 +45,9 @@ const COMPUTE_CAPABILITY_MINOR: c_int = 76;
 const MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: c_int = 81;
 const MAX_REGISTERS_PER_MULTIPROCESSOR: c_int = 82;
 const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
+// Newer than the others: a driver without them answers CUDA_ERROR_INVALID_VALUE.
+const MAX_BLOCKS_PER_MULTIPROCESSOR: c_int = 106;
+const RESERVED_SHARED_MEMORY_PER_BLOCK: c_int = 111;
 
 type GetCountFn = unsafe extern "C" fn(*mut c_int) -> c_int;
 type GetFn = unsafe extern "C" fn(*mut c_int, c_int) -> c_int;
@@ -107,6 +117,8 @@ pub fn device_properties() -> Option<Vec<DeviceProperties>> {
             regs_per_multiprocessor: attr(MAX_REGISTERS_PER_MULTIPROCESSOR)?,
             shared_mem_per_block_optin: attr(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             shared_mem_per_multiprocessor: attr(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+            max_blocks_per_multiprocessor: attr(MAX_BLOCKS_PER_MULTIPROCESSOR),
+            reserved_shared_mem_per_block: attr(RESERVED_SHARED_MEMORY_PER_BLOCK),
         });
     }
     (!devices.is_empty()).then_some(devices)

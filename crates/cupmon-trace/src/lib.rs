@@ -11,6 +11,8 @@
 //! - [`filter_window`]: the companion monitor's window filtering.
 //! - [`remove_live_temp_files`]: for a signal handler, the temporary files
 //!   (beside outputs, copies of piped inputs) that would stay behind.
+//! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
+//!   `est. achieved occupancy %` of a kernel.
 
 mod api_rules;
 mod combine;
@@ -21,6 +23,7 @@ mod from_records;
 mod json;
 mod kinds;
 mod merge;
+mod occupancy;
 mod out;
 mod output;
 mod spool;
@@ -40,6 +43,9 @@ pub use kinds::{
 pub use merge::{
     default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, MergeOptions,
     MergeProgress, MergeStats, MergeWindow, WindowSource, TRIMESTER_SECONDS,
+};
+pub use occupancy::{
+    kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
