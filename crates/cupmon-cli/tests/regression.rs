@@ -2,15 +2,13 @@
 //! tests/regression.rs): inputs and outputs that must never be destroyed,
 //! hang or be left behind. Every test drives the real `cupmon` binary.
 
-mod util;
-
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::util::*;
 use nix::sys::signal::Signal;
-use util::*;
 
 const CPU: &str = r#"{"baseTimeNanoseconds":1790857026000000000,"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":2,"ts":5.5,"dur":1.25}]}"#;
 const WINDOW: &str = r#"{"events":[{"kind":"kernel","device_id":0,"context_id":1,"stream_id":7,"correlation_id":3,"start_ns":1790857026000005000,"end_ns":1790857026000006000,"name":"k"}]}"#;

@@ -259,3 +259,81 @@ fn every_setting_flag_reaches_the_injection_library() {
     assert_eq!(meta.json()["buffer_size"], 1 << 20);
     assert_eq!(meta.json()["buffers"]["cap"], 32);
 }
+
+/// Wait until `dir` holds a dump whose control channel is up.
+fn wait_for_control(dir: &Path) -> PathBuf {
+    for _ in 0..100 {
+        if let Some(dump) = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.join("cupmon_control.json").is_file())
+        {
+            return dump;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no control channel appeared in {}", dir.display());
+}
+
+#[test]
+fn cupmon_window_and_status_reach_a_running_program_from_another_shell() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = app();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("run")
+        .arg("-o")
+        .arg(dir.path())
+        .arg("--")
+        .arg(app)
+        .args([
+            "launch", "5", "sleep", "1200", "launch", "7", "sleep", "2000", "launch", "3",
+        ])
+        .env("CUPMON_LIBCUPTI", cupmon_test_support::fake_library_path())
+        .env("CUPMON_LIBCUDA", cupmon_test_support::fake_library_path())
+        .env(
+            "CUPMON_INJECT_LIBRARY",
+            target_dir().join("libcupmon_inject.so"),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cupmon");
+    let dump = wait_for_control(dir.path());
+    let status = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("status")
+        .arg(dir.path())
+        .output()
+        .expect("status");
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0), "{text}");
+    assert!(text.contains("fake_cuda_app"), "{text}");
+    assert!(text.contains("closed, 0 taken"), "{text}");
+    let window = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .args(["window"])
+        .arg(dir.path())
+        .args(["--for", "2s"])
+        .output()
+        .expect("window");
+    let out = String::from_utf8_lossy(&window.stdout);
+    let err = String::from_utf8_lossy(&window.stderr);
+    assert_eq!(window.status.code(), Some(0), "{out}{err}");
+    assert!(err.contains("window open in 1 processes"), "{err}");
+    assert!(out.contains("window-0.trace.json.gz"), "{out}");
+    let w: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dump.join("window-0.json")).expect("window file"))
+            .expect("json");
+    let in_window = w["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["kind"] == "kernel")
+        .count();
+    assert_eq!(
+        in_window, 7,
+        "the 7 kernels launched while the window was open"
+    );
+    let code = run.wait().expect("wait").code();
+    assert_eq!(code, Some(0));
+    assert_eq!(kernels(&dump), 15);
+}

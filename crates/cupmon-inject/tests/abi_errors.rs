@@ -1,8 +1,8 @@
 //! The C ABI's error answers: each failure carries the code of its kind
 //! (`{"error": {"code", "kind", "message"}}`), against the fake libcupti.
 
-use cupmon_cupti::testing::{exclusive, load_fake};
 use cupmon_inject::{call, ErrorCode};
+use cupmon_test_support::{exclusive, load_fake};
 use serde_json::Value;
 
 /// The result of a request that must succeed.
@@ -49,7 +49,7 @@ fn bad_settings_are_invalid_settings() {
         ErrorCode::InvalidSetting,
     );
     assert!(message.contains("NOT_A_KIND"), "{message}");
-    fails(&start(r#""buffer_size": "4M""#), ErrorCode::InvalidSetting);
+    fails(&start(r#""buffer_size": "abc""#), ErrorCode::InvalidSetting);
     fails(&start(r#""flush_period_s": -1"#), ErrorCode::InvalidSetting);
     fails(&start(r#""buffer_size": 0"#), ErrorCode::InvalidSetting);
     assert_eq!(ok(r#"{"op": "status"}"#)["running"], false);
