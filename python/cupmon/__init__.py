@@ -50,7 +50,12 @@ from ._monitor import (
     start_trace_window,
     stop_collection,
 )
-from ._offline import export_trace_window, merge_trace_window_into_chrome_trace, read_dump
+from ._offline import (
+    export_trace_window,
+    merge_complete,
+    merge_trace_window_into_chrome_trace,
+    read_dump,
+)
 
 __all__ = [
     "step",
@@ -69,6 +74,7 @@ __all__ = [
     "annotate",
     "TraceWindowResult",
     "merge_trace_window_into_chrome_trace",
+    "merge_complete",
     "export_trace_window",
     "read_dump",
     "CupmonError",

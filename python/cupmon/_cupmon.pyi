@@ -20,6 +20,7 @@ def merge_json(
     output_path: _Path,
     window_json: bytes,
     trace_name: Optional[str] = None,
+    exact: bool = True,
 ) -> _Stats:
     """Merge a window (JSON bytes) into a Kineto CPU trace; write ``output_path``."""
 
@@ -28,13 +29,18 @@ def merge_file(
     output_path: _Path,
     window_path: _Path,
     trace_name: Optional[str] = None,
+    exact: bool = True,
 ) -> _Stats:
     """Merge a window JSON file (``.gz`` allowed) into a Kineto CPU trace."""
 
-def export_json(window_json: bytes, output_path: _Path, trace_name: Optional[str] = None) -> _Stats:
+def export_json(
+    window_json: bytes, output_path: _Path, trace_name: Optional[str] = None, exact: bool = False
+) -> _Stats:
     """Write a window (JSON bytes) as a standalone Chrome trace."""
 
-def export_file(window_path: _Path, output_path: _Path, trace_name: Optional[str] = None) -> _Stats:
+def export_file(
+    window_path: _Path, output_path: _Path, trace_name: Optional[str] = None, exact: bool = False
+) -> _Stats:
     """Write a window JSON file as a standalone Chrome trace."""
 
 def read_dump_json(path: _Path) -> Tuple[bytes, List[str]]:

@@ -34,9 +34,11 @@ def merge_trace_window_into_chrome_trace(
     """Splice a trace window's GPU activity into a torch.profiler (Kineto) CPU
     trace and write the merged Chrome trace to ``output_path``.
 
-    The signature and output are those of PyTorch's
-    ``merge_trace_window_into_chrome_trace`` (the seed); the work is cupmon's
-    streamed Rust merge. ``.gz`` paths are read and written compressed.
+    The signature and output are exactly those of PyTorch's
+    ``merge_trace_window_into_chrome_trace``; the work is cupmon's streamed Rust
+    merge. :func:`merge_complete` writes the same events with the arguments
+    torch.profiler's own GPU events carry besides (launch configuration,
+    occupancy, bandwidth, ``External id``) and memory events. ``.gz`` paths are read and written compressed.
     ``trace_window`` is the window dict (as :func:`end_trace_window` returns
     it), or the path of a window JSON file (``window-N.json`` of ``cupmon run``).
     ``traceName`` is ``trace_name``, or the output path when it is empty.
@@ -45,13 +47,30 @@ def merge_trace_window_into_chrome_trace(
     and ``OSError`` for files that cannot be read or written; the output is
     written whole or not at all.
     """
+    _merge(cpu_trace_path, output_path, trace_window, trace_name, exact=True)
+
+
+def merge_complete(
+    cpu_trace_path: PathLike,
+    output_path: PathLike,
+    trace_window: WindowLike,
+    *,
+    trace_name: Optional[str] = None,
+) -> None:
+    """:func:`merge_trace_window_into_chrome_trace`, writing cupmon's complete trace
+    (as ``cupmon merge`` does): the same events at the same times, with Kineto's names
+    and args for GPU ops, ``External id`` links, overlap tracks and memory events."""
+    _merge(cpu_trace_path, output_path, trace_window, trace_name, exact=False)
+
+
+def _merge(cpu_trace_path, output_path, trace_window, trace_name, exact):
     _check_path("cpu_trace_path", cpu_trace_path)
     _check_path("output_path", output_path)
     _check_name(trace_name)
     if isinstance(trace_window, dict):
-        _native.merge_json(cpu_trace_path, output_path, dumps(trace_window), trace_name)
+        _native.merge_json(cpu_trace_path, output_path, dumps(trace_window), trace_name, exact)
     elif isinstance(trace_window, (str, os.PathLike)):
-        _native.merge_file(cpu_trace_path, output_path, trace_window, trace_name)
+        _native.merge_file(cpu_trace_path, output_path, trace_window, trace_name, exact)
     else:
         raise TypeError(
             "trace_window must be a trace-window dict or the path of a window JSON file, "

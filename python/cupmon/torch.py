@@ -284,7 +284,7 @@ def _make_profile_class() -> type:
             try:
                 self.export_chrome_trace(cpu_trace)
                 drop_gpu_side_events(cpu_trace)
-                _offline.merge_trace_window_into_chrome_trace(
+                _offline.merge_complete(
                     cpu_trace, out, window or _EMPTY_WINDOW, trace_name=self.cupmon_trace_name
                 )
             finally:

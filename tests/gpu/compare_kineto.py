@@ -59,6 +59,20 @@ def main():
           len(inside) >= sum(ours["kernels"].values()),
           f"{len(inside)} kernels in cupmon's dump during the profiled region, "
           f"{sum(ours['kernels'].values())} in the profiler trace; {len(starts)} in the whole run")
+    # The same kernels, by correlation id, at the same times: torch.profiler's clock
+    # (Kineto's cycle counter, converted by Kineto) against cupmon's (CUPTI's Unix ns).
+    t = json.load(open(ours_path))
+    base = t.get("baseTimeNanoseconds", 0)
+    torch_start = {e["args"]["correlation"]: e["ts"] * 1000 + base for e in t["traceEvents"]
+                   if e.get("cat") == "kernel" and "correlation" in e.get("args", {})}
+    ours_start = {e["correlation_id"]: e["start_ns"] for e in w["events"] if e["kind"] == "kernel"}
+    diffs = sorted(abs(ours_start[c] - ts) for c, ts in torch_start.items() if c in ours_start)
+    check("coexist: each kernel of torch.profiler's trace is in cupmon's dump by correlation id",
+          len(diffs) == len(torch_start) > 0, f"{len(diffs)} of {len(torch_start)}")
+    check("coexist: same kernel, same start: cupmon within 50 us of torch.profiler",
+          bool(diffs) and diffs[-1] <= 50_000,
+          f"{len(diffs)} kernels, |difference| median {diffs[len(diffs) // 2] / 1e3 if diffs else 0:.2f} us, "
+          f"max {diffs[-1] / 1e3 if diffs else 0:.2f} us")
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     check("coexist: no long gap in cupmon's kernels around the profiled region",
           bool(gaps) and max(gaps) < 2e9, f"largest gap {max(gaps) / 1e6 if gaps else 0:.1f} ms")

@@ -145,6 +145,11 @@ pub struct MergeArgs {
     /// `traceName` of the output (default: the output path).
     #[arg(long)]
     pub trace_name: Option<String>,
+    /// Write exactly what PyTorch's merge_trace_window_into_chrome_trace writes (the
+    /// default is the complete trace: the same events with Kineto's GPU args, overlap
+    /// tracks and memory events).
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Args)]
@@ -156,6 +161,11 @@ pub struct ExportArgs {
     pub output: PathBuf,
     #[arg(long)]
     pub trace_name: Option<String>,
+    /// Write exactly what PyTorch's merge_trace_window_into_chrome_trace writes (the
+    /// default is the complete trace: the same events with Kineto's GPU args, overlap
+    /// tracks and memory events).
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -180,6 +190,11 @@ pub struct DecodeArgs {
     pub output: PathBuf,
     #[arg(long)]
     pub trace_name: Option<String>,
+    /// Write exactly what PyTorch's merge_trace_window_into_chrome_trace writes (the
+    /// default is the complete trace: the same events with Kineto's GPU args, overlap
+    /// tracks and memory events).
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Args)]

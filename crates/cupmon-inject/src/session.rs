@@ -239,6 +239,7 @@ fn write_window_files(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
         &ExportOptions {
             trace_name: Some(format!("cupmon window {n} of pid {}", std::process::id())),
             device_properties_json: None,
+            exact: false,
         },
     ) {
         cupmon_log::error!("cannot write {}: {e}", trace_path.display());

@@ -19,13 +19,14 @@ const WINDOW_ARG: &str = "trace_window";
 
 /// Merge a window given as JSON bytes into `cpu_trace_path`, writing `output_path`.
 #[pyfunction]
-#[pyo3(signature = (cpu_trace_path, output_path, window_json, trace_name=None))]
+#[pyo3(signature = (cpu_trace_path, output_path, window_json, trace_name=None, exact=true))]
 pub fn merge_json<'py>(
     py: Python<'py>,
     cpu_trace_path: PathBuf,
     output_path: PathBuf,
     window_json: &[u8],
     trace_name: Option<String>,
+    exact: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         let window = MergeWindow::from_json(window_json, WINDOW_ARG)?;
@@ -33,7 +34,7 @@ pub fn merge_json<'py>(
             &cpu_trace_path,
             WindowSource::Loaded(&window),
             &output_path,
-            &MergeOptions { trace_name },
+            &MergeOptions { trace_name, exact },
             &mut |_| {},
         )?)
     })?;
@@ -42,20 +43,21 @@ pub fn merge_json<'py>(
 
 /// Merge a window JSON file (`.gz` allowed) into `cpu_trace_path`.
 #[pyfunction]
-#[pyo3(signature = (cpu_trace_path, output_path, window_path, trace_name=None))]
+#[pyo3(signature = (cpu_trace_path, output_path, window_path, trace_name=None, exact=true))]
 pub fn merge_file<'py>(
     py: Python<'py>,
     cpu_trace_path: PathBuf,
     output_path: PathBuf,
     window_path: PathBuf,
     trace_name: Option<String>,
+    exact: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         Ok(merge_files(
             &cpu_trace_path,
             WindowSource::File(&window_path),
             &output_path,
-            &MergeOptions { trace_name },
+            &MergeOptions { trace_name, exact },
             &mut |_| {},
         )?)
     })?;
@@ -64,18 +66,20 @@ pub fn merge_file<'py>(
 
 /// Write a window (JSON bytes) as a standalone Kineto-style trace.
 #[pyfunction]
-#[pyo3(signature = (window_json, output_path, trace_name=None))]
+#[pyo3(signature = (window_json, output_path, trace_name=None, exact=false))]
 pub fn export_json<'py>(
     py: Python<'py>,
     window_json: &[u8],
     output_path: PathBuf,
     trace_name: Option<String>,
+    exact: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         let window = MergeWindow::from_json(window_json, WINDOW_ARG)?;
         let options = ExportOptions {
             trace_name,
             device_properties_json: None,
+            exact,
         };
         Ok(export_window(&window, &output_path, &options)?)
     })?;
@@ -84,18 +88,20 @@ pub fn export_json<'py>(
 
 /// Write a window JSON file (`.gz` allowed) as a standalone trace.
 #[pyfunction]
-#[pyo3(signature = (window_path, output_path, trace_name=None))]
+#[pyo3(signature = (window_path, output_path, trace_name=None, exact=false))]
 pub fn export_file<'py>(
     py: Python<'py>,
     window_path: PathBuf,
     output_path: PathBuf,
     trace_name: Option<String>,
+    exact: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         let window = MergeWindow::read(&window_path)?;
         let options = ExportOptions {
             trace_name,
             device_properties_json: None,
+            exact,
         };
         Ok(export_window(&window, &output_path, &options)?)
     })?;

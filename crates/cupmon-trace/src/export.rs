@@ -13,6 +13,8 @@ pub struct ExportOptions {
     pub trace_name: Option<String>,
     /// Kineto's `deviceProperties` array (JSON text); default: the window's own.
     pub device_properties_json: Option<String>,
+    /// The merge's rules only, without the complete trace's extras.
+    pub exact: bool,
 }
 
 /// Write `window` as a trace of its own: schemaVersion, deviceProperties,
@@ -36,6 +38,12 @@ pub fn export_window(
         doc.push_str(props);
         doc.push(',');
     }
+    // Before traceEvents: HolisticTraceAnalysis reads the rank from a trace's head.
+    if let Some(info) = window.distributed_info.as_ref().filter(|_| !options.exact) {
+        doc.push_str("\"distributedInfo\": ");
+        doc.push_str(&info.to_spaced_json());
+        doc.push(',');
+    }
     doc.push_str(&format!(
         "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":{base_ns},\"traceEvents\":[]}}"
     ));
@@ -43,6 +51,7 @@ pub fn export_window(
     let open = || -> io::Result<Box<dyn Read>> { Ok(Box::new(Cursor::new(bytes.clone()))) };
     let merge_options = MergeOptions {
         trace_name: options.trace_name.clone(),
+        exact: options.exact,
     };
     if window.is_empty() {
         return Err(TraceError::Window(

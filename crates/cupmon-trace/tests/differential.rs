@@ -128,6 +128,7 @@ fn run_cases(cases: &[super::gen::Case], dir: &Path) {
                 &ours,
                 &MergeOptions {
                     trace_name: case.trace_name.clone(),
+                    exact: true,
                 },
                 &mut |_| {},
             )

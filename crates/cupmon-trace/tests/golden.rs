@@ -29,6 +29,7 @@ fn check(name: &str, cpu: &str) {
             &out,
             &MergeOptions {
                 trace_name: Some(name.to_owned()),
+                exact: true,
             },
             &mut |_| {},
         )

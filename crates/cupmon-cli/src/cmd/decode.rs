@@ -36,6 +36,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             &args.output,
             &MergeOptions {
                 trace_name: args.trace_name.clone(),
+                exact: args.exact,
             },
             &mut |_| {},
         )?;
@@ -60,7 +61,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
         }
         DecodeFormat::Chrome => {
             let window = MergeWindow::from(&window);
-            super::export_trace(&window, &args.output, args.trace_name.clone())?;
+            super::export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
         }
     }
     Ok(0)

@@ -9,6 +9,6 @@ use crate::cli::ExportArgs;
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[Input::File(&args.window)])?;
     let window = MergeWindow::read(&args.window)?;
-    export_trace(&window, &args.output, args.trace_name.clone())?;
+    export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
     Ok(0)
 }

@@ -24,6 +24,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         &args.output,
         &MergeOptions {
             trace_name: args.trace_name.clone(),
+            exact: args.exact,
         },
         &mut |p| match p {
             MergeProgress::Scanned(done) => progress.update(done),

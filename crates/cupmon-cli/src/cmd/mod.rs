@@ -25,10 +25,16 @@ pub use dump_arg::check_dump_dir;
 pub use output_check::{check_output, Input};
 
 /// Write `window` as a standalone trace at `output` and say so.
-pub fn export_trace(window: &MergeWindow, output: &Path, trace_name: Option<String>) -> Result<()> {
+pub fn export_trace(
+    window: &MergeWindow,
+    output: &Path,
+    trace_name: Option<String>,
+    exact: bool,
+) -> Result<()> {
     let options = ExportOptions {
         trace_name,
         device_properties_json: None,
+        exact,
     };
     let stats = export_window(window, output, &options)?;
     print_trace_written(output, stats.events_written);

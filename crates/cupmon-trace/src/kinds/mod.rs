@@ -12,9 +12,7 @@ mod external_correlation;
 mod gpu_place;
 mod kernel;
 mod memcpy;
-#[allow(dead_code)] // The complete trace's writer uses them (next commit).
 mod memory;
-#[allow(dead_code)]
 mod memory_pool;
 mod memset;
 mod overhead;
@@ -28,7 +26,6 @@ pub use gpu_place::GpuPlace;
 pub use kernel::KernelEvent;
 pub use memcpy::MemcpyEvent;
 pub use memory::MemoryEvent;
-#[allow(unused_imports)]
 pub(crate) use memory::MemoryTotals;
 pub use memory_pool::MemoryPoolEvent;
 pub use memset::MemsetEvent;

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use std::io::Write;
 
 use super::args::{gpu_args, ArgValue};
+use super::complete::{kineto_args, kineto_name, Complete, KinetoArg, LANE_TID};
 use super::sink::EventSink;
 use super::span::{py_max, TimeRange};
 use super::window_input::{ApiEvent, GpuEvent, Lazy, MergeEvent, MergeWindow, OverheadEvent};
@@ -27,6 +28,8 @@ pub(crate) struct Entries<'w> {
     base_ns: i128,
     thread_by_correlation: FxHashMap<i128, (i128, i128)>,
     max_non_overhead_end_ns: i128,
+    /// The complete trace's extras; `None` for PyTorch's output exactly.
+    complete: Option<Complete>,
 }
 
 /// `_sanitize_tid` / `_export_tid` for an integer tid.
@@ -58,6 +61,7 @@ impl<'w> Entries<'w> {
         window: &'w MergeWindow,
         base_ns: i128,
         thread_by_external_id: &FxHashMap<i128, (i128, i128)>,
+        complete: Option<Complete>,
     ) -> Self {
         let mut thread_by_correlation = FxHashMap::default();
         for event in &window.events {
@@ -80,6 +84,7 @@ impl<'w> Entries<'w> {
             base_ns,
             thread_by_correlation,
             max_non_overhead_end_ns,
+            complete,
         }
     }
 
@@ -128,6 +133,11 @@ impl<'w> Entries<'w> {
                     threads.insert((a.process_id, self.thread_id(a)));
                 }
                 MergeEvent::Overhead(o) if !self.is_trailing(o)? => need_overhead = true,
+                MergeEvent::Extra(e) if self.complete.is_some() => {
+                    if let Some(d) = extra_device(e) {
+                        devices.entry(d).or_insert(i128::from(e.start_ns()));
+                    }
+                }
                 _ => {}
             }
         }
@@ -145,6 +155,15 @@ impl<'w> Entries<'w> {
         for &(did, rid) in &streams {
             thread_meta(sink, did, rid, Meta::Owned(format!("stream {rid} ")), rid);
         }
+        for &(did, rid, lane) in self.complete.iter().flat_map(|c| &c.overlap_tracks) {
+            let tid = export_tid(rid) + lane * LANE_TID;
+            let name = if lane == 1 {
+                format!("stream {rid} (overlap)")
+            } else {
+                format!("stream {rid} (overlap {lane})")
+            };
+            thread_meta(sink, did, tid, Meta::Owned(name), tid);
+        }
         if need_overhead {
             let p = OVERHEAD_PID;
             process_meta(sink, 0.0, p, Meta::Str("Overhead"), 0x100_0000);
@@ -158,12 +177,16 @@ impl<'w> Entries<'w> {
     /// spans), written into `sink`; returns their time range.
     pub fn write_events<W: Write>(&self, sink: &mut EventSink<W>) -> Result<TimeRange, TraceError> {
         let mut range = TimeRange::default();
-        for event in &self.window.events {
+        let mut extras = super::chrome_out::ChromeOut::new(self.base_ns);
+        for (index, event) in self.window.events.iter().enumerate() {
             match event {
                 MergeEvent::Api(a) => self.write_api(sink, a, &mut range),
-                MergeEvent::Gpu(g) => self.write_gpu(sink, g, &mut range),
+                MergeEvent::Gpu(g) => self.write_gpu(sink, index, g, &mut range),
                 MergeEvent::Overhead(o) => self.write_overhead(sink, o, &mut range)?,
-                MergeEvent::ExternalCorrelation(_) | MergeEvent::Other { .. } => {}
+                MergeEvent::Extra(e) if self.complete.is_some() => extras.write(sink, e),
+                MergeEvent::ExternalCorrelation(_)
+                | MergeEvent::Other { .. }
+                | MergeEvent::Extra(_) => {}
             }
             sink.maybe_flush()?;
         }
@@ -193,8 +216,15 @@ impl<'w> Entries<'w> {
             .float("ts", ts)
             .float("dur", dur)
             .with("args", |b| {
-                ObjectWriter::new(b)
-                    .int("cbid", a.cbid)
+                let mut w = ObjectWriter::new(b);
+                if let Some(id) = self
+                    .complete
+                    .as_ref()
+                    .and_then(|c| c.external_id(a.correlation_id))
+                {
+                    w.int("External id", id);
+                }
+                w.int("cbid", a.cbid)
                     .int("correlation", a.correlation_id)
                     .end();
             })
@@ -205,22 +235,54 @@ impl<'w> Entries<'w> {
         }
     }
 
-    fn write_gpu<W: Write>(&self, sink: &mut EventSink<W>, g: &GpuEvent, range: &mut TimeRange) {
-        let tid = export_tid(g.stream_id);
+    fn write_gpu<W: Write>(
+        &self,
+        sink: &mut EventSink<W>,
+        index: usize,
+        g: &GpuEvent,
+        range: &mut TimeRange,
+    ) {
+        let tid = match &self.complete {
+            Some(c) => c.gpu_tid(index, export_tid(g.stream_id)),
+            None => export_tid(g.stream_id),
+        };
         let ts = rel_us(g.start_ns, self.base_ns);
         let dur = dur_us(g.start_ns, g.end_ns);
         let args = gpu_args(g);
+        let kineto = self
+            .complete
+            .as_ref()
+            .map(|c| kineto_args(c, g))
+            .unwrap_or_default();
+        let name = self.complete.as_ref().and_then(|_| kineto_name(g));
         ObjectWriter::new(sink.element())
             .str("ph", "X")
             .str("cat", g.kind.cat())
-            .str("name", &g.name)
+            .str("name", name.as_deref().unwrap_or(&g.name))
             .int("pid", g.device_id)
             .int("tid", tid)
             .float("ts", ts)
             .float("dur", dur)
             .with("args", |b| {
                 let mut w = ObjectWriter::new(b);
+                for (key, value) in &kineto {
+                    match value {
+                        KinetoArg::Int(v) => w.int(key, *v),
+                        KinetoArg::Raw(text) => {
+                            w.with(key, |b| b.extend_from_slice(text.as_bytes()))
+                        }
+                        KinetoArg::Ints(v) => w.with(key, |b| {
+                            b.extend_from_slice(
+                                format!("[{}, {}, {}]", v[0], v[1], v[2]).as_bytes(),
+                            )
+                        }),
+                    };
+                }
                 for (key, value) in &args {
+                    // Kineto's arg of the same name, written first, stands.
+                    if kineto.iter().any(|(k, _)| k == key) {
+                        continue;
+                    }
                     match value {
                         ArgValue::Int(v) => w.int(key, *v),
                         ArgValue::Str(s) => w.str(key, s),
@@ -337,6 +399,15 @@ impl<'w> Entries<'w> {
             sink.maybe_flush()?;
         }
         Ok(())
+    }
+}
+
+/// The device of a kind that PyTorch's merge does not know.
+fn extra_device(e: &crate::WindowEvent) -> Option<i128> {
+    match e {
+        crate::WindowEvent::Memory(m) => Some(m.device_id.into()),
+        crate::WindowEvent::MemoryPool(p) => Some(p.device_id.into()),
+        _ => None,
     }
 }
 

@@ -4,8 +4,8 @@
 use cupmon_records::ApiDomain;
 
 use super::window_input::{
-    ApiEvent, ExternalCorrelation, GpuDetail, GpuEvent, GpuKind, Lazy, MergeEvent, MergeWindow,
-    OverheadEvent,
+    ApiEvent, ExternalCorrelation, GpuDetail, GpuEvent, GpuKind, KernelLaunch, Lazy, MergeEvent,
+    MergeWindow, OverheadEvent,
 };
 use crate::json::value::Value;
 use crate::{GpuPlace, TraceWindow, WindowEvent};
@@ -17,6 +17,7 @@ fn gpu(
     name: &str,
     annotation: &Option<String>,
     detail: GpuDetail,
+    launch: Option<Box<KernelLaunch>>,
 ) -> MergeEvent {
     MergeEvent::Gpu(Box::new(GpuEvent {
         kind,
@@ -31,7 +32,15 @@ fn gpu(
         name: name.to_owned(),
         annotation: annotation.clone().map(Value::Str),
         detail,
+        launch,
     }))
+}
+
+fn launch_of(k: &crate::KernelEvent) -> Box<KernelLaunch> {
+    Box::new(KernelLaunch {
+        config: k.into(),
+        queued_ns: k.queued_ns.into(),
+    })
 }
 
 fn api(domain: ApiDomain, e: &crate::ApiEvent) -> MergeEvent {
@@ -60,6 +69,7 @@ impl From<&WindowEvent> for MergeEvent {
                 &k.name,
                 &k.annotation,
                 GpuDetail::Kernel,
+                Some(launch_of(k)),
             ),
             WindowEvent::Memcpy(m) => gpu(
                 GpuKind::Memcpy,
@@ -74,6 +84,7 @@ impl From<&WindowEvent> for MergeEvent {
                     dst_kind: m.dst_kind.into(),
                     flags: m.flags.into(),
                 },
+                None,
             ),
             WindowEvent::Memset(m) => gpu(
                 GpuKind::Memset,
@@ -87,6 +98,7 @@ impl From<&WindowEvent> for MergeEvent {
                     memory_kind: m.memory_kind.into(),
                     flags: m.flags.into(),
                 },
+                None,
             ),
             WindowEvent::Runtime(e) => api(ApiDomain::Runtime, e),
             WindowEvent::Driver(e) => api(ApiDomain::Driver, e),
@@ -110,7 +122,9 @@ impl From<&WindowEvent> for MergeEvent {
                 end_ns: s.end_ns.into(),
             },
             // Kinds PyTorch's merge does not know: it reads their `end_ns`, absent.
-            WindowEvent::Memory(_) | WindowEvent::MemoryPool(_) => MergeEvent::Other { end_ns: 0 },
+            WindowEvent::Memory(_) | WindowEvent::MemoryPool(_) => {
+                MergeEvent::Extra(Box::new(event.clone()))
+            }
         }
     }
 }
@@ -138,6 +152,7 @@ impl From<&TraceWindow> for MergeWindow {
                 .collect(),
             cupmon: w.cupmon.clone(),
             device_properties: w.device_properties.as_ref().map(|v| v.to_string()),
+            distributed_info: w.distributed_info.clone(),
         }
     }
 }

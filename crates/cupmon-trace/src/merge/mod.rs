@@ -3,6 +3,8 @@
 //! copies the kept CPU events' text into the output around the window's events.
 
 mod args;
+mod chrome_out;
+mod complete;
 mod cpu_event;
 mod cpu_scan;
 mod entries;
@@ -38,6 +40,10 @@ pub const TRIMESTER_SECONDS: i128 = 7_889_238;
 pub struct MergeOptions {
     /// `traceName` of the output; the seed uses the output path when unset.
     pub trace_name: Option<String>,
+    /// Exactly PyTorch's `merge_trace_window_into_chrome_trace`'s output; otherwise
+    /// (the default) the complete trace: the same events and times with Kineto's
+    /// names and args, overlap tracks and the kinds PyTorch's merge does not know.
+    pub exact: bool,
 }
 
 /// What a merge did, for the user.
@@ -192,7 +198,18 @@ pub(crate) fn merge_source(
         }
         None => default_base_ns(),
     };
-    let entries = Entries::new(window, base_ns, &scan.thread_by_external_id);
+    let complete = (!options.exact).then(|| {
+        let props = window.device_properties.clone().or_else(|| {
+            scan.members
+                .iter()
+                .find(|m| m.key == "deviceProperties")
+                .and_then(|m| m.raw_value.as_ref())
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        });
+        complete::Complete::new(window, props.as_deref())
+    });
+    let exact = options.exact;
+    let entries = Entries::new(window, base_ns, &scan.thread_by_external_id, complete);
     let out = AtomicOutput::create(output)?;
     let trace_name = options
         .trace_name
@@ -200,16 +217,23 @@ pub(crate) fn merge_source(
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| output.display().to_string());
     let mut writer = out.writer()?;
-    let stats = write_merged(&mut writer, &scan, &entries, open, &trace_name, window).map_err(
-        |e| match e {
-            TraceError::Write(err) => TraceError::Io {
-                path: output.to_path_buf(),
-                what: "cannot write",
-                err,
-            },
-            other => other,
+    let stats = write_merged(
+        &mut writer,
+        &scan,
+        &entries,
+        open,
+        &trace_name,
+        window,
+        exact,
+    )
+    .map_err(|e| match e {
+        TraceError::Write(err) => TraceError::Io {
+            path: output.to_path_buf(),
+            what: "cannot write",
+            err,
         },
-    )?;
+        other => other,
+    })?;
     out.commit(writer)?;
     Ok(stats)
 }
@@ -240,6 +264,7 @@ fn write_merged<W: Write>(
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
     trace_name: &str,
     window: &MergeWindow,
+    exact: bool,
 ) -> Result<MergeStats, TraceError> {
     let mut stats = MergeStats {
         cpu_events_kept: scan.events.count,
@@ -256,8 +281,18 @@ fn write_merged<W: Write>(
     };
     let mut wrote_events = false;
     let mut wrote_name = false;
+    // The rank goes before traceEvents: HolisticTraceAnalysis reads it from the head.
+    let distributed = window
+        .distributed_info
+        .as_ref()
+        .filter(|_| !exact && !scan.members.iter().any(|m| m.key == "distributedInfo"));
     for m in &scan.members {
         if m.key == "traceEvents" {
+            if let Some(info) = distributed {
+                member(out, b"\"distributedInfo\"")?;
+                out.write_all(b" ")?;
+                out.write_all(info.to_spaced_json().as_bytes())?;
+            }
             member(out, &m.raw_key)?;
             stats.events_written = write_events(out, scan, entries, open)?;
             wrote_events = true;
@@ -271,6 +306,11 @@ fn write_merged<W: Write>(
         }
     }
     if !wrote_events {
+        if let Some(info) = distributed {
+            member(out, b"\"distributedInfo\"")?;
+            out.write_all(b" ")?;
+            out.write_all(info.to_spaced_json().as_bytes())?;
+        }
         member(out, b"\"traceEvents\"")?;
         stats.events_written = write_events(out, scan, entries, open)?;
     }

@@ -25,6 +25,8 @@ pub struct MergeWindow {
     pub(crate) cupmon: Option<crate::CupmonInfo>,
     /// Kineto's `deviceProperties` array as JSON text, when the window carries it.
     pub(crate) device_properties: Option<String>,
+    /// The process's place in a distributed job, when the window says.
+    pub(crate) distributed_info: Option<crate::DistributedInfo>,
 }
 
 impl MergeWindow {
@@ -74,6 +76,9 @@ pub(crate) enum MergeEvent {
     Other {
         end_ns: i128,
     },
+    /// A kind PyTorch's merge does not know but complete traces show (memory,
+    /// memory pools); to PyTorch's merge it is an unknown kind without `end_ns`.
+    Extra(Box<crate::WindowEvent>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +112,16 @@ pub(crate) struct GpuEvent {
     pub name: String,
     pub annotation: Option<Value>,
     pub detail: GpuDetail,
+    /// A kernel's launch configuration, when the window carries it (cupmon's windows
+    /// do; PyTorch's do not): what complete traces show as Kineto's kernel args.
+    pub launch: Option<Box<KernelLaunch>>,
+}
+
+/// What Kineto shows of a kernel's launch.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KernelLaunch {
+    pub config: crate::LaunchConfig,
+    pub queued_ns: i128,
 }
 
 #[derive(Debug)]
@@ -188,6 +203,7 @@ impl MergeEvent {
             MergeEvent::Api(a) => Some(a.end_ns_get),
             MergeEvent::ExternalCorrelation(x) => Some(x.end_ns_get),
             MergeEvent::Other { end_ns } => Some(*end_ns),
+            MergeEvent::Extra(_) => Some(0),
             MergeEvent::Overhead(_) => None,
         }
     }

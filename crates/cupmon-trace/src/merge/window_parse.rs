@@ -374,6 +374,7 @@ fn gpu_event(f: &Fields, kind: GpuKind) -> Result<MergeEvent, String> {
             Some(v) => Some(v.clone()),
         },
         detail,
+        launch: None,
     })))
 }
 

@@ -1,0 +1,105 @@
+//! The Chrome-JSON side of [`TraceOut`]: instants and counters of the kinds PyTorch's
+//! merge does not know (memory, memory pools), written into the merged trace.
+
+use std::io::Write;
+
+use super::sink::EventSink;
+use super::span::py_max;
+use crate::json::write::ObjectWriter;
+use crate::kinds::MemoryTotals;
+use crate::out::{Arg, TraceOut};
+use crate::WindowEvent;
+
+/// Writes the extra kinds of one merge, keeping the running totals they need.
+#[derive(Debug)]
+pub(crate) struct ChromeOut {
+    base_ns: i128,
+    memory: MemoryTotals,
+}
+
+impl ChromeOut {
+    pub fn new(base_ns: i128) -> Self {
+        Self {
+            base_ns,
+            memory: MemoryTotals::default(),
+        }
+    }
+
+    /// Write event `e` (an extra kind) into `sink`.
+    pub fn write<W: Write>(&mut self, sink: &mut EventSink<W>, e: &WindowEvent) {
+        let mut out = SinkOut {
+            sink,
+            base_ns: self.base_ns,
+        };
+        match e {
+            WindowEvent::Memory(m) => m.write(&mut out, &mut self.memory),
+            WindowEvent::MemoryPool(p) => p.write(&mut out),
+            _ => {}
+        }
+    }
+}
+
+struct SinkOut<'s, W: Write> {
+    sink: &'s mut EventSink<W>,
+    base_ns: i128,
+}
+
+impl<W: Write> SinkOut<'_, W> {
+    fn ts(&self, ts_ns: i128) -> f64 {
+        py_max((ts_ns - self.base_ns) as f64 / 1000.0, 0.0)
+    }
+}
+
+fn write_args(b: &mut Vec<u8>, args: &[(&str, Arg<'_>)]) {
+    let mut w = ObjectWriter::new(b);
+    for (k, v) in args {
+        match v {
+            Arg::Int(i) => w.int(k, *i),
+            Arg::Float(f) => w.float(k, *f),
+            Arg::Str(s) => w.str(k, s),
+        };
+    }
+    w.end();
+}
+
+impl<W: Write> TraceOut for SinkOut<'_, W> {
+    fn instant(
+        &mut self,
+        pid: i128,
+        tid: i128,
+        ts_ns: i128,
+        name: &str,
+        cat: &str,
+        args: &[(&str, Arg<'_>)],
+    ) {
+        let ts = self.ts(ts_ns);
+        ObjectWriter::new(self.sink.element())
+            .str("ph", "i")
+            .str("cat", cat)
+            .str("s", "t")
+            .str("name", name)
+            .int("pid", pid)
+            .int("tid", tid)
+            .float("ts", ts)
+            .with("args", |b| write_args(b, args))
+            .end();
+    }
+
+    fn counter(&mut self, pid: i128, ts_ns: i128, name: &str, values: &[(&str, f64)]) {
+        let ts = self.ts(ts_ns);
+        ObjectWriter::new(self.sink.element())
+            .str("ph", "C")
+            .str("name", name)
+            .int("pid", pid)
+            .int("tid", 0)
+            .float("ts", ts)
+            .with("args", |b| {
+                let mut w = ObjectWriter::new(b);
+                for (k, v) in values {
+                    w.float(k, *v);
+                }
+                w.end();
+            })
+            .end();
+    }
+}

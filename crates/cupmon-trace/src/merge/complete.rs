@@ -1,0 +1,240 @@
+//! The complete trace (the default; `--exact` keeps PyTorch's output as it is): the
+//! same events at the same times, with what torch.profiler's own GPU events carry
+//! besides (Kineto's names for copies and memsets, its kernel args with the launch
+//! configuration and occupancy, `External id` links to the CPU ops, memory
+//! bandwidth), GPU ops that overlap on one stream moved to an overlap track so that
+//! Perfetto shows them, and the kinds PyTorch's merge does not know (memory).
+
+use rustc_hash::FxHashMap;
+
+use super::window_input::{GpuDetail, GpuEvent, MergeEvent, MergeWindow};
+use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits, Occupancy};
+
+/// CUPTI's CUSTOM0 external correlation: Kineto's CPU ops.
+const CPU_OP_EXTERNAL_KIND: i128 = 3;
+/// Overlap lane `k` of stream `s` is thread `s + k * LANE_TID`.
+pub(crate) const LANE_TID: i128 = 1 << 32;
+
+/// What the complete trace knows beyond PyTorch's merge.
+#[derive(Debug, Default)]
+pub(crate) struct Complete {
+    /// Device id -> its limits (from the window's or the CPU trace's deviceProperties).
+    devices: FxHashMap<i128, DeviceLimits>,
+    /// Correlation id -> the CPU op's id (Kineto's `External id`).
+    external_ids: FxHashMap<i128, i128>,
+    /// Event index -> overlap lane (0: the stream's own track) of GPU events.
+    lanes: FxHashMap<usize, i128>,
+    /// (device, stream, lane) of every lane above 0, for thread names.
+    pub overlap_tracks: Vec<(i128, i128, i128)>,
+}
+
+impl Complete {
+    pub fn new(window: &MergeWindow, device_properties: Option<&str>) -> Self {
+        let mut devices = FxHashMap::default();
+        let props: Option<serde_json::Value> =
+            device_properties.and_then(|t| serde_json::from_str(t).ok());
+        for d in props
+            .iter()
+            .flat_map(|p| p.as_array().into_iter().flatten())
+        {
+            if let (Some(id), Some(limits)) = (
+                d.get("id").and_then(|v| v.as_i64()),
+                DeviceLimits::from_kineto_json(d),
+            ) {
+                devices.insert(i128::from(id), limits);
+            }
+        }
+        let mut external_ids = FxHashMap::default();
+        for event in &window.events {
+            if let MergeEvent::ExternalCorrelation(x) = event {
+                if matches!(x.external_kind.get(), Ok(CPU_OP_EXTERNAL_KIND))
+                    && x.correlation_id != 0
+                {
+                    external_ids.insert(x.correlation_id, x.external_id);
+                }
+            }
+        }
+        let (lanes, overlap_tracks) = overlap_lanes(window);
+        Self {
+            devices,
+            external_ids,
+            lanes,
+            overlap_tracks,
+        }
+    }
+
+    /// The thread of GPU event `index` on stream `tid`: its overlap lane's.
+    pub fn gpu_tid(&self, index: usize, tid: i128) -> i128 {
+        tid + self.lanes.get(&index).copied().unwrap_or(0) * LANE_TID
+    }
+
+    pub fn external_id(&self, correlation_id: i128) -> Option<i128> {
+        self.external_ids.get(&correlation_id).copied()
+    }
+}
+
+/// Kineto's name of a GPU op: `Memcpy HtoD (Pinned -> Device)`, `Memset (Device)`;
+/// kernels keep theirs.
+pub(crate) fn kineto_name(g: &GpuEvent) -> Option<String> {
+    match g.detail {
+        GpuDetail::Kernel => None,
+        GpuDetail::Memcpy {
+            copy_kind,
+            src_kind,
+            dst_kind,
+            ..
+        } => Some(format!(
+            "Memcpy {} ({} -> {})",
+            copy_kind_text(copy_kind),
+            memory_kind_text(src_kind),
+            memory_kind_text(dst_kind)
+        )),
+        GpuDetail::Memset { memory_kind, .. } => {
+            Some(format!("Memset ({})", memory_kind_text(memory_kind)))
+        }
+    }
+}
+
+fn copy_kind_text(kind: i128) -> &'static str {
+    match kind {
+        1 => "HtoD",
+        2 => "DtoH",
+        3 => "HtoA",
+        4 => "AtoH",
+        5 => "AtoA",
+        6 => "AtoD",
+        7 => "DtoA",
+        8 => "DtoD",
+        9 => "HtoH",
+        10 => "PtoP",
+        _ => "<unknown>",
+    }
+}
+
+fn memory_kind_text(kind: i128) -> &'static str {
+    match kind {
+        0 => "Unknown",
+        1 => "Pageable",
+        2 => "Pinned",
+        3 => "Device",
+        4 => "Array",
+        5 => "Managed",
+        6 => "Device Static",
+        7 => "Managed Static",
+        _ => "Unrecognized",
+    }
+}
+
+/// A value of Kineto's args, already written as JSON text where Kineto's formatting
+/// matters (floats with six decimals).
+pub(crate) enum KinetoArg {
+    Int(i128),
+    Raw(String),
+    Ints([i32; 3]),
+}
+
+/// Kineto's args of a GPU op, in its order, for the complete trace. The caller adds
+/// the args PyTorch's merge writes after these.
+pub(crate) fn kineto_args(c: &Complete, g: &GpuEvent) -> Vec<(&'static str, KinetoArg)> {
+    let mut args = Vec::with_capacity(16);
+    if let Some(id) = c.external_id(g.correlation_id) {
+        args.push(("External id", KinetoArg::Int(id)));
+    }
+    match (&g.detail, &g.launch) {
+        (GpuDetail::Kernel, Some(launch)) => {
+            let l = &launch.config;
+            let occupancy = match c.devices.get(&g.device_id) {
+                Some(device) => kernel_occupancy(device, l),
+                None => Occupancy::without_device(l),
+            };
+            args.push(("queued", KinetoArg::Int(launch.queued_ns)));
+            args.push(("device", KinetoArg::Int(g.device_id)));
+            args.push(("context", KinetoArg::Int(g.context_id)));
+            args.push(("stream", KinetoArg::Int(g.stream_id)));
+            args.push(("correlation", KinetoArg::Int(g.correlation_id)));
+            args.push((
+                "registers per thread",
+                KinetoArg::Int(l.registers_per_thread.into()),
+            ));
+            args.push((
+                "shared memory",
+                KinetoArg::Int(
+                    i128::from(l.static_shared_memory) + i128::from(l.dynamic_shared_memory),
+                ),
+            ));
+            args.push((
+                "blocks per SM",
+                KinetoArg::Raw(kineto_float_text(occupancy.blocks_per_sm)),
+            ));
+            args.push((
+                "warps per SM",
+                KinetoArg::Raw(kineto_float_text(occupancy.warps_per_sm)),
+            ));
+            args.push(("grid", KinetoArg::Ints(l.grid)));
+            args.push(("block", KinetoArg::Ints(l.block)));
+            args.push((
+                "est. achieved occupancy %",
+                KinetoArg::Int(occupancy.torch_2_11_percent().into()),
+            ));
+        }
+        (GpuDetail::Memcpy { bytes, .. } | GpuDetail::Memset { bytes, .. }, _) => {
+            args.push(("device", KinetoArg::Int(g.device_id)));
+            args.push(("context", KinetoArg::Int(g.context_id)));
+            args.push(("stream", KinetoArg::Int(g.stream_id)));
+            args.push(("correlation", KinetoArg::Int(g.correlation_id)));
+            args.push(("bytes", KinetoArg::Int(*bytes)));
+            let duration = g.end_ns - g.start_ns;
+            if duration > 0 {
+                // Kineto: bytes / ns, which is GB/s.
+                let gbps = *bytes as f64 / duration as f64;
+                args.push((
+                    "memory bandwidth (GB/s)",
+                    KinetoArg::Raw(kineto_float_text(gbps)),
+                ));
+            }
+        }
+        (GpuDetail::Kernel, None) => {}
+    }
+    args
+}
+
+/// Lanes for GPU ops that overlap the previous one on their stream (Perfetto hides
+/// one of two overlapping `X` events on a track): the first lane whose last op has
+/// ended. Returns the lane of each GPU event above 0 and the overlap tracks used.
+fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<(i128, i128, i128)>) {
+    let mut by_stream: FxHashMap<(i128, i128), Vec<(i128, i128, usize)>> = FxHashMap::default();
+    for (i, e) in window.events.iter().enumerate() {
+        if let MergeEvent::Gpu(g) = e {
+            by_stream
+                .entry((g.device_id, g.stream_id))
+                .or_default()
+                .push((g.start_ns, g.end_ns.max(g.start_ns), i));
+        }
+    }
+    let mut lanes = FxHashMap::default();
+    let mut tracks = Vec::new();
+    let mut streams: Vec<_> = by_stream.into_iter().collect();
+    streams.sort_by_key(|(k, _)| *k);
+    for ((device, stream), mut ops) in streams {
+        ops.sort_unstable();
+        // Last end on each lane.
+        let mut ends: Vec<i128> = Vec::new();
+        for (start, end, index) in ops {
+            let lane = match ends.iter().position(|&e| e <= start) {
+                Some(lane) => lane,
+                None => {
+                    ends.push(i128::MIN);
+                    ends.len() - 1
+                }
+            };
+            ends[lane] = end;
+            if lane > 0 {
+                lanes.insert(index, lane as i128);
+            }
+        }
+        for lane in 1..ends.len() {
+            tracks.push((device, stream, lane as i128));
+        }
+    }
+    (lanes, tracks)
+}
