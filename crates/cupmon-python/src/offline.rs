@@ -33,7 +33,10 @@ pub fn merge_json<'py>(
             &cpu_trace_path,
             WindowSource::Loaded(&window),
             &output_path,
-            &MergeOptions { trace_name },
+            &MergeOptions {
+                trace_name,
+                ..MergeOptions::default()
+            },
             &mut |_| {},
         )?)
     })?;
@@ -55,7 +58,10 @@ pub fn merge_file<'py>(
             &cpu_trace_path,
             WindowSource::File(&window_path),
             &output_path,
-            &MergeOptions { trace_name },
+            &MergeOptions {
+                trace_name,
+                ..MergeOptions::default()
+            },
             &mut |_| {},
         )?)
     })?;

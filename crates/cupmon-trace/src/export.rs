@@ -43,6 +43,7 @@ pub fn export_window(
     let open = || -> io::Result<Box<dyn Read>> { Ok(Box::new(Cursor::new(bytes.clone()))) };
     let merge_options = MergeOptions {
         trace_name: options.trace_name.clone(),
+        ..MergeOptions::default()
     };
     if window.is_empty() {
         return Err(TraceError::Window(

@@ -25,7 +25,7 @@ pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
 pub use merge::{
     default_base_ns, merge_files, trimester_floor_ns, MergeOptions, MergeProgress, MergeStats,
-    MergeWindow, WindowSource, TRIMESTER_SECONDS,
+    MergeWindow, WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
 };
 pub use output::{is_gz, AtomicOutput, OutputWriter};
 pub use window::{

@@ -131,6 +131,7 @@ fn run_cases(cases: &[gen::Case], dir: &Path) {
                 &ours,
                 &MergeOptions {
                     trace_name: case.trace_name.clone(),
+                    ..MergeOptions::default()
                 },
                 &mut |_| {},
             )

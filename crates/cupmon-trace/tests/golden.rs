@@ -30,6 +30,7 @@ fn check(name: &str, cpu: &str) {
             &out,
             &MergeOptions {
                 trace_name: Some(name.to_owned()),
+                ..MergeOptions::default()
             },
             &mut |_| {},
         )

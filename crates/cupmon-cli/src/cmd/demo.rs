@@ -59,6 +59,7 @@ pub fn run(args: &DemoArgs) -> Result<i32> {
         &args.output,
         &MergeOptions {
             trace_name: Some("cupmon demo: torch_mlp on H200".to_owned()),
+            ..MergeOptions::default()
         },
         &mut |_| {},
     )?;
