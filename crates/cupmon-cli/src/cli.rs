@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::size::parse_size;
+
 const AFTER_HELP: &str = "\
 Examples:
   cupmon run -o prof -- python train.py              record every kernel, copy and memset
@@ -78,6 +80,11 @@ pub struct MergeArgs {
     /// `traceName` of the output (default: the output path).
     #[arg(long)]
     pub trace_name: Option<String>,
+    /// The largest single JSON value to read (one event, or a top-level member such as
+    /// user_annotations), e.g. 4GiB; a larger one is an error naming the file and the
+    /// byte offset. It bounds the memory that reading takes beyond the window itself.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_event_size: u64,
 }
 
 #[derive(Debug, Args)]
@@ -89,6 +96,11 @@ pub struct ExportArgs {
     pub output: PathBuf,
     #[arg(long)]
     pub trace_name: Option<String>,
+    /// The largest single JSON value to read (one event, or a top-level member such as
+    /// user_annotations), e.g. 4GiB; a larger one is an error naming the file and the
+    /// byte offset. It bounds the memory that reading takes beyond the window itself.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_event_size: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -112,6 +124,10 @@ pub struct DecodeArgs {
     pub output: PathBuf,
     #[arg(long)]
     pub trace_name: Option<String>,
+    /// With --cpu: the largest single JSON value of the CPU trace to read (one event, or a
+    /// top-level member), e.g. 4GiB; a larger one is an error naming the file and the offset.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_event_size: u64,
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             &args.output,
             &MergeOptions {
                 trace_name: args.trace_name.clone(),
+                max_event_bytes: args.max_event_size,
             },
             &mut |_| {},
         )?;

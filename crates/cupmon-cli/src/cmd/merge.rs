@@ -17,6 +17,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         &args.output,
         &MergeOptions {
             trace_name: args.trace_name.clone(),
+            max_event_bytes: args.max_event_size,
         },
         &mut |p| match p {
             MergeProgress::Scanned(done) => progress.update(done),

@@ -300,3 +300,54 @@ impl<R: Read> RangeCopier<R> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_value_stops_at_the_limit_with_the_buffer_bounded() {
+        let limit = 3 * READ_CHUNK as u64 + 17;
+        let endless = io::Cursor::new(b"  \"".to_vec()).chain(io::repeat(b'A'));
+        let mut s = StreamBuf::new(endless, limit);
+        match s.step(|r| r.skip_value()) {
+            Err(StreamError::TooLarge {
+                offset: 2,
+                limit: l,
+            }) => assert_eq!(l, limit),
+            other => panic!("expected TooLarge at byte 2, got {other:?}"),
+        }
+        assert!(s.buf.capacity() as u64 <= limit + 2 * READ_CHUNK as u64);
+    }
+
+    #[test]
+    fn values_under_the_limit_stream_past_it_in_total() {
+        let item = format!("\"{}\",", "x".repeat(1000));
+        let text = format!("[{}0]", item.repeat(5000));
+        let mut s = StreamBuf::new(text.as_bytes(), 2000);
+        s.step(|r| r.expect(b'[', "'['")).expect("open");
+        let mut n = 0;
+        loop {
+            let (more, _) = s
+                .step(|r| {
+                    r.skip_value()?;
+                    r.comma_or(b']')
+                })
+                .expect("element");
+            n += 1;
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(n, 5001);
+        assert!(s.buf.capacity() <= 2000 + 2 * READ_CHUNK);
+    }
+
+    #[test]
+    fn sizes_are_shown_in_their_largest_exact_unit() {
+        assert_eq!(format_size(1 << 30), "1 GiB");
+        assert_eq!(format_size(64 << 10), "64 KiB");
+        assert_eq!(format_size(1000), "1000 bytes");
+        assert_eq!(format_size((1 << 20) + 1), "1048577 bytes");
+    }
+}
