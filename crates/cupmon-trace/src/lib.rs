@@ -23,6 +23,10 @@ pub use api_names::{cbids_named, ApiDomain, DRIVER_NOISE, RUNTIME_BLOCKLIST};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
+/// The merge's JSON stages, for `bench/json` only.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use merge::internals;
 pub use merge::{
     default_base_ns, merge_files, trimester_floor_ns, MergeOptions, MergeProgress, MergeStats,
     MergeWindow, WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,

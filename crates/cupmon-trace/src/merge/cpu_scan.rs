@@ -62,6 +62,12 @@ impl From<StreamError> for ScanError {
 }
 
 impl CpuScan {
+    /// CPU ops seen so far (before [`CpuScan::keep_external_ids`]).
+    #[cfg(feature = "internals")]
+    pub fn candidate_count(&self) -> usize {
+        self.candidates.len()
+    }
+
     /// Build the External id map from the ops whose ids are in `wanted`.
     pub fn keep_external_ids(&mut self, wanted: &FxHashSet<i128>) {
         for (id, thread) in self.candidates.drain(..) {

@@ -7,6 +7,8 @@ mod cpu_event;
 mod cpu_scan;
 mod entries;
 mod from_typed;
+#[cfg(feature = "internals")]
+pub mod internals;
 mod sink;
 mod span;
 mod stream;
