@@ -10,12 +10,15 @@ Three memory cases (issue: memory stays bounded), cupmon only:
   huge_cpu_gz     an ~8 MB .gz CPU trace whose one event is --huge-gib GiB of text
   huge_window_gz  the same for the window
   dev_zero        --window /dev/zero, stopped after --zero-seconds
+And, on request (--cases merge_1m), the 1M-event merge of bench/merge_bench.py with
+--cupmon and --baseline (another cupmon build), interleaved, outputs compared.
 Each memory case runs under an address-space cap (--cap-gib, via prlimit) so that
 a build without the limit cannot take the machine's memory; its peak RSS and
 its first error line are printed.
 
 usage: bench/json_cases.py [--cupmon target/release/cupmon] [--repeat 3]
-       [--cases annotations,topkeys,huge_cpu_gz,huge_window_gz,dev_zero] [--out bench/out]
+       [--cases annotations,topkeys,huge_cpu_gz,huge_window_gz,dev_zero,merge_1m]
+       [--baseline OTHER_CUPMON] [--out bench/out]
 """
 import argparse
 import gzip
@@ -32,6 +35,8 @@ sys.path.insert(0, HERE)
 from merge_bench import BASE_NS, T0_NS, write_cpu_trace  # noqa: E402
 
 ALL_CASES = ["annotations", "topkeys", "huge_cpu_gz", "huge_window_gz", "dev_zero"]
+# Not in the default list (minutes): cupmon against --baseline on merge_bench.py's inputs.
+EXTRA_CASES = ["merge_1m"]
 
 
 def kernel(corr, t):
@@ -155,6 +160,9 @@ def main():
     ap.add_argument("--huge-gib", type=int, default=8)
     ap.add_argument("--cap-gib", type=int, default=6)
     ap.add_argument("--zero-seconds", type=float, default=20.0)
+    ap.add_argument("--baseline", help="another cupmon binary for merge_1m")
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--window", type=int, default=600_000)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     cases = a.cases.split(",")
@@ -195,7 +203,43 @@ def main():
     if "dev_zero" in cases:
         memory_case(a, "dev_zero", [a.cupmon, "merge", "--cpu", small_cpu, "--window",
                                     "/dev/zero", "-o", out], timeout=a.zero_seconds)
+    if "merge_1m" in cases:
+        ok &= merge_1m(a)
     return 0 if ok else 1
+
+
+def merge_1m(a):
+    from merge_bench import write_window
+    cpu = os.path.join(a.out, f"cpu_{a.events}.json")
+    win = os.path.join(a.out, f"window_{a.window}.json")
+    if not os.path.exists(cpu):
+        write_cpu_trace(cpu, a.events)
+    if not os.path.exists(win):
+        write_window(win, a.window, a.events)
+    builds = [("cupmon", a.cupmon)] + ([("baseline", a.baseline)] if a.baseline else [])
+    rows = {name: [] for name, _ in builds}
+    for _ in range(a.repeat):
+        for name, binary in builds:
+            out = os.path.join(a.out, f"merge_1m_{name}.json")
+            cmd = [binary, "merge", "--cpu", cpu, "--window", win, "-o", out, "--trace-name", "bench"]
+            wall, rss, code, err = run_measured(cmd)
+            if code != 0:
+                sys.exit(f"{name} failed: {err.strip()}")
+            rows[name].append((wall, rss))
+    for name, runs in rows.items():
+        walls = [w for w, _ in runs]
+        print(f"merge_1m     {name:8} median {statistics.median(walls):8.3f} s  "
+              f"min..max {min(walls):.3f}..{max(walls):.3f} s  "
+              f"peak RSS {max(r for _, r in runs):7.0f} MiB  ({a.repeat} runs)")
+    if not a.baseline:
+        return True
+    same = subprocess.run([sys.executable, os.path.join(a.seed_ref, "trace_compare.py"),
+                           os.path.join(a.out, "merge_1m_baseline.json"),
+                           os.path.join(a.out, "merge_1m_cupmon.json")],
+                          capture_output=True, text=True)
+    print(f"merge_1m     outputs {'equal' if same.returncode == 0 else 'DIFFER'}: "
+          f"{(same.stdout.strip() or same.stderr.strip()).splitlines()[-1:]}")
+    return same.returncode == 0
 
 
 if __name__ == "__main__":
