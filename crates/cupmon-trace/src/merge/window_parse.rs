@@ -35,9 +35,16 @@ impl MergeWindow {
             Ok(window) => Ok(window),
             Err(e) => {
                 let (offset, msg) = e.located().map_err(io_err)?;
+                // Line and column come from reading the file again; a pipe or a
+                // device cannot be (it would wait, or read other bytes).
+                let location = if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                    locate(open_input(path), offset)
+                } else {
+                    format!("byte {offset}")
+                };
                 Err(TraceError::Input {
                     file: path.display().to_string(),
-                    location: locate(open_input(path), offset),
+                    location,
                     msg,
                 })
             }
