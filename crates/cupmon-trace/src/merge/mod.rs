@@ -43,8 +43,10 @@ pub struct MergeOptions {
     /// The largest JSON value the merge reads whole (a CPU-trace event, a
     /// window event, a top-level member such as `user_annotations`), as text
     /// and as parsed memory; a larger one is an error naming its file and
-    /// offset. It bounds the merge's memory beyond what the window's events
-    /// themselves take. Default [`DEFAULT_MAX_EVENT_BYTES`].
+    /// offset. The CPU trace's top-level members other than `traceEvents`,
+    /// kept for the output, may not exceed it together either. It bounds the
+    /// merge's memory beyond what the window's events themselves take.
+    /// Default [`DEFAULT_MAX_EVENT_BYTES`].
     pub max_event_bytes: u64,
 }
 
