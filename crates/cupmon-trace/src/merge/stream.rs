@@ -62,8 +62,8 @@ impl StreamError {
                 offset,
                 format!(
                     "the JSON value (event or top-level member) starting here is larger than \
-                     the limit of {} per value; raise max_event_bytes \
-                     (--max-event-size on the command line) if it is legitimate",
+                     the limit of {} per value (as text, or once parsed); raise \
+                     max_event_bytes (--max-event-size on the command line) if it is legitimate",
                     format_size(limit)
                 ),
             )),
