@@ -154,7 +154,8 @@ fn window_from_dev_zero_is_rejected_at_byte_0() {
     match MergeWindow::read(path) {
         Err(TraceError::Input { file, location, .. }) => {
             assert_eq!(file, "/dev/zero");
-            assert!(location.ends_with("(byte 0)"), "{location}");
+            // Not a regular file: no line and column (reading it again could wait).
+            assert_eq!(location, "byte 0");
         }
         other => panic!("expected an input error, got {other:?}"),
     }
