@@ -79,8 +79,8 @@ impl CpuScan {
     }
 }
 
-/// Scan a CPU trace; no value may exceed `limit` bytes (and the top-level
-/// members, which are kept for the output, not `limit` together).
+/// Scan a CPU trace. No value may exceed `limit` bytes, nor may the top-level
+/// members other than `traceEvents` (kept in memory for the output) together.
 pub(crate) fn scan_cpu_trace(
     src: impl Read,
     limit: u64,
