@@ -126,6 +126,14 @@ pub struct CombineArgs {
     pub offset: Vec<String>,
 }
 
+/// `512KiB`, `4GiB`, `4G`: cupmon's one size syntax (powers of 1024), at least a byte.
+fn parse_size(text: &str) -> Result<u64, String> {
+    match cupmon_config::units::parse_size(text)? {
+        0 => Err(format!("{text:?}: the size must be at least one byte")),
+        n => Ok(n),
+    }
+}
+
 /// `5s`, `500ms`, `2m`: cupmon's one duration syntax.
 fn duration(text: &str) -> Result<std::time::Duration, String> {
     cupmon_config::units::parse_duration(text)
@@ -150,6 +158,11 @@ pub struct MergeArgs {
     /// tracks and memory events).
     #[arg(long)]
     pub exact: bool,
+    /// The largest single JSON value to read (one event, or a top-level member such as
+    /// user_annotations), e.g. 4GiB; a larger one is an error naming the file and the
+    /// byte offset. It bounds the memory that reading takes beyond the window itself.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_event_size: u64,
 }
 
 #[derive(Debug, Args)]
@@ -166,6 +179,11 @@ pub struct ExportArgs {
     /// tracks and memory events).
     #[arg(long)]
     pub exact: bool,
+    /// The largest single JSON value to read (one event, or a top-level member such as
+    /// user_annotations), e.g. 4GiB; a larger one is an error naming the file and the
+    /// byte offset. It bounds the memory that reading takes beyond the window itself.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_event_size: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -195,6 +213,10 @@ pub struct DecodeArgs {
     /// tracks and memory events).
     #[arg(long)]
     pub exact: bool,
+    /// With --cpu: the largest single JSON value of the CPU trace to read (one event, or a
+    /// top-level member), e.g. 4GiB; a larger one is an error naming the file and the offset.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_event_size: u64,
 }
 
 #[derive(Debug, Args)]

@@ -290,3 +290,69 @@ fn decode_of_a_damaged_dump_names_file_chunk_and_byte() {
         ],
     );
 }
+
+#[test]
+fn merge_with_an_event_over_max_event_size_names_the_file_and_offset() {
+    let huge = format!(
+        r#"{{"traceEvents": [{{"ph": "X", "name": "{}"}}]}}"#,
+        "A".repeat(5000)
+    );
+    let c = Case::new(&huge, WINDOW);
+    let mut args: Vec<String> = ["merge", "--cpu", &c.path("cpu.json"), "--window"]
+        .map(String::from)
+        .into();
+    args.extend([c.path("window.json"), "-o".into(), c.path("out.json")]);
+    args.extend(["--max-event-size".into(), "1KiB".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_bad_input(
+        &cupmon(&args),
+        &["cpu.json", "(byte 17)", "1 KiB", "--max-event-size"],
+    );
+    c.assert_no_output();
+    // The same file under the default limit merges.
+    let out = c.merge();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn export_with_a_window_event_over_max_event_size_names_the_file_and_offset() {
+    let window = format!(
+        r#"{{"events": [{{"kind": "kernel", "name": "{}"}}]}}"#,
+        "A".repeat(5000)
+    );
+    let c = Case::new(CPU, &window);
+    let out = cupmon(&[
+        "export",
+        "--window",
+        &c.path("window.json"),
+        "-o",
+        &c.path("out.json"),
+        "--max-event-size",
+        "2000",
+    ]);
+    assert_bad_input(&out, &["window.json", "(byte 12)", "2000 bytes"]);
+    c.assert_no_output();
+}
+
+#[test]
+fn max_event_size_must_be_a_size() {
+    let c = Case::new(CPU, WINDOW);
+    let out = cupmon(&[
+        "merge",
+        "--cpu",
+        &c.path("cpu.json"),
+        "--window",
+        &c.path("window.json"),
+        "-o",
+        &c.path("out.json"),
+        "--max-event-size",
+        "4 parsecs",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a size"));
+    c.assert_no_output();
+}

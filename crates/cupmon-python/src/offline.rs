@@ -34,7 +34,11 @@ pub fn merge_json<'py>(
             &cpu_trace_path,
             WindowSource::Loaded(&window),
             &output_path,
-            &MergeOptions { trace_name, exact },
+            &MergeOptions {
+                trace_name,
+                exact,
+                ..MergeOptions::default()
+            },
             &mut |_| {},
         )?)
     })?;
@@ -57,7 +61,11 @@ pub fn merge_file<'py>(
             &cpu_trace_path,
             WindowSource::File(&window_path),
             &output_path,
-            &MergeOptions { trace_name, exact },
+            &MergeOptions {
+                trace_name,
+                exact,
+                ..MergeOptions::default()
+            },
             &mut |_| {},
         )?)
     })?;

@@ -52,6 +52,7 @@ pub fn export_window(
     let merge_options = MergeOptions {
         trace_name: options.trace_name.clone(),
         exact: options.exact,
+        ..MergeOptions::default()
     };
     if window.is_empty() {
         return Err(TraceError::Window(

@@ -40,9 +40,14 @@ pub use kinds::{
     overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,
     MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SyncEvent, WindowEvent,
 };
+/// The merge's JSON stages, for `bench/json` only.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use merge::internals;
 pub use merge::{
     default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, MergeOptions,
-    MergeProgress, MergeStats, MergeWindow, WindowSource, TRIMESTER_SECONDS,
+    MergeProgress, MergeStats, MergeWindow, WindowSource, DEFAULT_MAX_EVENT_BYTES,
+    TRIMESTER_SECONDS,
 };
 pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,

@@ -30,6 +30,7 @@ fn check(name: &str, cpu: &str) {
             &MergeOptions {
                 trace_name: Some(name.to_owned()),
                 exact: true,
+                ..MergeOptions::default()
             },
             &mut |_| {},
         )

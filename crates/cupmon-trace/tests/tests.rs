@@ -8,5 +8,6 @@ mod differential;
 mod from_dump;
 mod gen;
 mod golden;
+mod limits;
 mod occupancy;
 mod perfetto_rules;

@@ -37,6 +37,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             &MergeOptions {
                 trace_name: args.trace_name.clone(),
                 exact: args.exact,
+                max_event_bytes: args.max_event_size,
             },
             &mut |_| {},
         )?;

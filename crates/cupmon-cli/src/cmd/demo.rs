@@ -62,6 +62,7 @@ pub fn run(args: &DemoArgs) -> Result<i32> {
         &MergeOptions {
             trace_name: Some("cupmon demo: torch_mlp on H200".to_owned()),
             exact: false,
+            ..MergeOptions::default()
         },
         &mut |_| {},
     )?;

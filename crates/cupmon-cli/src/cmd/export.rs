@@ -8,7 +8,7 @@ use crate::cli::ExportArgs;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[Input::File(&args.window)])?;
-    let window = MergeWindow::read(&args.window)?;
+    let window = MergeWindow::read_with_limit(&args.window, args.max_event_size)?;
     export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
     Ok(0)
 }

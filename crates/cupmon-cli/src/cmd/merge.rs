@@ -25,6 +25,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         &MergeOptions {
             trace_name: args.trace_name.clone(),
             exact: args.exact,
+            max_event_bytes: args.max_event_size,
         },
         &mut |p| match p {
             MergeProgress::Scanned(done) => progress.update(done),

@@ -5,6 +5,7 @@
 //! The slice may end in the middle of a value: the reader then answers
 //! [`ReadError::Incomplete`] so a streaming caller can fetch more bytes and retry.
 
+use super::dict::{dict_set, DictSlots};
 use super::value::Value;
 
 /// Python's C scanner gives up around this depth (RecursionError); so do we.
@@ -17,6 +18,9 @@ pub(crate) enum ReadError {
     /// Not JSON: what was expected and at which byte of the slice. (A static
     /// message keeps results small on the hot path.)
     Syntax { pos: usize, msg: &'static str },
+    /// Building the value would take more memory than the reader's budget
+    /// (see [`Reader::with_budget`]).
+    OverBudget,
 }
 
 pub(crate) type ReadResult<T> = Result<T, ReadError>;
@@ -177,24 +181,51 @@ fn skip_plain_ascii(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// What one parsed node costs against the budget: the enum itself and, for
+/// an object member, its key's `String`.
+const NODE_BYTES: usize = size_of::<Value>();
+const KEY_BYTES: usize = size_of::<String>();
+
 #[derive(Debug)]
 pub(crate) struct Reader<'a> {
     pub b: &'a [u8],
     pub pos: usize,
     depth: u32,
+    /// Bytes that [`Reader::value`] may still allocate.
+    budget: usize,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(b: &'a [u8]) -> Self {
-        Self {
-            b,
-            pos: 0,
-            depth: 0,
-        }
+        Self::at(b, 0)
     }
 
     pub fn at(b: &'a [u8], pos: usize) -> Self {
-        Self { b, pos, depth: 0 }
+        Self {
+            b,
+            pos,
+            depth: 0,
+            budget: usize::MAX,
+        }
+    }
+
+    /// Limit what [`Reader::value`] allocates to about `bytes`: a short text
+    /// (`[0,0,0,...]`) can decode into sixteen times its size, so bounding the
+    /// text alone does not bound the memory.
+    pub fn with_budget(mut self, bytes: usize) -> Self {
+        self.budget = bytes;
+        self
+    }
+
+    #[inline]
+    fn charge(&mut self, bytes: usize) -> ReadResult<()> {
+        match self.budget.checked_sub(bytes) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err(ReadError::OverBudget),
+        }
     }
 
     #[inline]
@@ -468,21 +499,28 @@ impl<'a> Reader<'a> {
 
     /// Parse one value into a [`Value`] (for the rare places that need one).
     pub fn value(&mut self) -> ReadResult<Value> {
-        Ok(match self.peek()? {
-            b'"' => Value::Str(self.string()?.decode()),
+        let first = self.peek()?;
+        self.charge(NODE_BYTES)?;
+        Ok(match first {
+            b'"' => {
+                let s = self.string()?;
+                self.charge(s.raw.len())?;
+                Value::Str(s.decode())
+            }
             b'{' => {
                 self.pos += 1;
                 self.enter()?;
                 let mut members: Vec<(String, Value)> = Vec::new();
+                let mut slots = DictSlots::default();
                 if !self.empty_close(b'}')? {
                     loop {
-                        let k = self.key()?.decode();
+                        let k = self.key()?;
+                        // Twice the key: the member's and, in large objects, the index's.
+                        self.charge(2 * (KEY_BYTES + k.raw.len()))?;
+                        let k = k.decode();
                         let v = self.value()?;
                         // Python's dict: a repeated key keeps its first place, takes the last value.
-                        match members.iter_mut().find(|(name, _)| *name == k) {
-                            Some(slot) => slot.1 = v,
-                            None => members.push((k, v)),
-                        }
+                        dict_set(&mut members, &mut slots, k, v);
                         if !self.comma_or(b'}')? {
                             break;
                         }
@@ -542,19 +580,6 @@ pub(crate) fn parse_document(text: &[u8]) -> Option<Value> {
     let v = r.value().ok()?;
     r.skip_ws();
     (r.pos == owned.len()).then_some(v)
-}
-
-/// "line L column C (byte B)" for an error at byte `pos` of `bytes`.
-pub(crate) fn describe_position(bytes: &[u8], pos: usize) -> String {
-    let pos = pos.min(bytes.len());
-    let line = bytes[..pos].iter().filter(|&&c| c == b'\n').count() + 1;
-    let col = pos
-        - bytes[..pos]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |i| i + 1)
-        + 1;
-    format!("line {line} column {col} (byte {pos})")
 }
 
 #[cfg(test)]

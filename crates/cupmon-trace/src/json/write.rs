@@ -1,5 +1,9 @@
 //! Writing JSON the way Python's `json.dump` does where it matters for meaning
 //! (floats in shortest round-trip form, NaN/Infinity literals), and fast.
+//!
+//! Strings are escaped by serde_json; floats are not, because serde_json
+//! writes NaN and infinities as `null` before any `Formatter` sees them, where
+//! Python (and so the merge) writes `NaN` and `Infinity` (bench/RESULTS-json.md).
 
 use super::value::Value;
 
@@ -94,34 +98,14 @@ fn decompose(s: &[u8]) -> (bool, Vec<u8>, i32) {
     (neg, digits, exp)
 }
 
-/// Append a JSON string (UTF-8 kept as is; control characters, quote and
-/// backslash escaped).
+/// Append a JSON string with serde_json's escaping: UTF-8 kept as is; quote,
+/// backslash and control characters escaped, `\b` and `\f` included, as
+/// Python's encoder escapes them. (Measured against the former hand-written
+/// escaping in bench/RESULTS-json.md: no difference, so serde does it.)
 #[inline]
 pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &c) in bytes.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1f => {
-                out.extend_from_slice(&bytes[start..i]);
-                out.extend_from_slice(format!("\\u{c:04x}").as_bytes());
-                start = i + 1;
-                continue;
-            }
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        out.extend_from_slice(esc);
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    // Serialising a str into a Vec cannot fail: there is no error to keep.
+    let _ = serde::Serialize::serialize(s, &mut serde_json::Serializer::new(out));
 }
 
 #[inline]
@@ -279,10 +263,10 @@ mod tests {
     #[test]
     fn strings_escape_controls() {
         let mut out = Vec::new();
-        write_json_str(&mut out, "a\"b\\c\n\u{1}é");
+        write_json_str(&mut out, "a\"b\\c\n\u{1}\u{8}é");
         assert_eq!(
             String::from_utf8(out).expect("utf8"),
-            "\"a\\\"b\\\\c\\n\\u0001é\""
+            "\"a\\\"b\\\\c\\n\\u0001\\bé\""
         );
     }
 }

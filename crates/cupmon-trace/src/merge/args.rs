@@ -3,6 +3,7 @@
 //! `json.dumps` text, anything else is kept as `annotation`).
 
 use super::window_input::{GpuDetail, GpuEvent};
+use crate::json::dict::DictSlots;
 use crate::json::read::parse_document;
 use crate::json::value::Value;
 
@@ -15,13 +16,16 @@ pub(crate) enum ArgValue {
 
 /// Ordered args with Python dict assignment: a key set twice keeps its place.
 #[derive(Debug, Default)]
-pub(crate) struct Args(Vec<(String, ArgValue)>);
+pub(crate) struct Args(Vec<(String, ArgValue)>, DictSlots);
 
 impl Args {
     fn set(&mut self, key: &str, value: ArgValue) {
-        match self.0.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value,
-            None => self.0.push((key.to_owned(), value)),
+        match self.1.find(&self.0, |(k, _)| k, key) {
+            Some(i) => self.0[i].1 = value,
+            None => {
+                self.0.push((key.to_owned(), value));
+                self.1.pushed(&self.0, |(k, _)| k);
+            }
         }
     }
 }
@@ -69,7 +73,7 @@ fn named(name: Option<&'static str>, fallback: i128) -> ArgValue {
 
 /// The args of a kernel, memcpy or memset event.
 pub(crate) fn gpu_args(g: &GpuEvent) -> Args {
-    let mut args = Args(Vec::with_capacity(8));
+    let mut args = Args(Vec::with_capacity(8), DictSlots::default());
     args.set("device", ArgValue::Int(g.device_id));
     args.set("context", ArgValue::Int(g.context_id));
     args.set("stream", ArgValue::Int(g.stream_id));

@@ -15,6 +15,9 @@ const CPU_OP_EXTERNAL_KIND: i128 = 3;
 /// Overlap lane `k` of stream `s` is thread `s + k * LANE_TID`.
 pub(crate) const LANE_TID: i128 = 1 << 32;
 
+/// (device, stream, lane) of an overlap track.
+pub(crate) type OverlapTrack = (i128, i128, i128);
+
 /// What the complete trace knows beyond PyTorch's merge.
 #[derive(Debug, Default)]
 pub(crate) struct Complete {
@@ -24,8 +27,8 @@ pub(crate) struct Complete {
     external_ids: FxHashMap<i128, i128>,
     /// Event index -> overlap lane (0: the stream's own track) of GPU events.
     lanes: FxHashMap<usize, i128>,
-    /// (device, stream, lane) of every lane above 0, for thread names.
-    pub overlap_tracks: Vec<(i128, i128, i128)>,
+    /// Every lane above 0, for thread names.
+    pub overlap_tracks: Vec<OverlapTrack>,
 }
 
 impl Complete {
@@ -201,8 +204,10 @@ pub(crate) fn kineto_args(c: &Complete, g: &GpuEvent) -> Vec<(&'static str, Kine
 /// Lanes for GPU ops that overlap the previous one on their stream (Perfetto hides
 /// one of two overlapping `X` events on a track): the first lane whose last op has
 /// ended. Returns the lane of each GPU event above 0 and the overlap tracks used.
-fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<(i128, i128, i128)>) {
-    let mut by_stream: FxHashMap<(i128, i128), Vec<(i128, i128, usize)>> = FxHashMap::default();
+fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<OverlapTrack>) {
+    /// (start, end, event index) of a stream's ops.
+    type Ops = Vec<(i128, i128, usize)>;
+    let mut by_stream: FxHashMap<(i128, i128), Ops> = FxHashMap::default();
     for (i, e) in window.events.iter().enumerate() {
         if let MergeEvent::Gpu(g) = e {
             by_stream

@@ -207,6 +207,12 @@ fn int_literal(r: &mut Reader<'_>) -> ReadResult<Option<i128>> {
 fn num<'a>(r: &mut Reader<'a>) -> ReadResult<Num<'a>> {
     match r.peek()? {
         b'-' | b'0'..=b'9' => Ok(Num::Text(r.number()?)),
+        // `float()` of a list or dict raises TypeError: the default, without
+        // building the container.
+        b'[' | b'{' => {
+            r.skip_value()?;
+            Ok(Num::Missing)
+        }
         _ => Ok(Num::Other(r.value()?)),
     }
 }
@@ -233,6 +239,11 @@ fn args_external_id(r: &mut Reader<'_>) -> ReadResult<ExternalId> {
                     ),
                     n => external_id_from(Value::from_num(n)),
                 },
+                // `int()` of a list or dict raises TypeError: no id.
+                b'[' | b'{' => {
+                    r.skip_value()?;
+                    ExternalId::None
+                }
                 _ => external_id_from(r.value()?),
             };
         } else {

@@ -9,7 +9,8 @@ use std::ops::Range;
 
 use super::cpu_event::{scan_event, Cat, ExternalId, Name, Ph};
 use super::span::TimeRange;
-use super::stream::{StreamBuf, StreamError};
+use super::stream::{format_size, StreamBuf, StreamError};
+use crate::json::dict::DictSlots;
 use crate::json::read::parse_document;
 use crate::json::value::Value;
 
@@ -61,6 +62,12 @@ impl From<StreamError> for ScanError {
 }
 
 impl CpuScan {
+    /// CPU ops seen so far (before [`CpuScan::keep_external_ids`]).
+    #[cfg(feature = "internals")]
+    pub fn candidate_count(&self) -> usize {
+        self.candidates.len()
+    }
+
     /// Build the External id map from the ops whose ids are in `wanted`.
     pub fn keep_external_ids(&mut self, wanted: &FxHashSet<i128>) {
         for (id, thread) in self.candidates.drain(..) {
@@ -72,13 +79,17 @@ impl CpuScan {
     }
 }
 
-/// Scan a CPU trace.
+/// Scan a CPU trace. No value may exceed `limit` bytes, nor may the top-level
+/// members other than `traceEvents` (kept in memory for the output) together.
 pub(crate) fn scan_cpu_trace(
     src: impl Read,
+    limit: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<CpuScan, ScanError> {
-    let mut s = StreamBuf::new(src);
+    let mut s = StreamBuf::new(src, limit);
     let mut scan = CpuScan::default();
+    let mut slots = DictSlots::default();
+    let mut kept_bytes: u64 = 0;
     let (first, at) = s.step(|r| r.peek())?;
     if first != b'{' {
         // Python would load it and then fail on `data.get`: report "not an object"
@@ -99,6 +110,7 @@ pub(crate) fn scan_cpu_trace(
             let raw_key = s.bytes(&key_range);
             let raw_key = raw_key.to_vec();
             s.step(|r| r.expect(b':', "':' delimiter"))?;
+            let at = key_range.start;
             let raw_value = if key == "traceEvents" {
                 scan.events = KeptEvents::default();
                 scan.candidates.clear();
@@ -114,13 +126,33 @@ pub(crate) fn scan_cpu_trace(
                 }
                 Some(bytes.to_vec())
             };
-            match scan.members.iter_mut().find(|m| m.key == key) {
-                Some(m) => m.raw_value = raw_value,
-                None => scan.members.push(TopMember {
-                    key,
-                    raw_key,
-                    raw_value,
-                }),
+            kept_bytes += raw_value.as_ref().map_or(0, |v| v.len() as u64);
+            // Python's dict: a repeated key keeps its first place, takes the last value.
+            match slots.find(&scan.members, |m| &m.key, &key) {
+                Some(i) => {
+                    let old = std::mem::replace(&mut scan.members[i].raw_value, raw_value);
+                    kept_bytes -= old.map_or(0, |v| v.len() as u64);
+                }
+                None => {
+                    scan.members.push(TopMember {
+                        key,
+                        raw_key,
+                        raw_value,
+                    });
+                    slots.pushed(&scan.members, |m| &m.key);
+                }
+            }
+            if kept_bytes > limit {
+                return Err(ScanError::At {
+                    offset: at,
+                    msg: format!(
+                        "the top-level members other than traceEvents, which are kept in memory \
+                         for the output, add up to more than the limit of {} here; raise \
+                         max_event_bytes (--max-event-size on the command line) if they are \
+                         legitimate",
+                        format_size(limit)
+                    ),
+                });
             }
             let (more, _) = s.step(|r| r.comma_or(b'}'))?;
             if !more {

@@ -9,17 +9,17 @@ mod cpu_event;
 mod cpu_scan;
 mod entries;
 mod from_typed;
+#[cfg(feature = "internals")]
+pub mod internals;
 mod sink;
 mod span;
 mod stream;
+mod window_event;
 pub(crate) mod window_input;
 mod window_parse;
 
-use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
-
-use flate2::read::MultiGzDecoder;
 
 use crate::json::write::{write_json_float, write_json_str, ObjectWriter};
 use crate::output::{is_gz, temp_dir_for, AtomicOutput};
@@ -29,14 +29,17 @@ use cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
 use entries::Entries;
 use sink::EventSink;
 use span::py_max;
-use stream::{RangeCopier, StreamError};
+use stream::{locate, open_input, RangeCopier};
 pub use window_input::MergeWindow;
 
 /// Kineto rounds its trace base time down to this many seconds (~3 months).
 pub const TRIMESTER_SECONDS: i128 = 7_889_238;
 
+/// The default of [`MergeOptions::max_event_bytes`]: 1 GiB.
+pub const DEFAULT_MAX_EVENT_BYTES: u64 = 1 << 30;
+
 /// Options of a merge.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct MergeOptions {
     /// `traceName` of the output; the seed uses the output path when unset.
     pub trace_name: Option<String>,
@@ -44,6 +47,24 @@ pub struct MergeOptions {
     /// (the default) the complete trace: the same events and times with Kineto's
     /// names and args, overlap tracks and the kinds PyTorch's merge does not know.
     pub exact: bool,
+    /// The largest JSON value the merge reads whole (a CPU-trace event, a
+    /// window event, a top-level member such as `user_annotations`), as text
+    /// and as parsed memory; a larger one is an error naming its file and
+    /// offset. The CPU trace's top-level members other than `traceEvents`,
+    /// kept for the output, may not exceed it together either. It bounds the
+    /// merge's memory beyond what the window's events themselves take.
+    /// Default [`DEFAULT_MAX_EVENT_BYTES`].
+    pub max_event_bytes: u64,
+}
+
+impl Default for MergeOptions {
+    fn default() -> Self {
+        Self {
+            trace_name: None,
+            exact: false,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+        }
+    }
 }
 
 /// What a merge did, for the user.
@@ -130,12 +151,16 @@ fn merge_path(
     };
     let read_path = spooled.as_ref().map_or(cpu_path, |s| s.path());
     let open = || -> io::Result<Box<dyn Read>> {
-        let file = File::open(read_path)?;
-        Ok(if is_gz(cpu_path) {
-            Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file)))
-        } else {
-            Box::new(file)
-        })
+        // A spooled copy keeps the original's compression, which its name decides.
+        if spooled.is_some() && is_gz(cpu_path) {
+            let file = std::fs::File::open(read_path)?;
+            let buffered = io::BufReader::with_capacity(1 << 20, file);
+            return Ok(Box::new(flate2::read::MultiGzDecoder::new(buffered)));
+        }
+        if spooled.is_some() {
+            return Ok(Box::new(std::fs::File::open(read_path)?));
+        }
+        Ok(open_input(cpu_path)?)
     };
     merge_source(
         &cpu_path.display().to_string(),
@@ -163,15 +188,20 @@ pub(crate) fn merge_source(
         what: "cannot read",
         err,
     };
+    let limit = options.max_event_bytes;
     // Pass 1 and reading the window are independent: do them side by side.
     let (scan, loaded) = std::thread::scope(|scope| {
         let loader = match window {
-            WindowSource::File(path) => Some(scope.spawn(move || MergeWindow::read(path))),
+            WindowSource::File(path) => {
+                Some(scope.spawn(move || MergeWindow::read_with_limit(path, limit)))
+            }
             WindowSource::Loaded(_) => None,
         };
         let scan = open().map_err(read_err).and_then(|src| {
-            scan_cpu_trace(src, &mut |bytes| progress(MergeProgress::Scanned(bytes)))
-                .map_err(|e| scan_error(cpu_name, open, e))
+            scan_cpu_trace(src, limit, &mut |bytes| {
+                progress(MergeProgress::Scanned(bytes))
+            })
+            .map_err(|e| scan_error(cpu_name, open, e))
         });
         let loaded = loader.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         (scan, loaded)
@@ -405,45 +435,20 @@ fn scan_error(
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
     e: ScanError,
 ) -> TraceError {
-    let (offset, msg) = match e {
-        ScanError::Stream(StreamError::Io(err)) => {
-            return TraceError::Io {
-                path: name.into(),
-                what: "cannot read",
-                err,
-            }
-        }
-        ScanError::Stream(StreamError::Syntax { offset, msg }) => (offset, msg),
-        ScanError::At { offset, msg } => (offset, msg),
+    let located = match e {
+        ScanError::Stream(e) => e.located("unexpected end of file (is the file truncated?)"),
+        ScanError::At { offset, msg } => Ok((offset, msg)),
     };
-    TraceError::Input {
-        file: name.to_owned(),
-        location: locate(open, offset),
-        msg,
+    match located {
+        Ok((offset, msg)) => TraceError::Input {
+            file: name.to_owned(),
+            location: locate(open(), offset),
+            msg,
+        },
+        Err(err) => TraceError::Io {
+            path: name.into(),
+            what: "cannot read",
+            err,
+        },
     }
-}
-
-/// "line L column C (byte B)", found by reading the input again up to `offset`.
-fn locate(open: &dyn Fn() -> io::Result<Box<dyn Read>>, offset: u64) -> String {
-    let Ok(mut src) = open() else {
-        return format!("byte {offset}");
-    };
-    let (mut line, mut col, mut seen) = (1u64, 1u64, 0u64);
-    let mut buf = vec![0u8; 1 << 16];
-    while seen < offset {
-        let Ok(n) = src.read(&mut buf) else { break };
-        if n == 0 {
-            break;
-        }
-        for &c in &buf[..n.min((offset - seen) as usize)] {
-            if c == b'\n' {
-                line += 1;
-                col = 1;
-            } else {
-                col += 1;
-            }
-        }
-        seen += n as u64;
-    }
-    format!("line {line} column {col} (byte {offset})")
 }

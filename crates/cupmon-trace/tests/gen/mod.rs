@@ -594,3 +594,63 @@ pub fn edge_cases() -> Vec<Case> {
         ),
     ]
 }
+
+/// A window with `n` user annotations (a few of them repeated, one as "05"
+/// for 5, so that Python's last-value rule shows), every tenth used by the
+/// CUSTOM1 correlation of one kernel.
+pub fn many_annotations(n: u64) -> Case {
+    let mut events = Vec::new();
+    for corr in 1..=n / 10 {
+        let start = BASE + 5_000 + corr as i64 * 3_000;
+        events.push(format!(
+            r#"{{"kind":"external_correlation","external_kind":4,"external_id":{},"correlation_id":{corr}}}"#,
+            corr * 10
+        ));
+        events.push(format!(
+            r#"{{"kind":"kernel","device_id":0,"context_id":1,"stream_id":7,"correlation_id":{corr},"start_ns":{start},"end_ns":{},"name":"k{}"}}"#,
+            start + 2_000,
+            corr % 13
+        ));
+    }
+    let mut annotations: Vec<String> = (0..n).map(|i| format!(r#""{i}":"step {i}""#)).collect();
+    annotations.push(r#""10":"step 10, again""#.to_owned());
+    annotations.push(r#""05":"five as 05""#.to_owned());
+    annotations.push(format!(r#""{}":"last, again""#, n - 10));
+    Case {
+        label: format!("{n} user annotations"),
+        cpu: CPU.to_owned(),
+        window: format!(
+            r#"{{"events":[{}],"user_annotations":{{{}}},"thread_resource_map":{{}}}}"#,
+            events.join(","),
+            annotations.join(",")
+        ),
+        cpu_gz: false,
+        out_gz: false,
+        trace_name: Some("annotations".to_owned()),
+    }
+}
+
+/// A CPU trace with `n` top-level keys besides traceEvents, some repeated
+/// after traceEvents (plainly and escaped) so that their last value wins in
+/// their first place.
+pub fn many_top_level_keys(n: u64) -> Case {
+    let mut members: Vec<String> = (0..n)
+        .map(|i| format!(r#""key{i}":{{"index":{i},"text":"value {i}"}}"#))
+        .collect();
+    members.push(format!(
+        r#""baseTimeNanoseconds":{BASE},"traceEvents":[{{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":2,"ts":5.5,"dur":1.25,"args":{{"External id":7}}}}]"#
+    ));
+    members.push(r#""key0":"last value""#.to_owned());
+    members.push(r#""\u006bey5":[5,"escaped"]"#.to_owned());
+    members.push(format!(r#""key{}":null"#, n - 1));
+    Case {
+        label: format!("{n} top-level keys"),
+        cpu: format!("{{{}}}", members.join(",")),
+        window: format!(
+            r#"{{"events":[{KERNEL}],"user_annotations":{{}},"thread_resource_map":{{}}}}"#
+        ),
+        cpu_gz: false,
+        out_gz: false,
+        trace_name: Some("top-level keys".to_owned()),
+    }
+}
