@@ -44,8 +44,9 @@ fn app() -> &'static Path {
 }
 
 fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
-    let fake = cupmon_test_support::fake_library_path();
+    // The app first: building it rebuilds the fake in place, so look for the fake after.
     let app = app();
+    let fake = cupmon_test_support::fake_library_path();
     Command::new(env!("CARGO_BIN_EXE_cupmon"))
         .arg("run")
         .arg("-o")
