@@ -116,7 +116,9 @@ mod tests {
     #[test]
     fn a_line_that_is_not_an_annotation_names_file_and_line() {
         let bytes = b"{\"id\":1,\"name\":\"a\"}\n{\"id\":\"x\",\"name\":\"b\"}\n{\"id\":3,\"name\":\"c\"}\n";
-        let err = parse_annotation_log(bytes, "a.jsonl").unwrap_err().to_string();
+        let err = parse_annotation_log(bytes, "a.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("a.jsonl: line 2: not a {\"id\""), "{err}");
     }
 }

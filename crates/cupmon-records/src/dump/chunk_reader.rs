@@ -52,7 +52,10 @@ pub struct ChunkReader<R> {
 /// What one attempt at the next chunk came to.
 enum Step {
     /// A whole chunk, its data in `buf`.
-    Chunk { header: ChunkHeader, start: u64 },
+    Chunk {
+        header: ChunkHeader,
+        start: u64,
+    },
     /// Damage skipped; a valid header comes next.
     Resumed,
     End,
@@ -331,8 +334,8 @@ impl<R: Read> ChunkReader<R> {
             max_size: self.max_chunk_size,
             file_len: self.file_len,
         };
-        let mut found = scan(seen, &mut |buf| self.read_some(buf), &expect)
-            .map_err(|e| self.io_error(e))?;
+        let mut found =
+            scan(seen, &mut |buf| self.read_some(buf), &expect).map_err(|e| self.io_error(e))?;
         let mut ahead = std::mem::take(&mut found.put_back);
         ahead.extend_from_slice(&self.ahead[self.ahead_at..]);
         self.ahead = ahead;

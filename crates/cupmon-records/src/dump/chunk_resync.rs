@@ -70,7 +70,10 @@ pub(super) fn scan(
         // Positions before `limit` have a whole header's bytes in the window.
         let limit = window.len().saturating_sub(CHUNK_HEADER_LEN - 1);
         while next < limit {
-            let Some(k) = window[next..limit].iter().position(|&b| b == CHUNK_MAGIC[0]) else {
+            let Some(k) = window[next..limit]
+                .iter()
+                .position(|&b| b == CHUNK_MAGIC[0])
+            else {
                 next = limit;
                 break;
             };

@@ -25,8 +25,8 @@ pub use annotation_log::{
     annotation_line, parse_annotation_log, read_annotation_log, AnnotationLog,
 };
 pub use annotations::{
-    parse_user_annotations, read_dump_annotations, read_user_annotations,
-    user_annotations_bytes, write_user_annotations,
+    parse_user_annotations, read_dump_annotations, read_user_annotations, user_annotations_bytes,
+    write_user_annotations,
 };
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,

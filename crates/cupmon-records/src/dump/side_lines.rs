@@ -64,7 +64,11 @@ fn cut_line(tail: &[u8]) -> String {
     }
     let text = String::from_utf8_lossy(&tail[..text_len]);
     let preview: String = text.chars().take(60).collect();
-    let more = if preview.len() < text.len() { "..." } else { "" };
+    let more = if preview.len() < text.len() {
+        "..."
+    } else {
+        ""
+    };
     let cut = format!("no newline at its end (the writer was cut off): {preview:?}{more}");
     if zeros == 0 {
         cut
@@ -97,7 +101,10 @@ mod tests {
 
     #[test]
     fn complete_lines_are_kept_and_need_no_warning() {
-        assert_eq!(parse(b"ok1\n\nok2\r\n"), Ok((vec!["ok1".into(), "ok2".into()], None)));
+        assert_eq!(
+            parse(b"ok1\n\nok2\r\n"),
+            Ok((vec!["ok1".into(), "ok2".into()], None))
+        );
         assert_eq!(parse(b""), Ok((vec![], None)));
     }
 
@@ -117,14 +124,22 @@ mod tests {
             "f.tsv: line 2 (the last): bad \"bad\"; skipped it and kept the 1 entry before it"
         );
         let (_, w) = parse(b"ok1\n\0\0\0\0").unwrap();
-        assert!(w.unwrap().contains("line 2 (the last): 4 zero bytes at the end, as a power loss leaves"));
+        assert!(w
+            .unwrap()
+            .contains("line 2 (the last): 4 zero bytes at the end, as a power loss leaves"));
         let (_, w) = parse(b"ok1\nok\0\0").unwrap();
         assert!(w.unwrap().contains("\"ok\", then 2 zero bytes at the end"));
     }
 
     #[test]
     fn damage_before_the_last_line_is_an_error() {
-        assert_eq!(parse(b"ok1\nbad\nok2\n"), Err("f.tsv: line 2: bad \"bad\"".into()));
-        assert_eq!(parse(b"bad\nok2 cut"), Err("f.tsv: line 1: bad \"bad\"".into()));
+        assert_eq!(
+            parse(b"ok1\nbad\nok2\n"),
+            Err("f.tsv: line 2: bad \"bad\"".into())
+        );
+        assert_eq!(
+            parse(b"bad\nok2 cut"),
+            Err("f.tsv: line 1: bad \"bad\"".into())
+        );
     }
 }

@@ -44,10 +44,16 @@ pub enum ChunkDamage {
     BadMagic(Magic),
     BadVersion(u32),
     /// The valid size exceeds the meta's activity-buffer size.
-    TooLarge { size: u64, max: u64 },
+    TooLarge {
+        size: u64,
+        max: u64,
+    },
     /// The valid size runs past the end of the file, yet a valid chunk header follows:
     /// the size is corrupt (a cut last chunk is a [`Truncation`] instead).
-    PastEnd { size: u64, available: u64 },
+    PastEnd {
+        size: u64,
+        available: u64,
+    },
 }
 
 impl fmt::Display for ChunkDamage {
