@@ -403,9 +403,31 @@ fn mutated_dumps_never_panic() {
                 }
             }
         });
-        outcomes[usize::from(decode_all(dir.path()).is_ok())] += 1;
+        let decoded = decode_all(dir.path());
+        if let Ok((_, report)) = &decoded {
+            assert_ranges_in_order(&report.warnings, dir.path());
+        }
+        outcomes[usize::from(decoded.is_ok())] += 1;
     }
     assert!(outcomes[1] > 0, "{outcomes:?}");
+}
+
+/// Skipped ranges and zero tails lie in the file, in order, without overlapping.
+fn assert_ranges_in_order(warnings: &[DumpWarning], dir: &Path) {
+    let len = fs::metadata(dir.join(RAW_BUFFERS_FILE)).unwrap().len();
+    let mut end = 0;
+    for w in warnings {
+        let (from, to) = match w {
+            DumpWarning::Skipped(s) => (s.from, s.to),
+            DumpWarning::ZeroTail(z) => (z.from, z.from + z.bytes),
+            _ => continue,
+        };
+        assert!(
+            end <= from && from < to && to <= len,
+            "{w} after byte {end}"
+        );
+        end = to;
+    }
 }
 
 #[test]
