@@ -276,8 +276,24 @@ fn decode_of_a_damaged_dump_names_file_chunk_and_byte() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
-    // A bad magic in the first chunk is an error naming the file, chunk and byte.
+    // A bad magic in the first chunk is skipped up to the next valid chunk header, with
+    // a warning naming the byte range.
     bytes[0..8].copy_from_slice(b"XXXXXXXX");
+    std::fs::write(&raw, &bytes).expect("write");
+    let out = cupmon(&["stats", &dir.path().display().to_string()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cupti_monitor_raw_buffers.bin: skipped bytes 0..33528 (33528 bytes)"),
+        "{stderr}"
+    );
+    // With no valid chunk header anywhere it is an error naming the file, chunk and byte.
+    let headers: Vec<usize> = (0..bytes.len() - 8)
+        .filter(|&i| &bytes[i..i + 8] == b"CUPMRBUF")
+        .collect();
+    for at in headers {
+        bytes[at..at + 8].copy_from_slice(b"XXXXXXXX");
+    }
     std::fs::write(&raw, &bytes).expect("write");
     let out = cupmon(&["stats", &dir.path().display().to_string()]);
     assert_bad_input(

@@ -133,6 +133,14 @@ fn sigterm_flushes_and_sigkill_leaves_a_readable_dump() {
     assert_eq!(out.status.code(), Some(128 + 9));
     // The 40 flushed by the timer survive; the last 3 were never written.
     assert_eq!(kernels(&only_dump(dir.path())), 40);
+    // The meta still says the session is open: the count of dropped records is unknown.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "dropped records: unknown (the process ended without closing its dump (killed?)"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The dump's meta file: the session as PyTorch's monitor describes it, plus
-//! cupmon's keys (library path, version, dropped records, rank).
+//! cupmon's keys (library path, version, dropped records so far, whether the session
+//! is still open, rank).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -34,7 +35,12 @@ pub(crate) fn session_meta(
     .set("session_start_unix_ns", unix_ns())
     .set("timestamp_mode", "cupti_default")
     .set("cupmon_version", env!("CARGO_PKG_VERSION"))
-    .set("cupti_library", cupti.path().display().to_string());
+    .set("cupti_library", cupti.path().display().to_string())
+    // Open until the meta written at a clean stop says otherwise: a dump whose process
+    // is killed keeps `true`, and readers then know the counts below are not final.
+    .set("session_open", true)
+    .set("dropped_records", 0)
+    .set("chunks_written", 0);
     if let Ok(rank) = std::env::var(cupmon_config::env_vars::RANK) {
         meta.set("rank", rank);
     }

@@ -4,5 +4,6 @@
 
 mod clock;
 mod common;
+mod crash;
 mod memory;
 mod monitor;

@@ -25,10 +25,12 @@
 //!
 //! # Dumps ([`dump`])
 //! - [`Dump::open(dir)`](Dump) reads `cupti_monitor_meta.bin` ([`MetaFile`]) and the
-//!   optional side files ([`KernelNameTable`], user annotations); [`Dump::chunks`] streams
-//!   `cupti_monitor_raw_buffers.bin` through a [`ChunkReader`] (one reused buffer; a
-//!   truncated last chunk ends it with a [`Truncation`] to print, other damage is a
-//!   [`DumpError`] naming file, chunk and byte).
+//!   optional side files ([`KernelNameTable`], user annotations; a cut last line is a
+//!   warning); [`Dump::chunks`] streams `cupti_monitor_raw_buffers.bin` through a
+//!   [`ChunkReader`] (one reused buffer; a truncated last chunk ends it with a
+//!   [`Truncation`], a damaged header is skipped up to the next valid one and a zero
+//!   tail reported, as [`DumpWarning`]s; what it cannot step over is a [`DumpError`]
+//!   naming file, chunk and byte).
 //! - Writing: [`ChunkWriter`] (one chunk per completed buffer, for the monitor's worker),
 //!   [`DumpWriter`] (a whole directory), [`MetaFile::write`], [`KernelNameTable::write`].
 //! - [`walk_records`]: every record of a dump in buffer order, with the damage rules;

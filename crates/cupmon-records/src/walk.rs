@@ -1,10 +1,12 @@
 //! Decoding a whole dump: every record of every chunk in buffer order, with the damage
-//! rules applied (a truncated last chunk and garbage inside a chunk become warnings),
-//! progress reports, and the counts a caller needs to tell the user what happened.
+//! rules applied (a truncated last chunk, skipped damaged bytes, a zero-filled tail,
+//! garbage inside a chunk, a cut side file and a session the process never closed
+//! become warnings), progress reports, and the counts a caller needs to tell the user
+//! what happened.
 
 use std::collections::BTreeMap;
 
-use crate::dump::{Dump, DumpError, DumpWarning};
+use crate::dump::{Dump, DumpError, DumpWarning, META_FILE};
 use crate::{ActivityKind, CuptiVersion, Record, RecordIter};
 
 /// Where a long decode is, for progress bars.
@@ -30,8 +32,12 @@ pub struct DecodeReport {
     pub records_by_kind: BTreeMap<ActivityKind, u64>,
     /// Problems that did not stop the decode: print them; the output is incomplete.
     pub warnings: Vec<DumpWarning>,
-    /// Records CUPTI dropped, as the meta says (None when it does not say).
+    /// Records CUPTI dropped, as the meta says; `None` when it cannot say (see
+    /// `dropped_records_note`).
     pub dropped_records: Option<u64>,
+    /// Why `dropped_records` is unknown: the meta lacks the count, or the process ended
+    /// without closing its dump.
+    pub dropped_records_note: Option<String>,
     /// Kernel records whose name pointer was not in `kernel_names.tsv`.
     pub unresolved_kernel_names: u64,
     /// Records on another clock (a client's timestamp callback), converted to Unix ns.
@@ -45,8 +51,11 @@ pub struct DecodeReport {
 /// Call `f(chunk number, offset in chunk, record)` for every record of `dump`, in buffer
 /// order, its timestamps in Unix ns: records on another clock are converted with the
 /// dump's samples of that clock, or left out (counted, with a warning) when there are
-/// too few. Garbage inside a chunk ends that chunk with a warning; a truncated last
-/// chunk ends the walk with a warning; other damage is an error.
+/// too few. Garbage inside a chunk ends that chunk with a warning; damaged bytes between
+/// chunks are skipped with a warning, a truncated last chunk or a zero-filled tail ends
+/// the walk with one; what [`crate::ChunkReader`] cannot step over is an error. A dump
+/// whose process was killed before its first buffer was written (session still open,
+/// no chunk counted, the raw file empty or absent) is empty, with a warning.
 pub fn walk_records(
     dump: &Dump,
     mut progress: impl FnMut(&DecodeProgress),
@@ -59,14 +68,20 @@ pub fn walk_records(
         .cupti_version()
         .map(|_| dump.layout())
         .transpose()?;
+    let meta = dump.meta();
+    let (dropped_records, dropped_records_note) = match meta.final_dropped_records() {
+        Ok(n) => (Some(n), None),
+        Err(why) => (None, Some(why)),
+    };
     let mut report = DecodeReport {
         cupti_version: layout.map_or(CuptiVersion::from_api(0), |l| l.version()),
         chunks: 0,
         buffer_bytes: 0,
         records: 0,
         records_by_kind: BTreeMap::new(),
-        warnings: Vec::new(),
-        dropped_records: dump.meta().dropped_records(),
+        warnings: dump.warnings().to_vec(),
+        dropped_records,
+        dropped_records_note,
         unresolved_kernel_names: 0,
         clock_converted: 0,
         foreign_ticks_per_ns: None,
@@ -74,23 +89,35 @@ pub fn walk_records(
     };
     let mut clock = None;
     let mut clock_known = false;
-    // An empty raw file is damage, unless the writer said it wrote no chunk
-    // (a CUDA program that launched nothing, or never initialised CUDA).
-    let says_empty = dump
-        .meta()
-        .json()
-        .get("chunks_written")
-        .and_then(|v| v.as_u64())
-        == Some(0);
+    if meta.session_open() {
+        report.warnings.push(DumpWarning::SessionOpen {
+            file: META_FILE.to_owned(),
+            dropped_before: meta.dropped_records(),
+        });
+    }
+    // An empty or absent raw file is damage, unless the writer said it wrote no chunk
+    // (a CUDA program that launched nothing, or never initialised CUDA), or the
+    // process died, its session open, before writing one.
     let raw_len = std::fs::metadata(dump.raw_buffers_path()).map_or(None, |m| Some(m.len()));
-    if says_empty && raw_len == Some(0) {
-        return Ok(report);
+    if raw_len.unwrap_or(0) == 0 {
+        if meta.session_open() && meta.chunks_written().unwrap_or(0) == 0 {
+            report.warnings.push(DumpWarning::NothingWritten {
+                file: crate::dump::RAW_BUFFERS_FILE.to_owned(),
+                absent: raw_len.is_none(),
+            });
+            return Ok(report);
+        }
+        if !meta.session_open() && meta.chunks_written() == Some(0) {
+            return Ok(report);
+        }
     }
     let mut chunks = dump.chunks()?;
+    let mut damage_seen = 0;
     let mut by_kind = [0u64; ActivityKind::SLOTS];
     let total_bytes = chunks.file_len().unwrap_or(0);
     let file = chunks.file_name().to_owned();
     while let Some(chunk) = chunks.next_chunk()? {
+        let before_chunk = report.warnings.len();
         let layout = match layout {
             Some(l) => l,
             None => *layout.insert(dump.layout()?),
@@ -132,6 +159,12 @@ pub fn walk_records(
         }
         report.chunks += 1;
         report.buffer_bytes += chunk.data.len() as u64;
+        // Damage stepped over on the way to this chunk goes before its own warnings.
+        let damage = &chunks.warnings()[damage_seen..];
+        damage_seen += damage.len();
+        report
+            .warnings
+            .splice(before_chunk..before_chunk, damage.iter().cloned());
         let chunks_so_far = report.chunks;
         progress(&DecodeProgress {
             bytes_read: chunks.bytes_read(),
@@ -140,9 +173,9 @@ pub fn walk_records(
             records: report.records,
         });
     }
-    if let Some(t) = chunks.truncation() {
-        report.warnings.push(DumpWarning::Truncated(t.clone()));
-    }
+    report
+        .warnings
+        .extend_from_slice(&chunks.warnings()[damage_seen..]);
     if report.off_clock > 0 {
         report.warnings.push(DumpWarning::OffClock {
             records: report.off_clock,

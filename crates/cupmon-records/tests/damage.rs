@@ -1,35 +1,62 @@
-//! Damaged dumps: a truncated last chunk is a warning (all complete chunks decoded); a bad
-//! magic, a corrupt size, a corrupt meta, an empty or random file are errors naming the
-//! file, chunk and byte; garbage records end their chunk with a counted warning. Nothing
-//! panics.
+//! Damaged raw-buffer files: a truncated last chunk is a warning (all complete chunks
+//! decoded); a damaged chunk header is skipped up to the next valid one, a zero-filled
+//! tail is reported as a power loss leaves it, each with a warning naming the byte
+//! range; an empty, all-zero or random file is an error naming the file, chunk and
+//! byte; garbage records end their chunk with a counted warning. Nothing panics.
 
 use std::fs;
 use std::path::Path;
 
-use super::common::{decode_all, fixture_dir};
-use cupmon_records::dump::{META_FILE, RAW_BUFFERS_FILE};
-use cupmon_records::{DumpError, DumpWarning};
+use super::common::{damaged_copy, decode_all, records_by_chunk};
+use cupmon_records::dump::{chunk_headers, ChunkDamage, SkippedBytes, ZeroTail, RAW_BUFFERS_FILE};
+use cupmon_records::{DumpError, DumpWarning, Record};
 
 const SECOND_CHUNK: u64 = 15464; // cuda_workload: chunk 0 is 48 + 15416 bytes
 const RAW_LEN: usize = 15680;
+// torch_mlp: chunks of 33480, 97704 and 112 bytes.
+const MLP_CHUNK_1: usize = 33528;
+const MLP_CHUNK_2: usize = 131_280;
+const MLP_LEN: usize = 131_440;
 
 /// A copy of the cuda_workload dump whose raw-buffer file is `edit`ed.
-fn damaged(edit: impl FnOnce(&mut Vec<u8>)) -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = fixture_dir("cuda_workload");
-    for f in fs::read_dir(&src).unwrap() {
-        let f = f.unwrap();
-        fs::copy(f.path(), tmp.path().join(f.file_name())).unwrap();
-    }
-    let raw = tmp.path().join(RAW_BUFFERS_FILE);
-    let mut bytes = fs::read(&raw).unwrap();
-    assert_eq!(bytes.len(), RAW_LEN);
-    edit(&mut bytes);
-    fs::write(&raw, bytes).unwrap();
-    tmp
+pub(super) fn damaged(edit: impl FnOnce(&mut Vec<u8>)) -> tempfile::TempDir {
+    damaged_copy("cuda_workload", |bytes| {
+        assert_eq!(bytes.len(), RAW_LEN);
+        edit(bytes);
+    })
 }
 
-fn error_of(dir: &Path) -> String {
+/// A change to a raw-buffer file's bytes.
+type Edit = fn(&mut Vec<u8>);
+
+/// A copy of the torch_mlp dump (three chunks) whose raw-buffer file is `edit`ed.
+fn damaged_mlp(edit: impl FnOnce(&mut Vec<u8>)) -> tempfile::TempDir {
+    damaged_copy("torch_mlp", |bytes| {
+        assert_eq!(bytes.len(), MLP_LEN);
+        edit(bytes);
+    })
+}
+
+/// The records of torch_mlp's chunks 0 and 2, which survive damage to chunk 1, without
+/// their timestamps (see [`untimed`]).
+fn mlp_chunks_0_and_2() -> Vec<Record> {
+    let (chunks, report) = records_by_chunk(super::common::fixture_dir("torch_mlp")).unwrap();
+    assert_eq!(chunks.len(), 3);
+    assert!(report.clock_converted > 0);
+    untimed([chunks[0].clone(), chunks[2].clone()].concat())
+}
+
+/// `records` with every timestamp 0. torch_mlp's records are on torch.profiler's clock,
+/// converted with samples that include the chunk headers' completion times: with a
+/// header lost the fit moves by a few microseconds, every record still being there.
+fn untimed(mut records: Vec<Record>) -> Vec<Record> {
+    for r in &mut records {
+        r.map_timestamps(&|_| 0);
+    }
+    records
+}
+
+pub(super) fn error_of(dir: &Path) -> String {
     match decode_all(dir) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
@@ -65,35 +92,204 @@ fn truncated_last_chunk_is_a_warning_naming_chunk_and_byte() {
     }
 }
 
+/// The one warning of a decode that kept cuda_workload's chunk 0 and skipped the rest.
+fn skipped_last_chunk(dir: &Path) -> SkippedBytes {
+    let (records, report) = decode_all(dir).unwrap();
+    assert_eq!((report.chunks, records.len()), (1, 305));
+    let [DumpWarning::Skipped(s)] = &report.warnings[..] else {
+        panic!("{:?}", report.warnings)
+    };
+    assert_eq!((s.chunk, s.from, s.to), (1, SECOND_CHUNK, RAW_LEN as u64));
+    assert!(!s.resumed && !s.all_zero);
+    s.clone()
+}
+
 #[test]
-fn bad_chunk_magic_is_an_error() {
+fn bad_chunk_magic_of_the_last_chunk_is_a_skipped_range_not_an_error() {
     let dir = damaged(|b| b[SECOND_CHUNK as usize..][..8].copy_from_slice(b"XXXXXXXX"));
+    let s = skipped_last_chunk(dir.path());
     assert_eq!(
-        error_of(dir.path()),
-        "cupti_monitor_raw_buffers.bin: chunk 1 at byte 15464: bad magic b\"XXXXXXXX\", \
-         expected b\"CUPMRBUF\""
+        s.to_string(),
+        "cupti_monitor_raw_buffers.bin: skipped bytes 15464..15680 (216 bytes): chunk 1 at \
+         byte 15464: bad magic b\"XXXXXXXX\", expected b\"CUPMRBUF\"; no valid chunk header \
+         follows; kept the 1 complete chunk before it"
     );
 }
 
 #[test]
-fn bad_chunk_version_is_an_error() {
+fn bad_chunk_version_of_the_last_chunk_is_a_skipped_range_not_an_error() {
     let dir = damaged(|b| b[SECOND_CHUNK as usize + 8] = 3);
-    assert_eq!(
-        error_of(dir.path()),
-        "cupti_monitor_raw_buffers.bin: chunk 1 at byte 15464: unsupported chunk version 3, \
-         expected 2"
+    let s = skipped_last_chunk(dir.path());
+    assert_eq!(s.damage, ChunkDamage::BadVersion(3));
+    assert!(
+        s.to_string()
+            .contains("chunk 1 at byte 15464: unsupported chunk version 3, expected 2;"),
+        "{s}"
     );
 }
 
 #[test]
-fn chunk_size_larger_than_the_buffer_size_is_an_error() {
+fn chunk_size_larger_than_the_buffer_size_is_a_skipped_range_not_an_error() {
     let dir =
         damaged(|b| b[SECOND_CHUNK as usize + 20..][..4].copy_from_slice(&u32::MAX.to_le_bytes()));
+    let s = skipped_last_chunk(dir.path());
+    assert!(
+        s.to_string().contains(
+            "chunk 1 at byte 15464: valid size 4294967295 exceeds the activity buffer size \
+             1048576 that the meta declares;"
+        ),
+        "{s}"
+    );
+}
+
+#[test]
+fn bad_chunk_header_in_the_middle_is_skipped_and_reading_resumes_at_the_next_chunk() {
+    let want = mlp_chunks_0_and_2();
+    let edits: [(&str, Edit); 4] = [
+        ("magic", |b| b[MLP_CHUNK_1..][..4].copy_from_slice(b"XXXX")),
+        ("version", |b| b[MLP_CHUNK_1 + 8] = 7),
+        ("size past the buffer size", |b| {
+            b[MLP_CHUNK_1 + 20..][..4].copy_from_slice(&(2u32 << 20).to_le_bytes())
+        }),
+        // Within the buffer size but past the end: a valid header follows, so this
+        // was not a cut last chunk.
+        ("size past the end", |b| {
+            b[MLP_CHUNK_1 + 20..][..4].copy_from_slice(&(1u32 << 20).to_le_bytes())
+        }),
+    ];
+    for (what, edit) in edits {
+        let dir = damaged_mlp(edit);
+        let (records, report) = decode_all(dir.path()).unwrap();
+        assert_eq!(report.chunks, 2, "{what}");
+        assert!(
+            untimed(records) == want,
+            "{what}: chunks 0 and 2 decode as before"
+        );
+        let [DumpWarning::Skipped(s)] = &report.warnings[..] else {
+            panic!("{what}: {:?}", report.warnings)
+        };
+        assert_eq!(
+            (s.chunk, s.from, s.to, s.resumed, s.all_zero),
+            (1, MLP_CHUNK_1 as u64, MLP_CHUNK_2 as u64, true, false),
+            "{what}"
+        );
+        let text = s.to_string();
+        assert!(
+            text.starts_with(
+                "cupti_monitor_raw_buffers.bin: skipped bytes 33528..131280 (97752 bytes): \
+                 chunk 1 at byte 33528: "
+            ) && text.ends_with("; resumed at the valid chunk header at byte 131280"),
+            "{what}: {text}"
+        );
+    }
+}
+
+#[test]
+fn garbage_before_the_first_chunk_is_skipped_and_the_chunks_after_it_kept() {
+    let (records, _) = decode_all(super::common::fixture_dir("torch_mlp")).unwrap();
+    let dir = damaged_mlp(|b| {
+        b.splice(0..0, *b"torn write");
+    });
+    let (got, report) = decode_all(dir.path()).unwrap();
+    assert!(got == records);
+    let [DumpWarning::Skipped(s)] = &report.warnings[..] else {
+        panic!("{:?}", report.warnings)
+    };
+    assert_eq!((s.chunk, s.from, s.to), (0, 0, 10));
+}
+
+#[test]
+fn zero_filled_hole_in_the_middle_is_skipped_as_all_zero() {
+    let dir = damaged_mlp(|b| b[MLP_CHUNK_1..MLP_CHUNK_2].fill(0));
+    let (records, report) = decode_all(dir.path()).unwrap();
+    assert!(untimed(records) == mlp_chunks_0_and_2());
+    let [DumpWarning::Skipped(s)] = &report.warnings[..] else {
+        panic!("{:?}", report.warnings)
+    };
+    assert!(s.all_zero && s.resumed);
+    assert!(
+        s.to_string()
+            .contains("skipped bytes 33528..131280 (97752 bytes, all zero): chunk 1 at byte 33528: bad magic b\"\\x00\\x00"),
+        "{s}"
+    );
+}
+
+#[test]
+fn zero_filled_tail_is_reported_as_a_power_loss_leaves_it() {
+    // The file's size reached the disk, the last chunk's bytes did not; or zeros were
+    // appended past a complete last chunk.
+    for (cut, zeros) in [
+        (SECOND_CHUNK as usize, RAW_LEN - SECOND_CHUNK as usize),
+        (RAW_LEN, 8192),
+    ] {
+        let dir = damaged(|b| {
+            b.truncate(cut);
+            b.resize(cut + zeros, 0);
+        });
+        let (records, report) = decode_all(dir.path()).unwrap();
+        let kept = if cut == RAW_LEN { 2 } else { 1 };
+        assert_eq!(report.chunks, kept);
+        assert_eq!(records.len(), if kept == 2 { 308 } else { 305 });
+        assert_eq!(
+            report.warnings,
+            [DumpWarning::ZeroTail(ZeroTail {
+                file: RAW_BUFFERS_FILE.to_owned(),
+                chunk: kept,
+                from: cut as u64,
+                bytes: zeros as u64,
+            })]
+        );
+        assert_eq!(
+            report.warnings[0].to_string(),
+            format!(
+                "cupti_monitor_raw_buffers.bin: {zeros} zero bytes at the end, as a power loss \
+                 leaves (from byte {cut}); kept the {kept} complete chunk{} before them",
+                if kept == 1 { "" } else { "s" }
+            )
+        );
+    }
+}
+
+#[test]
+fn garbage_then_a_zero_filled_tail_are_two_warnings() {
+    let mut nonzero_end = 0;
+    let dir = damaged(|b| {
+        b[SECOND_CHUNK as usize..][..8].copy_from_slice(b"XXXXXXXX");
+        nonzero_end = b.iter().rposition(|&x| x != 0).unwrap() as u64 + 1;
+        b.resize(RAW_LEN + 4096, 0);
+    });
+    let (_, report) = decode_all(dir.path()).unwrap();
+    let [DumpWarning::Skipped(s), DumpWarning::ZeroTail(z)] = &report.warnings[..] else {
+        panic!("{:?}", report.warnings)
+    };
+    // The tail starts past the last non-zero byte (chunk 1's last record may end in zeros).
+    assert_eq!(
+        (s.from, s.to, s.resumed),
+        (SECOND_CHUNK, nonzero_end, false)
+    );
+    assert_eq!(
+        (z.from, z.bytes),
+        (nonzero_end, RAW_LEN as u64 + 4096 - nonzero_end)
+    );
+}
+
+#[test]
+fn all_zero_raw_file_is_an_error() {
+    let dir = damaged(|b| b.fill(0));
     assert_eq!(
         error_of(dir.path()),
-        "cupti_monitor_raw_buffers.bin: chunk 1 at byte 15464: valid size 4294967295 exceeds \
-         the activity buffer size 1048576 that the meta declares (corrupt chunk header)"
+        "cupti_monitor_raw_buffers.bin: all 15680 bytes are zero, as a power loss leaves: no \
+         chunk survived"
     );
+}
+
+#[test]
+fn clock_samples_come_from_the_chunks_after_damage_too() {
+    let dir = damaged_mlp(|b| b[MLP_CHUNK_1..][..4].copy_from_slice(b"XXXX"));
+    let headers = chunk_headers(&dir.path().join(RAW_BUFFERS_FILE)).unwrap();
+    let all =
+        chunk_headers(&super::common::fixture_dir("torch_mlp").join(RAW_BUFFERS_FILE)).unwrap();
+    assert_eq!(headers, [all[0], all[2]]);
 }
 
 #[test]
@@ -179,91 +375,6 @@ fn missing_raw_file_names_it() {
     );
 }
 
-fn meta_error(meta: &[u8]) -> String {
-    let dir = damaged(|_| {});
-    fs::write(dir.path().join(META_FILE), meta).unwrap();
-    error_of(dir.path())
-}
-
-fn meta_with(json: &str) -> Vec<u8> {
-    let mut b = b"CUPMMETA".to_vec();
-    b.extend_from_slice(&2u32.to_le_bytes());
-    b.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    b.extend_from_slice(json.as_bytes());
-    b
-}
-
-#[test]
-fn corrupt_meta_is_an_error_naming_the_file_and_byte() {
-    let good = fs::read(fixture_dir("cuda_workload").join(META_FILE)).unwrap();
-    let m = "cupti_monitor_meta.bin: ";
-    assert_eq!(
-        meta_error(b""),
-        format!("{m}empty file (0 bytes), expected a 16-byte CUPMMETA header")
-    );
-    assert_eq!(
-        meta_error(&good[..5]),
-        format!("{m}5 bytes, too short for the 16-byte CUPMMETA header")
-    );
-    let mut bad = good.clone();
-    bad[..4].copy_from_slice(b"\0\xffAB");
-    assert_eq!(
-        meta_error(&bad),
-        format!("{m}byte 0: bad magic b\"\\x00\\xffABMETA\", expected b\"CUPMMETA\"")
-    );
-    let mut bad = good.clone();
-    bad[8] = 1;
-    assert_eq!(
-        meta_error(&bad),
-        format!("{m}byte 8: unsupported meta version 1, expected 2")
-    );
-    assert_eq!(
-        meta_error(&good[..100]),
-        format!("{m}byte 12: payload length 297, but 84 bytes follow the header")
-    );
-    let err = meta_error(&meta_with("{\"cupti_version\": 130001,"));
-    assert!(
-        err.starts_with(&format!("{m}byte 16: payload is not valid JSON: ")),
-        "{err}"
-    );
-    assert_eq!(
-        meta_error(&meta_with("[1,2]")),
-        format!("{m}byte 16: payload is JSON but not an object: [1,2]")
-    );
-    assert_eq!(
-        meta_error(&meta_with("{}")),
-        format!("{m}no cupti_version key: cannot tell which CUPTI record layout the buffers use")
-    );
-    let err = meta_error(&meta_with("{\"cupti_version\": 25}"));
-    assert!(
-        err.starts_with(&format!(
-            "{m}CUPTI API version 25 (cuptiGetVersion 25) has no record layout"
-        )),
-        "{err}"
-    );
-}
-
-#[test]
-fn malformed_side_files_name_file_and_line() {
-    let dir = damaged(|_| {});
-    fs::write(dir.path().join("kernel_names.tsv"), "123\tok\nnot a line\n").unwrap();
-    assert_eq!(
-        error_of(dir.path()),
-        "kernel_names.tsv: line 2: no TAB between pointer and name in \"not a line\""
-    );
-    fs::write(dir.path().join("kernel_names.tsv"), "0x12\tname\n").unwrap();
-    assert_eq!(
-        error_of(dir.path()),
-        "kernel_names.tsv: line 1: pointer \"0x12\" is not a decimal u64"
-    );
-    fs::remove_file(dir.path().join("kernel_names.tsv")).unwrap();
-    fs::write(dir.path().join("user_annotations.json"), "{\"x\": \"y\"}").unwrap();
-    assert_eq!(
-        error_of(dir.path()),
-        "user_annotations.json: line 1: key \"x\" is not an external id (decimal u64)"
-    );
-}
-
 /// Deterministic bit flips, byte overwrites and truncations of both fixtures' raw files:
 /// decoding returns Ok or Err, never panics.
 #[test]
@@ -292,9 +403,31 @@ fn mutated_dumps_never_panic() {
                 }
             }
         });
-        outcomes[usize::from(decode_all(dir.path()).is_ok())] += 1;
+        let decoded = decode_all(dir.path());
+        if let Ok((_, report)) = &decoded {
+            assert_ranges_in_order(&report.warnings, dir.path());
+        }
+        outcomes[usize::from(decoded.is_ok())] += 1;
     }
     assert!(outcomes[1] > 0, "{outcomes:?}");
+}
+
+/// Skipped ranges and zero tails lie in the file, in order, without overlapping.
+fn assert_ranges_in_order(warnings: &[DumpWarning], dir: &Path) {
+    let len = fs::metadata(dir.join(RAW_BUFFERS_FILE)).unwrap().len();
+    let mut end = 0;
+    for w in warnings {
+        let (from, to) = match w {
+            DumpWarning::Skipped(s) => (s.from, s.to),
+            DumpWarning::ZeroTail(z) => (z.from, z.from + z.bytes),
+            _ => continue,
+        };
+        assert!(
+            end <= from && from < to && to <= len,
+            "{w} after byte {end}"
+        );
+        end = to;
+    }
 }
 
 #[test]

@@ -6,10 +6,12 @@ use std::io::Read;
 
 use super::common::{decode_all, fixture_dir, FIXTURES};
 use cupmon_records::dump::{
-    read_user_annotations, user_annotations_bytes, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
-    USER_ANNOTATIONS_FILE,
+    read_user_annotations, user_annotations_bytes, write_user_annotations, KERNEL_NAMES_FILE,
+    META_FILE, RAW_BUFFERS_FILE, USER_ANNOTATIONS_FILE,
 };
-use cupmon_records::{ChunkReader, ChunkWriter, Dump, DumpWriter, KernelNameTable, MetaFile};
+use cupmon_records::{
+    ChunkReader, ChunkWriter, Dump, DumpWarning, DumpWriter, KernelNameTable, MetaFile,
+};
 
 #[test]
 fn meta_round_trips_byte_for_byte_and_keeps_unknown_keys() {
@@ -116,6 +118,28 @@ fn chunk_reader_without_a_known_length_reads_the_same_and_detects_truncation() {
 }
 
 #[test]
+fn chunk_reader_without_a_known_length_resynchronises_after_a_bad_header() {
+    let mut bytes = fs::read(fixture_dir("torch_mlp").join(RAW_BUFFERS_FILE)).unwrap();
+    bytes[33528..][..8].copy_from_slice(b"CUPMRBUX");
+    let mut reader = ChunkReader::new(Trickle(&bytes), RAW_BUFFERS_FILE, None);
+    let mut got = Vec::new();
+    while let Some(chunk) = reader.next_chunk().unwrap() {
+        got.push((
+            chunk.number,
+            chunk.header.index,
+            chunk.file_offset,
+            chunk.data.len(),
+        ));
+    }
+    assert_eq!(got, [(0, 0, 0, 33480), (1, 2, 131_280, 112)]);
+    let [DumpWarning::Skipped(s)] = reader.warnings() else {
+        panic!("{:?}", reader.warnings())
+    };
+    assert_eq!((s.from, s.to, s.resumed), (33528, 131_280, true));
+    assert_eq!(reader.truncation(), None);
+}
+
+#[test]
 fn dump_writer_writes_a_dump_that_decodes_to_the_same_window() {
     for fixture in FIXTURES {
         let src = Dump::open(fixture_dir(fixture)).unwrap();
@@ -151,4 +175,57 @@ fn dump_writer_writes_a_dump_that_decodes_to_the_same_window() {
             annotations(tmp.path().to_path_buf())
         );
     }
+}
+
+/// Whole-file writers replace the file through a rename (a kill mid-write leaves the old
+/// file): a hard link to the old file still holds the old bytes afterwards, and no
+/// temporary file is left.
+#[test]
+fn whole_file_writers_replace_the_file_by_rename_never_truncate_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let meta_path = dir.join(META_FILE);
+    let names_path = dir.join(KERNEL_NAMES_FILE);
+    let notes_path = dir.join(USER_ANNOTATIONS_FILE);
+    let mut meta = MetaFile::new();
+    meta.set("pid", 1);
+    meta.write(&meta_path).unwrap();
+    let mut names = KernelNameTable::new();
+    names.insert(1, "old");
+    names.write(&names_path).unwrap();
+    write_user_annotations(&notes_path, &[(1, "old".to_owned())].into()).unwrap();
+    let paths = [&meta_path, &names_path, &notes_path];
+    let old: Vec<Vec<u8>> = paths.iter().map(|p| fs::read(p).unwrap()).collect();
+    for (i, p) in paths.iter().enumerate() {
+        fs::hard_link(p, dir.join(format!("link{i}"))).unwrap();
+    }
+    meta.set("pid", 2);
+    meta.write(&meta_path).unwrap();
+    names.insert(2, "new");
+    names.write(&names_path).unwrap();
+    write_user_annotations(&notes_path, &[(2, "new".to_owned())].into()).unwrap();
+    for (i, p) in paths.iter().enumerate() {
+        assert_eq!(
+            fs::read(dir.join(format!("link{i}"))).unwrap(),
+            old[i],
+            "{p:?}"
+        );
+        assert_ne!(fs::read(p).unwrap(), old[i], "{p:?}");
+    }
+    let mut left: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "cupti_monitor_meta.bin",
+            "kernel_names.tsv",
+            "link0",
+            "link1",
+            "link2",
+            "user_annotations.json"
+        ]
+    );
 }

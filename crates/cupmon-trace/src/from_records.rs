@@ -37,7 +37,8 @@ pub fn decode_to_window(
         start_ns: 0,
         cupmon: Some(CupmonInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            dropped_records: report.dropped_records.unwrap_or(0),
+            dropped_records: report.dropped_records,
+            dropped_records_note: report.dropped_records_note.clone(),
             cupti_version: Some(report.cupti_version.api()),
             unresolved_kernel_names: report.unresolved_kernel_names,
             clock_converted: report.clock_converted,

@@ -90,7 +90,11 @@ impl DistributedInfo {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CupmonInfo {
     pub version: String,
-    pub dropped_records: u64,
+    /// Records CUPTI dropped; `null` when the dump cannot say (its meta lacks the count,
+    /// or the process ended without closing it), `dropped_records_note` saying which.
+    pub dropped_records: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped_records_note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cupti_version: Option<u32>,
     /// Kernels whose name pointer had no entry in `kernel_names.tsv`.

@@ -122,7 +122,13 @@ pub fn print(dir: &Path) {
                 eprintln!("  {hint}");
             }
         }
-        None => eprintln!("  dropped records: unknown (the process did not finish cleanly)"),
+        None => eprintln!(
+            "  dropped records: unknown ({})",
+            report
+                .dropped_records_note
+                .as_deref()
+                .unwrap_or("the process did not finish cleanly")
+        ),
     }
     let mut traces: Vec<_> = std::fs::read_dir(dir)
         .into_iter()

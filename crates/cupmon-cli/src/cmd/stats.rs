@@ -50,8 +50,15 @@ fn print_stats(out: &mut impl Write, dir: &std::path::Path, s: &DumpStats) -> st
     writeln!(
         out,
         "dropped records: {}",
-        r.dropped_records
-            .map_or_else(|| "not recorded in the meta".to_owned(), |d| d.to_string())
+        r.dropped_records.map_or_else(
+            || format!(
+                "unknown: {}",
+                r.dropped_records_note
+                    .as_deref()
+                    .unwrap_or("not recorded in the meta")
+            ),
+            |d| d.to_string()
+        )
     )?;
     writeln!(out, "records:         {}", r.records)?;
     if r.clock_converted > 0 {

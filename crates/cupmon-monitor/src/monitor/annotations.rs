@@ -17,6 +17,7 @@ impl Monitor {
             .cupti
             .push_external_correlation_id(ExternalCorrelationKind::CUSTOM1, id)?;
         lock(&self.annotations).insert(id, name.to_owned());
+        self.log_annotation(id, name);
         lock(&self.annotation_stacks)
             .entry(std::thread::current().id())
             .or_default()

@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cupmon_cupti::{callback_stats, ActivityKind, Cupti, FlushFlag, ThreadIdType};
+use cupmon_records::dump::AnnotationLog;
 use cupmon_records::{DumpWriter, MetaFile};
 use cupmon_trace::TraceWindow;
 
@@ -43,6 +44,15 @@ pub(crate) enum WindowPhase {
     },
 }
 
+/// The dump's `user_annotations.jsonl`, opened at the first annotation.
+#[derive(Debug)]
+pub(crate) enum AnnotationLogState {
+    Closed,
+    Open(AnnotationLog),
+    /// Opening or writing failed (warned once): names stay in windows only.
+    Failed,
+}
+
 /// The live monitor of this process. One at a time: CUPTI has one set of
 /// activity callbacks per process.
 pub struct Monitor {
@@ -54,6 +64,7 @@ pub struct Monitor {
     /// Open annotations per thread: CUPTI's external-id stacks are per thread.
     annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
     next_annotation: AtomicU64,
+    annotation_log: Mutex<AnnotationLogState>,
     meta: Mutex<MetaFile>,
     started: Instant,
     devices: std::sync::OnceLock<serde_json::Value>,
@@ -102,6 +113,7 @@ impl Monitor {
             annotations: Mutex::new(BTreeMap::new()),
             annotation_stacks: Mutex::new(std::collections::HashMap::new()),
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
+            annotation_log: Mutex::new(AnnotationLogState::Closed),
             meta: Mutex::new(meta),
             started: Instant::now(),
             devices: std::sync::OnceLock::new(),
@@ -212,8 +224,6 @@ impl Monitor {
                  lost (run under `cupmon run` so that cupmon shares CUPTI)"
             );
         }
-        self.write_annotations(&lock(&self.annotations).clone());
-        self.update_meta();
         let (tx, rx) = mpsc::sync_channel(1);
         self.shared.send(Msg::Stop(tx));
         let write_error = rx.recv().ok().flatten();
@@ -222,6 +232,9 @@ impl Monitor {
         if let Some(worker) = worker {
             let _ = worker.join();
         }
+        // Last, once every buffer is in the file: a kill before this leaves the session
+        // open in the meta, and readers know its counts are not final.
+        self.close_meta();
         self.shared.pool.drain();
         let mut stats = self.stats();
         stats.running = false;

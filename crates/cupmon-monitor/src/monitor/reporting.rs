@@ -1,14 +1,13 @@
 //! What the monitor reports: its counters, the GPUs, the completeness facts every
-//! trace carries, and the dump's meta and annotations file kept up to date.
+//! trace carries, and the dump's meta and annotation log kept up to date.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cupmon_cupti::callback_stats;
-use cupmon_records::dump::USER_ANNOTATIONS_FILE;
+use cupmon_records::dump::AnnotationLog;
 use cupmon_trace::CupmonInfo;
 
-use super::{lock, Monitor};
+use super::{lock, AnnotationLogState, Monitor};
 use crate::stats::{BufferUse, MetaEntry, MonitorStats};
 use crate::MonitorError;
 
@@ -75,7 +74,7 @@ impl Monitor {
         let stats = self.stats();
         CupmonInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            dropped_records: stats.dropped_records,
+            dropped_records: Some(stats.dropped_records),
             cupti_version: Some(stats.cupti_version),
             unresolved_kernel_names: 0,
             ..CupmonInfo::default()
@@ -117,18 +116,41 @@ impl Monitor {
         }
     }
 
-    pub(super) fn write_annotations(&self, annotations: &BTreeMap<u64, String>) {
-        if annotations.is_empty() {
-            return;
+    /// Append a newly pushed annotation to the dump's `user_annotations.jsonl` at
+    /// once: no record can name it before it is pushed, so a kill at any moment loses
+    /// no name of a record already in the dump. One small unbuffered `write` per push.
+    pub(super) fn log_annotation(&self, id: u64, name: &str) {
+        let mut log = lock(&self.annotation_log);
+        if let AnnotationLogState::Closed = *log {
+            *log = match AnnotationLog::open(&self.shared.config.dump_dir) {
+                Ok(opened) => AnnotationLogState::Open(opened),
+                Err(e) => {
+                    cupmon_log::warn!("{e}: annotation names are kept in windows only");
+                    AnnotationLogState::Failed
+                }
+            };
         }
-        let path = self.shared.config.dump_dir.join(USER_ANNOTATIONS_FILE);
-        if let Err(e) = cupmon_records::dump::write_user_annotations(&path, annotations) {
-            cupmon_log::warn!("{e}");
+        if let AnnotationLogState::Open(opened) = &mut *log {
+            if let Err(e) = opened.append(id, name) {
+                cupmon_log::warn!("{e}: annotation names are kept in windows only");
+                *log = AnnotationLogState::Failed;
+            }
         }
     }
 
-    /// Rewrite the meta with the counts so far (dropped records above all).
+    /// Rewrite the meta with the counts so far (dropped records above all), the session
+    /// still open: a reader of the dump knows the counts may grow.
     pub(super) fn update_meta(&self) {
+        self.write_meta(true);
+    }
+
+    /// The last meta of the session, written once the worker has written everything:
+    /// `session_open: false` makes its counts final.
+    pub(super) fn close_meta(&self) {
+        self.write_meta(false);
+    }
+
+    fn write_meta(&self, session_open: bool) {
         let stats = self.stats();
         let devices = self.device_properties();
         let mut meta = lock(&self.meta);
@@ -140,6 +162,7 @@ impl Monitor {
             meta.set("clock_samples", serde_json::json!(samples));
         }
         meta.set("dropped_records", stats.dropped_records)
+            .set("session_open", session_open)
             .set("buffer_requests_refused", stats.buffer_requests_refused)
             .set("records", stats.records)
             .set("chunks_written", stats.buffers_completed);

@@ -116,7 +116,6 @@ impl Monitor {
         }
         self.shared.counters.add(&self.shared.counters.windows, 1);
         let user_annotations = lock(&self.annotations).clone();
-        self.write_annotations(&user_annotations);
         self.update_meta();
         let arrived = describe_records(&events, start_ns);
         let events = filter_window(events, start_ns);

@@ -1,5 +1,8 @@
 //! `user_annotations.json`: `{"<external id>": "<name>"}` for the CUSTOM1
-//! external-correlation ids a program pushed around its regions of interest.
+//! external-correlation ids a program pushed around its regions of interest: the file
+//! older cupmon versions rewrote whole at each window (a kill in between could leave it
+//! cut or empty). cupmon now appends `user_annotations.jsonl` (`annotation_log.rs`)
+//! instead; readers take both, the log winning.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -8,9 +11,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::annotation_log::read_annotation_log;
 use super::error::DumpError;
 use super::meta::file_label;
-use super::USER_ANNOTATIONS_FILE;
+use super::replace::replace_file;
+use super::warning::DumpWarning;
+use super::{USER_ANNOTATIONS_FILE, USER_ANNOTATIONS_LOG_FILE};
 
 /// Parse the file's bytes; `file` names it in errors.
 pub fn parse_user_annotations(
@@ -65,12 +71,42 @@ pub fn user_annotations_bytes(annotations: &BTreeMap<u64, String>) -> Vec<u8> {
     out
 }
 
-/// Write `annotations` to `path`.
+/// Write `annotations` to `path` (through a temporary file and a rename).
 pub fn write_user_annotations(
     path: impl AsRef<Path>,
     annotations: &BTreeMap<u64, String>,
 ) -> Result<(), DumpError> {
     let path = path.as_ref();
-    fs::write(path, user_annotations_bytes(annotations))
+    replace_file(path, &user_annotations_bytes(annotations))
         .map_err(|e| DumpError::io(&file_label(path, USER_ANNOTATIONS_FILE), e))
+}
+
+/// The annotations of the dump directory `dir`: `user_annotations.json` (older cupmon
+/// dumps), then `user_annotations.jsonl` over it; either may be missing. Damage a
+/// crash leaves (a cut last line of the log, a cut `.json`) comes back as warnings.
+pub fn read_dump_annotations(
+    dir: &Path,
+) -> Result<(BTreeMap<u64, String>, Vec<DumpWarning>), DumpError> {
+    let mut warnings = Vec::new();
+    let path = dir.join(USER_ANNOTATIONS_FILE);
+    let mut annotations = match fs::read(&path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            // A rewrite cut by a kill: what is there cannot be read, but the log may
+            // hold the names.
+            Err(e) if e.is_eof() => {
+                warnings.push(DumpWarning::CutSideFile {
+                    file: USER_ANNOTATIONS_FILE.to_owned(),
+                    problem: format!("{} bytes, not valid JSON: {e}", bytes.len()),
+                });
+                BTreeMap::new()
+            }
+            _ => parse_user_annotations(&bytes, USER_ANNOTATIONS_FILE)?,
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
+        Err(e) => return Err(DumpError::io(USER_ANNOTATIONS_FILE, e)),
+    };
+    let (log, damage) = read_annotation_log(dir.join(USER_ANNOTATIONS_LOG_FILE))?;
+    annotations.extend(log);
+    warnings.extend(damage);
+    Ok((annotations, warnings))
 }

@@ -6,8 +6,8 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use super::{
-    read_user_annotations, ChunkReader, DumpError, KernelNameTable, MetaFile, KERNEL_NAMES_FILE,
-    META_FILE, RAW_BUFFERS_FILE, USER_ANNOTATIONS_FILE,
+    read_dump_annotations, ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile,
+    KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
 };
 use crate::{ClockSamples, Layout};
 
@@ -19,22 +19,32 @@ pub struct Dump {
     meta: MetaFile,
     kernel_names: KernelNameTable,
     user_annotations: BTreeMap<u64, String>,
+    warnings: Vec<DumpWarning>,
 }
 
 impl Dump {
-    /// Open `dir`: the meta must be there and sound; `kernel_names.tsv` and
-    /// `user_annotations.json` may be missing (not malformed).
+    /// Open `dir`: the meta must be there and sound; the side files (`kernel_names.tsv`,
+    /// `user_annotations.jsonl`, `user_annotations.json`) may be missing, or damaged as
+    /// a crash leaves them (see [`Dump::warnings`]), not malformed.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
         let meta = MetaFile::read(dir.join(META_FILE))?;
         let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE))?;
-        let user_annotations = read_user_annotations(dir.join(USER_ANNOTATIONS_FILE))?;
+        let (user_annotations, mut warnings) = read_dump_annotations(&dir)?;
+        warnings.splice(0..0, kernel_names.damage().cloned());
         Ok(Self {
             dir,
             meta,
             kernel_names,
             user_annotations,
+            warnings,
         })
+    }
+
+    /// Damage the side files showed at open (a cut last line): warnings to print with
+    /// the decode's own ([`crate::walk_records`] puts them first in its report).
+    pub fn warnings(&self) -> &[DumpWarning] {
+        &self.warnings
     }
 
     pub fn dir(&self) -> &Path {
@@ -75,7 +85,7 @@ impl Dump {
 
     /// Every sample of a foreign clock the dump holds: the (CUPTI, Unix) completion
     /// times of each chunk header (read without the chunks' data) and the monitor's own
-    /// samples in the meta (`clock_samples`). Damage ends the scan quietly: the decode
+    /// samples in the meta (`clock_samples`). Damage is stepped over quietly: the decode
     /// itself reports it.
     pub fn clock_samples(&self) -> ClockSamples {
         let mut samples = ClockSamples::new();

@@ -1,5 +1,5 @@
-//! Errors and warnings of the dump reader: every message names the file and, for the
-//! raw-buffer file, the chunk and the byte where the problem starts.
+//! Errors of the dump reader (its warnings are in `warning.rs`): every message names the
+//! file and, for the raw-buffer file, the chunk and the byte where the problem starts.
 
 use std::fmt;
 use std::io;
@@ -26,7 +26,9 @@ impl fmt::Debug for Magic {
     }
 }
 
-/// A dump that cannot be read (past the point named in the message).
+/// A dump that cannot be read. Damage the reader can step over (a cut or zero-filled
+/// tail, a bad chunk header after which it finds a good one, a cut last line of a side
+/// file) is a [`super::DumpWarning`] instead; these are what it cannot step over.
 #[derive(Debug, thiserror::Error)]
 pub enum DumpError {
     #[error("{file}: {source}")]
@@ -37,6 +39,10 @@ pub enum DumpError {
     },
     #[error("{file}: empty file (0 bytes)")]
     EmptyFile { file: String },
+    /// Every byte of the raw-buffer file is zero: what a power loss leaves of a file whose
+    /// size reached the disk but whose data did not.
+    #[error("{file}: all {bytes} bytes are zero, as a power loss leaves: no chunk survived")]
+    AllZero { file: String, bytes: u64 },
     #[error("{file}: chunk {chunk} at byte {byte}: bad magic {found}, expected b\"CUPMRBUF\"")]
     BadChunkMagic {
         file: String,
@@ -100,79 +106,6 @@ impl DumpError {
         Self::BadMeta {
             file: file.to_owned(),
             problem: problem.into(),
-        }
-    }
-}
-
-/// The raw-buffer file ends inside a chunk (a crash or a copy cut it short). Every
-/// complete chunk before it was read; this is a warning, not an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Truncation {
-    pub file: String,
-    /// Number (position in the file, from 0) of the cut chunk.
-    pub chunk: u64,
-    /// File offset where the cut chunk's header starts.
-    pub byte: u64,
-    /// Bytes the chunk needs (header, plus its valid size when the header is complete).
-    pub needed: u64,
-    /// Bytes the file still has from `byte` on.
-    pub available: u64,
-}
-
-impl fmt::Display for Truncation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plural = if self.chunk == 1 { "" } else { "s" };
-        write!(
-            f,
-            "{}: truncated: chunk {} at byte {} needs {} bytes but only {} remain; \
-             kept the {} complete chunk{plural} before it",
-            self.file, self.chunk, self.byte, self.needed, self.available, self.chunk
-        )
-    }
-}
-
-/// A problem that did not stop the decode but leaves it incomplete.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DumpWarning {
-    /// The raw-buffer file ends inside a chunk.
-    Truncated(Truncation),
-    /// A chunk's records stop making sense at some offset; the rest of that chunk was
-    /// skipped (its earlier records were kept) and decoding went on with the next chunk.
-    BadRecords {
-        file: String,
-        chunk: u64,
-        /// File offset of the bad record.
-        byte: u64,
-        error: DecodeError,
-        /// Bytes of the chunk left undecoded.
-        skipped_bytes: u64,
-    },
-    /// Records stamped by another clock (a client's timestamp callback) that could not
-    /// be converted to Unix ns: left out of the output.
-    OffClock { records: u64 },
-}
-
-impl fmt::Display for DumpWarning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Truncated(t) => t.fmt(f),
-            Self::BadRecords {
-                file,
-                chunk,
-                byte,
-                error,
-                skipped_bytes,
-            } => write!(
-                f,
-                "{file}: chunk {chunk} at byte {byte}: {error}; skipped the last \
-                 {skipped_bytes} bytes of this chunk"
-            ),
-            Self::OffClock { records } => write!(
-                f,
-                "{records} records carry timestamps of another clock (a CUPTI client such as \
-                 torch.profiler registered its own) and the dump holds too few samples of that \
-                 clock to convert them; they were left out"
-            ),
         }
     }
 }

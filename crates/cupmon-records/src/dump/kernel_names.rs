@@ -1,6 +1,8 @@
 //! `kernel_names.tsv`: `pointer<TAB>mangled name`, one line per distinct kernel-name
 //! pointer (pointer in decimal). Kernel records hold a `const char *` into the recording
-//! process; this table is how a dump keeps the names.
+//! process; this table is how a dump keeps the names. The writer appends a line per new
+//! pointer, so a kill can cut the last line: it is skipped with a warning
+//! ([`KernelNameTable::damage`]); damage before it is an error.
 
 use std::collections::HashMap;
 use std::fs;
@@ -9,12 +11,17 @@ use std::path::Path;
 
 use super::error::DumpError;
 use super::meta::file_label;
+use super::replace::replace_file;
+use super::side_lines::parse_lines;
+use super::warning::DumpWarning;
 use super::KERNEL_NAMES_FILE;
 
 /// Kernel-name pointer -> mangled name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KernelNameTable {
     names: HashMap<u64, String>,
+    /// The damaged last line the file was read without.
+    damage: Option<DumpWarning>,
 }
 
 impl KernelNameTable {
@@ -22,27 +29,26 @@ impl KernelNameTable {
         Self::default()
     }
 
-    /// Parse the file's text; `file` names it in errors. Empty lines are skipped.
+    /// Parse the file's text; `file` names it in messages. Empty lines are skipped; a
+    /// damaged last line is skipped and kept as [`KernelNameTable::damage`].
     pub fn parse(text: &str, file: &str) -> Result<Self, DumpError> {
         let mut names = HashMap::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.is_empty() {
-                continue;
-            }
-            let bad = |problem: String| DumpError::BadSideFile {
-                file: file.to_owned(),
-                line: i + 1,
-                problem,
-            };
+        let damage = parse_lines(text.as_bytes(), file, |line| {
             let Some((ptr, name)) = line.split_once('\t') else {
-                return Err(bad(format!("no TAB between pointer and name in {line:?}")));
+                return Err(format!("no TAB between pointer and name in {line:?}"));
             };
             let ptr: u64 = ptr
                 .parse()
-                .map_err(|_| bad(format!("pointer {ptr:?} is not a decimal u64")))?;
+                .map_err(|_| format!("pointer {ptr:?} is not a decimal u64"))?;
             names.insert(ptr, name.to_owned());
-        }
-        Ok(Self { names })
+            Ok(())
+        })?;
+        Ok(Self { names, damage })
+    }
+
+    /// The damaged last line that reading skipped (a warning to print), if any.
+    pub fn damage(&self) -> Option<&DumpWarning> {
+        self.damage.as_ref()
     }
 
     /// Read `path`; a missing file gives an empty table (dumps may lack side files).
@@ -100,13 +106,13 @@ impl KernelNameTable {
         Ok(())
     }
 
-    /// Write the whole table to `path`.
+    /// Write the whole table to `path` (through a temporary file and a rename).
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), DumpError> {
         let path = path.as_ref();
         let mut out = Vec::new();
         self.write_to(&mut out)
             .map_err(|e| DumpError::io(KERNEL_NAMES_FILE, e))?;
-        fs::write(path, out).map_err(|e| DumpError::io(&file_label(path, KERNEL_NAMES_FILE), e))
+        replace_file(path, &out).map_err(|e| DumpError::io(&file_label(path, KERNEL_NAMES_FILE), e))
     }
 }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::error::{DumpError, Magic};
+use super::replace::replace_file;
 use super::META_FILE;
 
 pub const META_MAGIC: [u8; 8] = *b"CUPMMETA";
@@ -95,9 +96,35 @@ impl MetaFile {
         self.str_key("timestamp_mode")
     }
 
-    /// Records CUPTI dropped (buffers full), as cupmon adds it at the end of a session.
+    /// Records CUPTI dropped (buffers full), as the meta's last update counted them:
+    /// the final count only when the session was closed (see
+    /// [`MetaFile::final_dropped_records`]).
     pub fn dropped_records(&self) -> Option<u64> {
         self.u64_key("dropped_records")
+    }
+
+    /// `session_open: true`: cupmon's monitor writes it while recording and clears it in
+    /// the meta it writes when the session stops. Still true in a dump means the
+    /// process ended without stopping (killed, or it crashed). Dumps without the key
+    /// (PyTorch's monitor, older cupmon) read as closed.
+    pub fn session_open(&self) -> bool {
+        self.json.get("session_open").and_then(Value::as_bool) == Some(true)
+    }
+
+    /// Chunks the writer says it wrote (as of the meta's last update).
+    pub fn chunks_written(&self) -> Option<u64> {
+        self.u64_key("chunks_written")
+    }
+
+    /// The number of records CUPTI dropped, or why the dump cannot say.
+    pub fn final_dropped_records(&self) -> Result<u64, String> {
+        if self.session_open() {
+            return Err(super::warning::SESSION_OPEN.to_owned());
+        }
+        self.dropped_records().ok_or_else(|| {
+            "the meta has no dropped_records key (PyTorch's CUPTI monitor does not write one)"
+                .to_owned()
+        })
     }
 
     /// Path of the libcupti that recorded the dump (cupmon's key).
@@ -173,14 +200,13 @@ impl MetaFile {
     }
 
     /// Write to `path` through a temporary file and a rename, so a reader (or a crash)
-    /// never sees half a meta file.
+    /// never sees half a meta file. No fsync: the monitor rewrites the meta at each
+    /// window end, and an fsync there could stall the program for as long as the
+    /// filesystem takes to write out everything else that is dirty.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), DumpError> {
         let path = path.as_ref();
         let name = file_label(path, META_FILE);
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        fs::write(&tmp, self.to_bytes()).map_err(|e| DumpError::io(&name, e))?;
-        fs::rename(&tmp, path).map_err(|e| DumpError::io(&name, e))
+        replace_file(path, &self.to_bytes()).map_err(|e| DumpError::io(&name, e))
     }
 }
 

@@ -1,33 +1,46 @@
 //! The raw dump directory: PyTorch's CUPTI-monitor dump (`cupti_monitor_meta.bin`,
 //! `cupti_monitor_raw_buffers.bin`) plus cupmon's side files (`kernel_names.tsv`,
-//! `user_annotations.json`), which readers treat as optional.
+//! `user_annotations.jsonl`, and `user_annotations.json` of older dumps), which
+//! readers treat as optional.
 
+mod annotation_log;
 mod annotations;
 mod chunk;
+mod chunk_headers;
 mod chunk_reader;
+mod chunk_resync;
 mod chunk_writer;
 mod dir;
 mod error;
 mod kernel_name_resolver;
 mod kernel_names;
 mod meta;
+mod replace;
+mod side_lines;
 mod status;
+mod warning;
 mod writer;
 
+pub use annotation_log::{
+    annotation_line, parse_annotation_log, read_annotation_log, AnnotationLog,
+};
 pub use annotations::{
-    parse_user_annotations, read_user_annotations, user_annotations_bytes, write_user_annotations,
+    parse_user_annotations, read_dump_annotations, read_user_annotations, user_annotations_bytes,
+    write_user_annotations,
 };
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
 };
-pub use chunk_reader::{chunk_headers, ChunkReader};
+pub use chunk_headers::chunk_headers;
+pub use chunk_reader::ChunkReader;
 pub use chunk_writer::ChunkWriter;
 pub use dir::Dump;
-pub use error::{DumpError, DumpWarning, Magic, Truncation};
+pub use error::{DumpError, Magic};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
 pub use status::{read_refusal, write_refusal};
+pub use warning::{ChunkDamage, DumpWarning, SkippedBytes, Truncation, ZeroTail, SESSION_OPEN};
 pub use writer::DumpWriter;
 
 /// Session description (CUPMMETA v2).
@@ -38,5 +51,7 @@ pub const RAW_BUFFERS_FILE: &str = "cupti_monitor_raw_buffers.bin";
 pub const KERNEL_NAMES_FILE: &str = "kernel_names.tsv";
 /// Why the injection library did not monitor a process.
 pub const STATUS_FILE: &str = "cupmon_status.json";
-/// External id -> annotation name.
+/// External id -> annotation name, rewritten whole (older cupmon dumps; still read).
 pub const USER_ANNOTATIONS_FILE: &str = "user_annotations.json";
+/// External id -> annotation name, a line appended per annotation (what cupmon writes).
+pub const USER_ANNOTATIONS_LOG_FILE: &str = "user_annotations.jsonl";

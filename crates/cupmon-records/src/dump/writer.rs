@@ -1,18 +1,18 @@
 //! Writing a whole dump directory: meta, raw buffers, and the side files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::{
-    write_kernel_name_line, write_user_annotations, BufferCompletion, ChunkHeader, ChunkWriter,
-    DumpError, KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
-    USER_ANNOTATIONS_FILE,
+    write_kernel_name_line, AnnotationLog, BufferCompletion, ChunkHeader, ChunkWriter, DumpError,
+    KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
 };
 
 /// Writes a dump directory. Kernel names are appended to `kernel_names.tsv` the first
-/// time a pointer is seen, so a crash loses at most the buffered tail. Call
+/// time a pointer is seen, so a crash loses at most the buffered tail; annotations are
+/// appended to `user_annotations.jsonl` likewise (unbuffered). Call
 /// [`DumpWriter::finish`] to flush and see errors.
 #[derive(Debug)]
 pub struct DumpWriter {
@@ -20,6 +20,8 @@ pub struct DumpWriter {
     chunks: ChunkWriter<BufWriter<File>>,
     names: KernelNameTable,
     names_out: BufWriter<File>,
+    annotations: Option<AnnotationLog>,
+    annotated: HashSet<u64>,
 }
 
 impl DumpWriter {
@@ -38,6 +40,8 @@ impl DumpWriter {
             chunks,
             names: KernelNameTable::new(),
             names_out,
+            annotations: None,
+            annotated: HashSet::new(),
         })
     }
 
@@ -70,12 +74,30 @@ impl DumpWriter {
         &self.names
     }
 
-    /// (Re)write `user_annotations.json`.
+    /// Record an annotation in `user_annotations.jsonl`; an id already written is
+    /// ignored.
+    pub fn add_user_annotation(&mut self, id: u64, name: &str) -> Result<(), DumpError> {
+        if self.annotated.contains(&id) {
+            return Ok(());
+        }
+        let log = match &mut self.annotations {
+            Some(log) => log,
+            None => self.annotations.insert(AnnotationLog::open(&self.dir)?),
+        };
+        log.append(id, name)?;
+        self.annotated.insert(id);
+        Ok(())
+    }
+
+    /// Record every annotation of `annotations` not written yet.
     pub fn write_user_annotations(
         &mut self,
         annotations: &BTreeMap<u64, String>,
     ) -> Result<(), DumpError> {
-        write_user_annotations(self.dir.join(USER_ANNOTATIONS_FILE), annotations)
+        for (&id, name) in annotations {
+            self.add_user_annotation(id, name)?;
+        }
+        Ok(())
     }
 
     /// Rewrite the meta (e.g. with `dropped_records` at the end of a session).

@@ -16,6 +16,49 @@ pub fn fixture_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A copy of a fixture's dump whose raw-buffer file is `edit`ed.
+pub fn damaged_copy(fixture: &str, edit: impl FnOnce(&mut Vec<u8>)) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(fixture_dir(fixture)).unwrap() {
+        let f = f.unwrap();
+        std::fs::copy(f.path(), tmp.path().join(f.file_name())).unwrap();
+    }
+    let raw = tmp.path().join(cupmon_records::dump::RAW_BUFFERS_FILE);
+    let mut bytes = std::fs::read(&raw).unwrap();
+    edit(&mut bytes);
+    std::fs::write(&raw, bytes).unwrap();
+    tmp
+}
+
+/// The records of each chunk of the dump in `dir` (by the chunk's number), and the report.
+pub fn records_by_chunk(
+    dir: impl AsRef<std::path::Path>,
+) -> Result<(Vec<Vec<Record>>, DecodeReport), DumpError> {
+    let dump = Dump::open(dir)?;
+    let mut chunks: Vec<Vec<Record>> = Vec::new();
+    let report = walk_records(
+        &dump,
+        |_| {},
+        |chunk, _, r| {
+            let chunk = chunk as usize;
+            if chunks.len() <= chunk {
+                chunks.resize(chunk + 1, Vec::new());
+            }
+            chunks[chunk].push(r.clone());
+        },
+    )?;
+    Ok((chunks, report))
+}
+
+/// A meta file's bytes with `json` as its payload.
+pub fn meta_with(json: &str) -> Vec<u8> {
+    let mut b = b"CUPMMETA".to_vec();
+    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    b.extend_from_slice(json.as_bytes());
+    b
+}
+
 /// Every record of the dump in `dir`, in buffer order, and the decode report.
 pub fn decode_all(
     dir: impl AsRef<std::path::Path>,

@@ -255,7 +255,12 @@ fn cupmon_info(v: &Value) -> Option<CupmonInfo> {
             Some(Value::Str(s)) => s.clone(),
             _ => String::new(),
         },
-        dropped_records: int("dropped_records").unwrap_or(0),
+        // Missing or null: unknown, as the window says (or an older one did not say).
+        dropped_records: int("dropped_records"),
+        dropped_records_note: match get("dropped_records_note") {
+            Some(Value::Str(s)) => Some(s.clone()),
+            _ => None,
+        },
         cupti_version: int("cupti_version").and_then(|v| u32::try_from(v).ok()),
         unresolved_kernel_names: int("unresolved_kernel_names").unwrap_or(0),
         clock_converted: int("clock_converted").unwrap_or(0),

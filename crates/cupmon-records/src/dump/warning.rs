@@ -1,0 +1,269 @@
+//! Problems that did not stop reading a dump but leave it incomplete. Each names the
+//! file and where the damage is, and says what was kept: the output is incomplete and
+//! the user must know how.
+
+use std::fmt;
+
+use super::error::Magic;
+use crate::DecodeError;
+
+/// The raw-buffer file ends inside a chunk (a crash or a copy cut it short). Every
+/// complete chunk before it was read; this is a warning, not an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncation {
+    pub file: String,
+    /// Number (position in the file, from 0) of the cut chunk.
+    pub chunk: u64,
+    /// File offset where the cut chunk's header starts.
+    pub byte: u64,
+    /// Bytes the chunk needs (header, plus its valid size when the header is complete).
+    pub needed: u64,
+    /// Bytes the file still has from `byte` on.
+    pub available: u64,
+}
+
+impl fmt::Display for Truncation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: truncated: chunk {} at byte {} needs {} bytes but only {} remain; \
+             kept the {} before it",
+            self.file,
+            self.chunk,
+            self.byte,
+            self.needed,
+            self.available,
+            complete_chunks(self.chunk)
+        )
+    }
+}
+
+/// What was wrong with the chunk header where the reader lost the chunk sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkDamage {
+    BadMagic(Magic),
+    BadVersion(u32),
+    /// The valid size exceeds the meta's activity-buffer size.
+    TooLarge {
+        size: u64,
+        max: u64,
+    },
+    /// The valid size runs past the end of the file, yet a valid chunk header follows:
+    /// the size is corrupt (a cut last chunk is a [`Truncation`] instead).
+    PastEnd {
+        size: u64,
+        available: u64,
+    },
+}
+
+impl fmt::Display for ChunkDamage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadMagic(m) => write!(f, "bad magic {m}, expected b\"CUPMRBUF\""),
+            Self::BadVersion(v) => write!(f, "unsupported chunk version {v}, expected 2"),
+            Self::TooLarge { size, max } => write!(
+                f,
+                "valid size {size} exceeds the activity buffer size {max} that the meta declares"
+            ),
+            Self::PastEnd { size, available } => write!(
+                f,
+                "valid size {size} runs past the end of the file ({available} bytes follow the \
+                 header)"
+            ),
+        }
+    }
+}
+
+/// Bytes of the raw-buffer file that hold no readable chunk. The chunks before them were
+/// kept; reading resumed at the next valid chunk header, or ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedBytes {
+    pub file: String,
+    /// Chunks read before the damage (the number the next chunk read gets).
+    pub chunk: u64,
+    /// File offset of the damaged header (the first byte skipped).
+    pub from: u64,
+    /// File offset just past the last byte skipped.
+    pub to: u64,
+    pub damage: ChunkDamage,
+    /// Every skipped byte is zero: a hole such as a power loss leaves.
+    pub all_zero: bool,
+    /// Reading resumed at a valid chunk header at `to`; false when no valid header
+    /// follows (the file ends at `to`, or a [`ZeroTail`] starts there).
+    pub resumed: bool,
+}
+
+impl fmt::Display for SkippedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let zero = if self.all_zero { ", all zero" } else { "" };
+        write!(
+            f,
+            "{}: skipped bytes {}..{} ({} bytes{zero}): chunk {} at byte {}: {}; ",
+            self.file,
+            self.from,
+            self.to,
+            self.to - self.from,
+            self.chunk,
+            self.from,
+            self.damage
+        )?;
+        if self.resumed {
+            write!(f, "resumed at the valid chunk header at byte {}", self.to)
+        } else {
+            write!(
+                f,
+                "no valid chunk header follows; kept the {} before it",
+                complete_chunks(self.chunk)
+            )
+        }
+    }
+}
+
+/// The raw-buffer file ends in zero bytes: what ext4 and XFS leave after a power loss
+/// when a file's new size reached the disk but its data did not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZeroTail {
+    pub file: String,
+    /// Chunks read before the zeros.
+    pub chunk: u64,
+    /// File offset of the first zero byte of the tail.
+    pub from: u64,
+    pub bytes: u64,
+}
+
+impl fmt::Display for ZeroTail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} zero bytes at the end, as a power loss leaves (from byte {}); kept the {} \
+             before them",
+            self.file,
+            self.bytes,
+            self.from,
+            complete_chunks(self.chunk)
+        )
+    }
+}
+
+/// "1 complete chunk", "3 complete chunks".
+fn complete_chunks(n: u64) -> String {
+    let plural = if n == 1 { "" } else { "s" };
+    format!("{n} complete chunk{plural}")
+}
+
+/// A problem that did not stop the decode but leaves it incomplete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DumpWarning {
+    /// The raw-buffer file ends inside a chunk.
+    Truncated(Truncation),
+    /// A damaged stretch of the raw-buffer file was skipped.
+    Skipped(SkippedBytes),
+    /// The raw-buffer file ends in zeros.
+    ZeroTail(ZeroTail),
+    /// A chunk's records stop making sense at some offset; the rest of that chunk was
+    /// skipped (its earlier records were kept) and decoding went on with the next chunk.
+    BadRecords {
+        file: String,
+        chunk: u64,
+        /// File offset of the bad record.
+        byte: u64,
+        error: DecodeError,
+        /// Bytes of the chunk left undecoded.
+        skipped_bytes: u64,
+    },
+    /// Records stamped by another clock (a client's timestamp callback) that could not
+    /// be converted to Unix ns: left out of the output.
+    OffClock { records: u64 },
+    /// The last line of a line-per-entry side file (`kernel_names.tsv`,
+    /// `user_annotations.jsonl`) is cut or unreadable, as a kill while writing leaves
+    /// it: skipped, every line before it kept.
+    DamagedLastLine {
+        file: String,
+        line: usize,
+        problem: String,
+        /// Entries read from the lines before it.
+        kept: usize,
+    },
+    /// A whole-file side file (the old `user_annotations.json`) ends before its JSON
+    /// does: its entries were ignored.
+    CutSideFile { file: String, problem: String },
+    /// The meta says the session is still open: the process ended without closing its
+    /// dump (killed, or it crashed). Records still in CUPTI's buffers were lost, and how
+    /// many CUPTI dropped after the last meta update is unknown.
+    SessionOpen {
+        file: String,
+        /// Dropped records the last meta update counted.
+        dropped_before: Option<u64>,
+    },
+    /// The process ended (its session still open) before cupmon wrote its first
+    /// buffer: the raw-buffer file is empty or absent, the dump holds no records.
+    NothingWritten { file: String, absent: bool },
+}
+
+impl fmt::Display for DumpWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated(t) => t.fmt(f),
+            Self::Skipped(s) => s.fmt(f),
+            Self::ZeroTail(z) => z.fmt(f),
+            Self::BadRecords {
+                file,
+                chunk,
+                byte,
+                error,
+                skipped_bytes,
+            } => write!(
+                f,
+                "{file}: chunk {chunk} at byte {byte}: {error}; skipped the last \
+                 {skipped_bytes} bytes of this chunk"
+            ),
+            Self::OffClock { records } => write!(
+                f,
+                "{records} records carry timestamps of another clock (a CUPTI client such as \
+                 torch.profiler registered its own) and the dump holds too few samples of that \
+                 clock to convert them; they were left out"
+            ),
+            Self::DamagedLastLine {
+                file,
+                line,
+                problem,
+                kept,
+            } => {
+                let plural = if *kept == 1 { "y" } else { "ies" };
+                write!(
+                    f,
+                    "{file}: line {line} (the last): {problem}; skipped it and kept the {kept} \
+                     entr{plural} before it"
+                )
+            }
+            Self::CutSideFile { file, problem } => write!(
+                f,
+                "{file}: cut short ({problem}), as a kill while it was rewritten leaves it: \
+                 its entries were ignored"
+            ),
+            Self::SessionOpen {
+                file,
+                dropped_before,
+            } => {
+                write!(f, "{file}: {SESSION_OPEN}")?;
+                match dropped_before {
+                    Some(n) => write!(f, " ({n} were dropped before it)"),
+                    None => Ok(()),
+                }?;
+                f.write_str("; records still in CUPTI's buffers at the end were lost")
+            }
+            Self::NothingWritten { file, absent } => {
+                let state = if *absent { "absent" } else { "empty" };
+                write!(
+                    f,
+                    "{file} is {state}: the process ended before cupmon wrote its first \
+                     activity buffer (killed before the first flush?); the dump holds no records"
+                )
+            }
+        }
+    }
+}
+
+/// Why a dump whose session is still open cannot say how many records were dropped.
+pub const SESSION_OPEN: &str = "the process ended without closing its dump (killed?): records \
+                                dropped after the last meta update are unknown";
