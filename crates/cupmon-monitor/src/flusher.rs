@@ -26,16 +26,20 @@ impl Flusher {
             .name("cupmon-flush".into())
             .spawn(move || {
                 let (flag, cv) = &*theirs;
-                let mut stopped = flag.lock().unwrap_or_else(|p| p.into_inner());
                 let mut watch = TakeoverWatch::default();
                 loop {
-                    let (guard, _) = cv
-                        .wait_timeout(stopped, period)
+                    // Check the flag under the lock before waiting: a stop that
+                    // came before this thread first took the lock must not be
+                    // missed (it would cost a whole period, an hour in tests).
+                    let stopped = flag.lock().unwrap_or_else(|p| p.into_inner());
+                    let (stopped, _) = cv
+                        .wait_timeout_while(stopped, period, |stopped| !*stopped)
                         .unwrap_or_else(|p| p.into_inner());
-                    stopped = guard;
                     if *stopped {
                         return;
                     }
+                    // Flush without the lock, so stop() never waits on a flush to take it.
+                    drop(stopped);
                     if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
                         cupmon_log::warn!("periodic flush: {e}");
                     }
