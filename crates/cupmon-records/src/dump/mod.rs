@@ -6,6 +6,7 @@ mod annotations;
 mod chunk;
 mod chunk_reader;
 mod chunk_writer;
+pub mod compact;
 mod dir;
 mod error;
 mod kernel_name_resolver;
@@ -22,6 +23,9 @@ pub use chunk::{
 };
 pub use chunk_reader::{chunk_headers, ChunkReader};
 pub use chunk_writer::ChunkWriter;
+pub use compact::{
+    compress_chunk, decompress_chunk, ChunkCompressor, ChunkDecompressor, CompactError,
+};
 pub use dir::Dump;
 pub use error::{DumpError, DumpWarning, Magic, Truncation};
 pub use kernel_name_resolver::KernelNames;
