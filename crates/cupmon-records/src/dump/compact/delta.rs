@@ -104,15 +104,9 @@ fn unzigzag_sized(z: u64, size: u8) -> u64 {
     unzigzag(z) & mask(size)
 }
 
-/// Significant bits of a stored value: the cost estimate that picks predictors.
-#[inline(always)]
-pub(crate) fn bits(e: u64) -> u32 {
-    64 - e.leading_zeros()
-}
-
 /// Bytes needed to store `max`, the largest value of a column.
 pub(crate) fn width_of(max: u64) -> u8 {
-    bits(max).div_ceil(8) as u8
+    (64 - max.leading_zeros()).div_ceil(8) as u8
 }
 
 #[cfg(test)]

@@ -43,8 +43,8 @@ pub enum CompactError {
     #[error("compressed chunk: header says {expected} body bytes follow the header, {actual} do")]
     BodyLength { expected: u64, actual: u64 },
     #[error(
-        "compressed chunk: {section_len}-byte section stream is longer than the \
-         {decompressed_len}-byte buffer it encodes"
+        "compressed chunk: {section_len}-byte section stream is too long for the \
+         {decompressed_len}-byte buffer it encodes (at most 1/8 longer, plus 8192 bytes)"
     )]
     SectionsTooLong {
         section_len: u32,

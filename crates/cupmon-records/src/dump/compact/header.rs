@@ -6,6 +6,13 @@ pub const COMPACT_MAGIC: [u8; 4] = *b"CMPZ";
 pub const COMPACT_VERSION: u16 = 1;
 pub const COMPACT_HEADER_LEN: usize = 32;
 
+/// The longest section stream a buffer of `len` bytes may have: the columns transform
+/// is used only when its stream is at most this long (records that share nothing plus
+/// the kind column and table), which bounds what a decoder allocates.
+pub fn max_section_len(len: u32) -> u64 {
+    u64::from(len) + u64::from(len) / 8 + 8192
+}
+
 /// How the body holds the section stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
@@ -38,7 +45,8 @@ pub struct CompactHeader {
     pub record_count: u32,
     /// Bytes after the last split record, kept verbatim (the whole buffer for raw).
     pub tail_len: u32,
-    /// Length of the section stream (what the body decompresses to).
+    /// Length of the section stream (what the body decompresses to), at most
+    /// [`max_section_len`] of the decompressed length.
     pub section_len: u32,
     /// Bytes following the header.
     pub body_len: u32,
@@ -110,7 +118,7 @@ impl CompactHeader {
                 actual,
             });
         }
-        if h.section_len > h.decompressed_len {
+        if u64::from(h.section_len) > max_section_len(h.decompressed_len) {
             return Err(CompactError::SectionsTooLong {
                 section_len: h.section_len,
                 decompressed_len: h.decompressed_len,

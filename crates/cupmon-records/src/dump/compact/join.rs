@@ -67,12 +67,16 @@ pub(crate) fn join(
             let bytes = cur.take(u64::from(f.width) * records as u64, "delta column")?;
             deltas.push(SplitColumn::new(bytes, records, f.width));
         }
+        let mut last = [0; MAX_DELTA_FIELDS];
+        for (l, f) in last.iter_mut().zip(&entry.fields) {
+            *l = f.seed;
+        }
         kinds.push(KindColumns {
             ids,
             deltas,
             shapes: Vec::new(),
             next: 0,
-            last: [0; MAX_DELTA_FIELDS],
+            last,
             steps: Vec::new(),
             entry,
         });
@@ -193,7 +197,7 @@ fn read_templates(cur: &mut Cursor<'_>, k: &mut KindColumns<'_>) -> Result<(), C
 fn rebuild(k: &mut KindColumns<'_>, out: &mut Vec<u8>) -> Result<(), CompactError> {
     let r = k.next;
     let e = &k.entry;
-    let id = k.ids.get(r) as u32;
+    let id = e.template_of(r, k.ids.get(r)) as u32;
     if id >= e.templates {
         let (kind, templates) = (e.kind, e.templates);
         return Err(CompactError::TemplateId {

@@ -21,7 +21,7 @@
 //! | 12..16 | decompressed length: the activity buffer's bytes |
 //! | 16..20 | record count (0 for raw) |
 //! | 20..24 | tail length: bytes after the last record, kept verbatim |
-//! | 24..28 | section stream length (never more than the decompressed length) |
+//! | 24..28 | section stream length (at most the decompressed length + 1/8 + 8192) |
 //! | 28..32 | body length |
 //!
 //! The columns transform cuts the buffer into records with the layout (a record of kind
@@ -34,7 +34,7 @@
 //!    (0-4), `u8` delta field count, and per delta field `u16` offset, `u8` size (4 or
 //!    8), `u8` stored width (0-8), `u8` predictor (0 = previous record's field `i`,
 //!    1 = this record's field `i`, 2 = this record's field `i` plus the last difference
-//!    seen with the same template), `u8` `i`.
+//!    seen with the same template), `u8` `i`, `u64` seed (where predictor 0 starts).
 //! 2. Kind column: one byte per record, its kind (left out when one kind is present).
 //! 3. Per kind: the template id of each record, then each delta field's stored values,
 //!    as byte-stream split columns (all low bytes, then all second bytes, ...).
@@ -47,25 +47,29 @@
 //! `external_id`, ...). A stored value is 0 for a field that is 0, else
 //! `zigzag(value - prediction) + 1` (wrapping; a bijection, see `delta.rs`). The encoder
 //! picks each field's predictor per chunk: the candidate with the fewest significant
-//! bits over the kind's first 4096 records (kernels: `start` vs the previous `start`,
+//! bits over the kind's first 2048 records (kernels: `start` vs the previous `start`,
 //! `end` vs `start` plus the kernel's last duration, `completed` vs `end`, ...).
 //!
 //! The decoder checks every count, length, id and offset before using it: any input
-//! gives a buffer or an error naming what is wrong, never a panic, and no allocation
-//! larger than the decompressed length the header declares, which must be at most the
-//! caller's `max_len` (in all, about three times that: section stream, templates, output).
+//! gives a buffer or an error naming what is wrong, never a panic, and allocates only
+//! after the header's decompressed length passed the caller's `max_len`: the section
+//! stream (at most 1/8 + 8 KiB more than that), the templates and the output (each at
+//! most that).
 
 mod columns;
-mod delta;
+pub(crate) mod delta;
 mod error;
 mod header;
 mod join;
 mod split;
 mod table;
+#[cfg(test)]
+mod tests;
 
 pub use error::{CompactError, Tag};
 pub use header::{
-    Codec, CompactHeader, Transform, COMPACT_HEADER_LEN, COMPACT_MAGIC, COMPACT_VERSION,
+    max_section_len, Codec, CompactHeader, Transform, COMPACT_HEADER_LEN, COMPACT_MAGIC,
+    COMPACT_VERSION,
 };
 
 pub use split::CompactOptions;
@@ -131,7 +135,7 @@ impl ChunkCompressor {
         };
         let split = self.splitter.split(data, &self.layout, &mut self.sections);
         let sections: &[u8] = match split {
-            Some(counts) if self.sections.len() <= data.len() => {
+            Some(counts) if self.sections.len() as u64 <= max_section_len(decompressed_len) => {
                 header.transform = Transform::Columns;
                 header.api_version = self.layout.version().api();
                 header.record_count = counts.records;

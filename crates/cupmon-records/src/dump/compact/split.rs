@@ -10,9 +10,11 @@ use super::delta::{self, Predictor};
 use super::table::{delta_candidates, id_width_for, unit_of, DeltaField, KindEntry};
 use crate::{ActivityKind, Layout};
 
-/// Records of a kind that predictors are tried on (a prefix: the predictors' state
-/// runs through records in order).
-const SAMPLE: usize = 4096;
+/// Records of a kind that predictors are tried on, spread evenly over the chunk.
+const SAMPLE: usize = 2048;
+
+/// No earlier record (in `Splitter::prev_same`).
+const NONE: u32 = u32::MAX;
 
 /// What the split found: the section stream is in the caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,10 +57,14 @@ pub(crate) struct Splitter {
     templates: FxHashMap<Box<[u8]>, u32>,
     arena: Vec<u8>,
     ids: Vec<u32>,
+    prev_same: Vec<u32>,
     values: Vec<Vec<u64>>,
     stored: Vec<u64>,
     columns: Vec<u8>,
     shapes: Vec<u8>,
+    /// Tests: pick each field's predictor among the candidates by this rule instead.
+    #[cfg(test)]
+    pub(crate) force: Option<fn(&[Predictor]) -> Predictor>,
 }
 
 #[inline(always)]
@@ -173,17 +179,40 @@ impl Splitter {
             self.ids.push(id);
         }
         let templates = (self.arena.len() / unit.max(1)) as u32;
-        let id_width = id_width_for(templates);
+        // Every record its own template: the ids are implicit.
+        let id_width = if templates as usize == n {
+            0
+        } else {
+            id_width_for(templates)
+        };
         put_split_u32(&mut self.columns, &self.ids, id_width);
+        if self.options.adaptive {
+            // For the predictors' estimates: each record's last one with its template.
+            let mut seen = vec![NONE; templates as usize];
+            self.prev_same.clear();
+            self.prev_same.extend(
+                self.ids
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &t)| std::mem::replace(&mut seen[t as usize], r as u32)),
+            );
+        }
         for j in 0..fields.len() {
-            let predictor = if self.options.adaptive {
-                best_predictor(&fields, j, &self.values, &self.ids, templates)
+            #[cfg(test)]
+            let forced = self.force.map(|pick| pick(&candidates(&fields, j)));
+            #[cfg(not(test))]
+            let forced = None;
+            let predictor = if let Some(p) = forced {
+                p
+            } else if self.options.adaptive {
+                best_predictor(&fields, j, &self.values, &self.prev_same)
             } else if fields[j].timestamp && j > 0 {
                 Predictor::Field(0)
             } else {
                 Predictor::Prev(j as u8)
             };
             fields[j].predictor = predictor;
+            fields[j].seed = seed_for(predictor, &self.values);
             self.stored.clear();
             let f = fields[j];
             residuals(&f, j, &self.values, &self.ids, templates, n, |e| {
@@ -232,30 +261,76 @@ fn candidates(fields: &[DeltaField], j: usize) -> Vec<Predictor> {
     c
 }
 
-/// The candidate whose stored values have the fewest significant bits over the sample.
+/// The candidate whose stored values cost the fewest bits over a sample spread over the
+/// chunk, as the order-0 entropy of each byte column (what the compressor's literal
+/// coding approaches on split columns; a plain count of significant bits favours
+/// differences of noise, which are wider than the noise). The estimate predicts from
+/// the previous record and the previous record with the same template (`prev_same`),
+/// as the encoder does except for records whose base is 0.
 fn best_predictor(
     fields: &[DeltaField],
     j: usize,
     values: &[Vec<u64>],
-    ids: &[u32],
-    templates: u32,
+    prev_same: &[u32],
 ) -> Predictor {
-    let sample = values[j].len().min(SAMPLE);
-    let mut best = (u64::MAX, Predictor::Prev(j as u8));
+    let n = values[j].len();
+    let step = n.div_ceil(SAMPLE).max(1);
+    let (own, size, m) = (&values[j], fields[j].size, delta::mask(fields[j].size));
+    let mut best = (f64::MAX, Predictor::Prev(j as u8));
+    let mut stored = Vec::with_capacity(SAMPLE);
     for p in candidates(fields, j) {
-        let f = DeltaField {
-            predictor: p,
-            ..fields[j]
-        };
-        let mut cost = 0u64;
-        residuals(&f, j, values, ids, templates, sample, |e| {
-            cost += u64::from(delta::bits(e))
-        });
+        stored.clear();
+        let base = &values[p.arg()];
+        for r in (0..n).step_by(step) {
+            let pred = match p {
+                Predictor::Prev(_) => base[r.saturating_sub(1)],
+                Predictor::Field(_) => base[r],
+                Predictor::TemplateStep(_) => match prev_same[r] {
+                    NONE => base[r],
+                    q => base[r].wrapping_add(own[q as usize].wrapping_sub(base[q as usize])) & m,
+                },
+            };
+            stored.push(delta::encode(own[r], pred, size));
+        }
+        let cost = split_entropy(&stored);
         if cost < best.0 {
             best = (cost, p);
         }
     }
     best.1
+}
+
+/// Where a `Prev` predictor starts: the first non-zero value of the field it names.
+fn seed_for(p: Predictor, values: &[Vec<u64>]) -> u64 {
+    match p {
+        Predictor::Prev(i) => values[i as usize]
+            .iter()
+            .copied()
+            .find(|&v| v != 0)
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Bits to code `values` as byte-split columns, each column at its order-0 entropy.
+fn split_entropy(values: &[u64]) -> f64 {
+    let width = delta::width_of(values.iter().copied().max().unwrap_or(0));
+    let n = values.len() as f64;
+    let mut total = 0.0;
+    let mut counts = [0u32; 256];
+    for b in 0..u32::from(width) {
+        counts.fill(0);
+        for v in values {
+            counts[(v >> (8 * b)) as u8 as usize] += 1;
+        }
+        let sum: f64 = counts
+            .iter()
+            .filter(|&&c| c > 0)
+            .map(|&c| f64::from(c) * f64::from(c).log2())
+            .sum();
+        total += n * n.log2() - sum;
+    }
+    total
 }
 
 /// The stored values of field `j` (described by `f`) for the first `n` records, in order:
@@ -273,7 +348,7 @@ fn residuals(
     match f.predictor {
         Predictor::Prev(i) => {
             let base = &values[i as usize];
-            let mut last = 0;
+            let mut last = f.seed;
             for r in 0..n {
                 sink(delta::encode(own[r], last, size));
                 if base[r] != 0 {

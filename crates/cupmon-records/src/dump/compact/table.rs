@@ -31,6 +31,9 @@ pub(crate) struct DeltaField {
     /// Bytes stored per value (0 when every stored value is 0).
     pub width: u8,
     pub predictor: Predictor,
+    /// The value a `Prev` predictor starts from (the first record's base), so that the
+    /// first record's delta is small too.
+    pub seed: u64,
     /// A timestamp (predictable from other timestamps) rather than a counter; the
     /// encoder's business, not stored.
     pub timestamp: bool,
@@ -44,6 +47,8 @@ pub(crate) struct KindEntry {
     pub unit: u16,
     pub records: u32,
     pub templates: u32,
+    /// Bytes per template id; 0: no id column, record `i` uses template `i` when there
+    /// are as many templates as records (every record distinct), else template 0.
     pub id_width: u8,
     pub fields: Vec<DeltaField>,
 }
@@ -76,6 +81,7 @@ pub(crate) fn delta_candidates(layout: &Layout, kind: u8) -> Vec<DeltaField> {
         size: size as u8,
         width: 0,
         predictor: Predictor::Prev(0),
+        seed: 0,
         timestamp,
     };
     let mut fields: Vec<DeltaField> = spec
@@ -97,6 +103,16 @@ pub(crate) fn delta_candidates(layout: &Layout, kind: u8) -> Vec<DeltaField> {
 }
 
 impl KindEntry {
+    /// The template of the kind's record `r` whose id column holds `stored`.
+    #[inline(always)]
+    pub(crate) fn template_of(&self, r: usize, stored: u64) -> u64 {
+        if self.id_width == 0 && self.templates > 1 {
+            r as u64
+        } else {
+            stored
+        }
+    }
+
     /// Offsets within the record of the template's bytes, in order.
     pub(crate) fn kept_offsets(&self) -> Vec<u16> {
         let mut delta = vec![false; self.unit as usize];
@@ -117,6 +133,7 @@ impl KindEntry {
             let (code, arg) = f.predictor.code();
             out.extend_from_slice(&f.offset.to_le_bytes());
             out.extend_from_slice(&[f.size, f.width, code, arg]);
+            out.extend_from_slice(&f.seed.to_le_bytes());
         }
     }
 
@@ -155,7 +172,8 @@ impl KindEntry {
                  (need 1 <= templates <= records)"
             )));
         }
-        if id_width > 4 || id_width < id_width_for(templates) {
+        let implicit = id_width == 0 && templates == records;
+        if id_width > 4 || (id_width < id_width_for(templates) && !implicit) {
             return Err(bad(format!(
                 "kind {kind}: {id_width}-byte template ids cannot number {templates} templates"
             )));
@@ -168,13 +186,14 @@ impl KindEntry {
         let mut fields = Vec::with_capacity(count);
         for _ in 0..count {
             let offset = cur.u16(S)?;
-            let b = cur.take(4, S)?;
+            let b = cur.take(12, S)?;
             let predictor = Predictor::from_code(b[2], b[3]);
             let field = DeltaField {
                 offset,
                 size: b[0],
                 width: b[1],
                 predictor: predictor.unwrap_or(Predictor::Prev(u8::MAX)),
+                seed: u64::from_le_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]),
                 timestamp: false, // only the encoder's choice of candidates needs it
             };
             if predictor.is_none() {
@@ -219,6 +238,9 @@ impl KindEntry {
                     o + s,
                     self.unit
                 )));
+            }
+            if f.seed > crate::dump::compact::delta::mask(f.size) {
+                return Err(bad(format!("seed {:#x} wider than the field", f.seed)));
             }
             if f.width > f.size {
                 return Err(bad(format!("{}-byte values of a {s}-byte field", f.width)));
