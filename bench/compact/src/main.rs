@@ -10,12 +10,13 @@
 //!
 //! usage: cargo run --release -p cupmon-bench-compact -- [--runs 5] [--kernels 1000000]
 //!        [--burst 1000000] [--names 200] [--streams 4] [--step 1000]
-//!        [--only fixtures,training,burst] [--fixtures tests/fixtures/h200-cupti13.0]
+//!        [--only fixtures,training,burst] [--methods 0,1,...,7 (rows of the table)]
+//!        [--stage on|off (libzstd vs ruzstd table)] [--fixtures tests/fixtures/h200-cupti13.0]
 //!
 //! Each method compresses every buffer of a workload with one reused compressor (as the
 //! dump writer would) and decompresses them back (checked equal on the first run);
-//! `--runs` repetitions, reporting the median and [min..max] of the thread's CPU time
-//! (getrusage RUSAGE_THREAD) per million records.
+//! `--runs` repetitions, the methods round-robin within each, reporting the median and
+//! [min..max] of the thread's CPU time (getrusage RUSAGE_THREAD) per million records.
 
 mod rng;
 mod workload;
@@ -37,6 +38,8 @@ struct Args {
     streams: usize,
     step: usize,
     only: Vec<String>,
+    methods: Vec<usize>,
+    stage: bool,
     fixtures: PathBuf,
 }
 
@@ -49,6 +52,8 @@ fn parse_args() -> Args {
         streams: 4,
         step: 1000,
         only: vec!["fixtures".into(), "training".into(), "burst".into()],
+        methods: (0..METHODS.len()).collect(),
+        stage: true,
         fixtures: PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/h200-cupti13.0"
@@ -67,6 +72,13 @@ fn parse_args() -> Args {
             "--step" => a.step = number() as usize,
             "--only" => a.only = value.split(',').map(str::to_owned).collect(),
             "--fixtures" => a.fixtures = value.into(),
+            "--stage" => a.stage = value == "on",
+            "--methods" => {
+                a.methods = value
+                    .split(',')
+                    .map(|m| m.parse().expect("--methods 0,6"))
+                    .collect()
+            }
             _ => panic!("unknown flag {flag}"),
         }
     }
@@ -207,7 +219,7 @@ fn spread(mut xs: Vec<f64>) -> String {
     format!("{mid:.3} [{lo:.3}..{hi:.3}]")
 }
 
-fn report(w: &Workload, runs: usize) {
+fn report(w: &Workload, runs: usize, methods: &[usize]) {
     let bytes = w.bytes();
     // Small workloads are compressed several times per run, for timer resolution.
     let repeat = (64u64 << 20).div_ceil(bytes.max(1)) as usize;
@@ -227,8 +239,19 @@ fn report(w: &Workload, runs: usize) {
     );
     println!("|---|---|---|---|---|---|---|---|");
     let per_m = |cpu: f64| cpu / (repeat as f64 * w.records as f64) * 1e6;
-    for (name, method) in METHODS {
-        let passes: Vec<Pass> = (0..runs).map(|r| pass(w, method, repeat, r == 0)).collect();
+    let chosen: Vec<(&str, Method)> = methods
+        .iter()
+        .filter_map(|&m| METHODS.get(m).copied())
+        .collect();
+    // Round-robin: run r of every method, then run r + 1, so that a change of load on
+    // the machine hits all methods alike.
+    let mut all: Vec<Vec<Pass>> = chosen.iter().map(|_| Vec::new()).collect();
+    for r in 0..runs {
+        for ((_, method), passes) in chosen.iter().zip(&mut all) {
+            passes.push(pass(w, *method, repeat, r == 0));
+        }
+    }
+    for ((name, _), passes) in chosen.iter().zip(&all) {
         let p = &passes[0];
         let kernels = w.kernels.max(1) as f64;
         let mut walls: Vec<f64> = passes.iter().map(|p| p.compress_wall).collect();
@@ -243,6 +266,90 @@ fn report(w: &Workload, runs: usize) {
             repeat as f64 * bytes as f64 / 1e6 / walls[walls.len() / 2],
             spread(passes.iter().map(|p| per_m(p.decompress_cpu)).collect()),
         );
+    }
+}
+
+/// The general-purpose stage alone: libzstd -1 (contexts reused) and pure-Rust ruzstd
+/// (its fastest level, "roughly zstd -1"; `compress_to_vec` and a `FrameDecoder` per
+/// buffer) on the raw buffers and on the compact section streams.
+fn report_stage(w: &Workload, runs: usize) {
+    let bytes = w.bytes();
+    let repeat = (64u64 << 20).div_ceil(bytes.max(1)) as usize;
+    let mut z = ChunkCompressor::new(w.layout, 1);
+    let sections: Vec<Vec<u8>> = w
+        .chunks
+        .iter()
+        .map(|c| {
+            let packed = z.compress(c).expect("compact");
+            let h = CompactHeader::parse(&packed).expect("header");
+            let body = &packed[cupmon_records::dump::compact::COMPACT_HEADER_LEN..];
+            match h.codec {
+                cupmon_records::dump::compact::Codec::Zstd => {
+                    zstd::bulk::decompress(body, h.section_len as usize).expect("body")
+                }
+                cupmon_records::dump::compact::Codec::Stored => body.to_vec(),
+            }
+        })
+        .collect();
+    println!("\n| general-purpose stage | input | B/kernel | compress CPU s per M records | decompress CPU s per M records |");
+    println!("|---|---|---|---|---|");
+    let per_m = |cpu: f64| cpu / (repeat as f64 * w.records as f64) * 1e6;
+    let mut zc = zstd::bulk::Compressor::new(1).expect("zstd");
+    let mut zd = zstd::bulk::Decompressor::new().expect("zstd");
+    for (input_name, input) in [
+        ("raw buffers", &w.chunks),
+        ("compact section streams", &sections),
+    ] {
+        for rust in [false, true] {
+            let mut stats = Vec::new();
+            for run in 0..runs {
+                let cpu = thread_cpu();
+                let mut packed = Vec::new();
+                for _ in 0..repeat {
+                    packed = input
+                        .iter()
+                        .map(|c| {
+                            if rust {
+                                ruzstd::encoding::compress_to_vec(
+                                    &c[..],
+                                    ruzstd::encoding::CompressionLevel::Fastest,
+                                )
+                            } else {
+                                zc.compress(c).expect("zstd")
+                            }
+                        })
+                        .collect();
+                }
+                let compress = thread_cpu() - cpu;
+                let cpu = thread_cpu();
+                for _ in 0..repeat {
+                    for (p, c) in packed.iter().zip(input) {
+                        let back = if rust {
+                            let mut d = ruzstd::decoding::FrameDecoder::new();
+                            let mut out = Vec::with_capacity(c.len());
+                            d.decode_all_to_vec(p, &mut out).expect("ruzstd");
+                            out
+                        } else {
+                            zd.decompress(p, c.len()).expect("zstd")
+                        };
+                        assert!(run > 0 || back == *c, "round trip");
+                    }
+                }
+                let size: usize = packed.iter().map(Vec::len).sum();
+                stats.push((size, per_m(compress), per_m(thread_cpu() - cpu)));
+            }
+            println!(
+                "| {} | {input_name} | {:.2} | {} | {} |",
+                if rust {
+                    "ruzstd 0.9 Fastest"
+                } else {
+                    "libzstd -1"
+                },
+                stats[0].0 as f64 / w.kernels.max(1) as f64,
+                spread(stats.iter().map(|s| s.1).collect()),
+                spread(stats.iter().map(|s| s.2).collect()),
+            );
+        }
     }
 }
 
@@ -265,6 +372,9 @@ fn main() {
         }
     }
     for w in &workloads {
-        report(w, a.runs);
+        report(w, a.runs, &a.methods);
+        if a.stage {
+            report_stage(w, a.runs);
+        }
     }
 }

@@ -10,8 +10,13 @@ use super::delta::{self, Predictor};
 use super::table::{delta_candidates, id_width_for, unit_of, DeltaField, KindEntry};
 use crate::{ActivityKind, Layout};
 
-/// Records of a kind that predictors are tried on, spread evenly over the chunk.
-const SAMPLE: usize = 2048;
+/// Records of a kind that predictors are tried on, spread evenly over the chunk: an
+/// eighth of them, at least 256 (or all), at most 2048.
+const SAMPLE: (usize, usize) = (256, 2048);
+
+/// Kinds with fewer records than this use the fixed predictors: choosing costs more
+/// than it can save on them.
+const ADAPT_MIN: usize = 64;
 
 /// No earlier record (in `Splitter::prev_same`).
 const NONE: u32 = u32::MAX;
@@ -186,7 +191,8 @@ impl Splitter {
             id_width_for(templates)
         };
         put_split_u32(&mut self.columns, &self.ids, id_width);
-        if self.options.adaptive {
+        let adaptive = self.options.adaptive && n >= ADAPT_MIN;
+        if adaptive {
             // For the predictors' estimates: each record's last one with its template.
             let mut seen = vec![NONE; templates as usize];
             self.prev_same.clear();
@@ -204,7 +210,7 @@ impl Splitter {
             let forced = None;
             let predictor = if let Some(p) = forced {
                 p
-            } else if self.options.adaptive {
+            } else if adaptive {
                 best_predictor(&fields, j, &self.values, &self.prev_same)
             } else if fields[j].timestamp && j > 0 {
                 Predictor::Field(0)
@@ -274,10 +280,10 @@ fn best_predictor(
     prev_same: &[u32],
 ) -> Predictor {
     let n = values[j].len();
-    let step = n.div_ceil(SAMPLE).max(1);
+    let step = n.div_ceil((n / 8).clamp(SAMPLE.0, SAMPLE.1)).max(1);
     let (own, size, m) = (&values[j], fields[j].size, delta::mask(fields[j].size));
     let mut best = (f64::MAX, Predictor::Prev(j as u8));
-    let mut stored = Vec::with_capacity(SAMPLE);
+    let mut stored = Vec::with_capacity(SAMPLE.1);
     for p in candidates(fields, j) {
         stored.clear();
         let base = &values[p.arg()];
