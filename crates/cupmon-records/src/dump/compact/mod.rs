@@ -266,7 +266,8 @@ impl ChunkDecompressor {
             self.zstd = Some(zstd::bulk::Decompressor::new().map_err(zstd_error)?);
         }
         let Some(z) = self.zstd.as_mut() else {
-            unreachable!("set above")
+            let message = "no decompression context".to_owned();
+            return Err(CompactError::Zstd { message });
         };
         self.sections.clear();
         self.sections.reserve_exact(len);

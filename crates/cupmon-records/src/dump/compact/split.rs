@@ -170,9 +170,13 @@ impl Splitter {
                 values.push(read_le(rec, o, f.size));
                 shape[o..o + s].fill(0);
             }
-            let id = match self.templates.get(&shape[..]) {
-                Some(&id) if self.options.templates => id,
-                _ => {
+            let known = self
+                .options
+                .templates
+                .then(|| self.templates.get(&shape[..]));
+            let id = match known.flatten() {
+                Some(&id) => id,
+                None => {
                     let id = (self.arena.len() / unit.max(1)) as u32;
                     if self.options.templates {
                         self.templates.insert(shape.clone().into_boxed_slice(), id);
