@@ -1,8 +1,9 @@
 //! cupmon-records' integration tests, one binary (ripgrep's layout): decoding against
 //! the ground truth of real H200 recordings, layouts of every CUPTI version, round
-//! trips, damaged dumps, the dump format and `cupmon stats`' summary.
+//! trips, compact chunks, damaged dumps, the dump format and `cupmon stats`' summary.
 
 mod common;
+mod compact;
 mod damage;
 mod demangle;
 mod dump_format;

@@ -10,6 +10,7 @@ mod chunk_headers;
 mod chunk_reader;
 mod chunk_resync;
 mod chunk_writer;
+pub mod compact;
 mod dir;
 mod error;
 mod kernel_name_resolver;
@@ -34,6 +35,9 @@ pub use chunk::{
 pub use chunk_headers::chunk_headers;
 pub use chunk_reader::ChunkReader;
 pub use chunk_writer::ChunkWriter;
+pub use compact::{
+    compress_chunk, decompress_chunk, ChunkCompressor, ChunkDecompressor, CompactError,
+};
 pub use dir::Dump;
 pub use error::{DumpError, Magic};
 pub use kernel_name_resolver::KernelNames;
