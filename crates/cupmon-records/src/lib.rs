@@ -46,6 +46,7 @@ mod encode;
 pub mod kinds;
 pub mod layout;
 mod stats;
+mod time_range;
 mod version;
 mod walk;
 
@@ -65,5 +66,6 @@ pub use kinds::{
 };
 pub use layout::{Layout, UnsupportedVersion};
 pub use stats::{dump_stats, DumpStats, KernelStat};
+pub use time_range::TimeRange;
 pub use version::CuptiVersion;
-pub use walk::{walk_records, DecodeProgress, DecodeReport};
+pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport};
