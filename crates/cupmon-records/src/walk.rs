@@ -231,11 +231,8 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
 fn nothing_written(dump: &Dump, report: &mut DecodeReport) -> bool {
     let meta = dump.meta();
     let (len, absent, file) = match dump.segments() {
-        Some(list) => (
-            dump.buffer_file_bytes(),
-            list.live.is_empty(),
-            crate::dump::SEGMENTS_DIR,
-        ),
+        // The folder is there (the dump has segments), maybe still without a file.
+        Some(_) => (dump.buffer_file_bytes(), false, crate::dump::SEGMENTS_DIR),
         None => {
             let len = std::fs::metadata(dump.raw_buffers_path()).map_or(None, |m| Some(m.len()));
             (

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::frame::FrameIndex;
-use super::segment::SEGMENTS_DIR;
+use super::segment::{Retired, SEGMENTS_DIR};
 use super::segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 use super::{
     write_kernel_name_line, AnnotationLog, BufferCompletion, ChunkHeader, ChunkWriter, DumpError,
@@ -30,8 +30,14 @@ enum Buffers {
 /// What one buffer write came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BufferWritten {
-    /// Written: its chunk header and the bytes it took on disk.
-    Written { header: ChunkHeader, bytes: u64 },
+    /// Written: its chunk header and the bytes it took on disk; `retired`: segments were
+    /// retired on the way (see [`DumpWriter::retired`]; the meta is the caller's to
+    /// rewrite, [`DumpWriter::update_meta`] adds the `retired` key).
+    Written {
+        header: ChunkHeader,
+        bytes: u64,
+        retired: bool,
+    },
     /// Not written: a `--raw` dump reached its budget.
     OverBudget,
 }
@@ -44,8 +50,6 @@ pub enum BufferWritten {
 pub struct DumpWriter {
     dir: PathBuf,
     buffers: Buffers,
-    /// The meta last written: rewritten with the `retired` key when segments go.
-    meta: MetaFile,
     names: KernelNameTable,
     names_out: BufWriter<File>,
     annotations: Option<AnnotationLog>,
@@ -98,7 +102,6 @@ impl DumpWriter {
         Ok(Self {
             dir,
             buffers,
-            meta: meta.clone(),
             names: KernelNameTable::new(),
             names_out,
             annotations: None,
@@ -153,7 +156,11 @@ impl DumpWriter {
                 let header = chunks
                     .write_chunk(completion, data)
                     .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
-                Ok(BufferWritten::Written { header, bytes })
+                Ok(BufferWritten::Written {
+                    header,
+                    bytes,
+                    retired: false,
+                })
             }
             Buffers::Segments(segments) => {
                 let before = segments.stats().bytes_written;
@@ -161,10 +168,11 @@ impl DumpWriter {
                     .write(completion, data, layout, index, behind)
                     .map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
                 let bytes = segments.stats().bytes_written - before;
-                if retired {
-                    self.write_meta_with_retired()?;
-                }
-                Ok(BufferWritten::Written { header, bytes })
+                Ok(BufferWritten::Written {
+                    header,
+                    bytes,
+                    retired,
+                })
             }
         }
     }
@@ -182,20 +190,27 @@ impl DumpWriter {
         matches!(self.buffers, Buffers::Raw { full: true, .. })
     }
 
-    fn write_meta_with_retired(&mut self) -> Result<(), DumpError> {
-        let mut meta = self.meta.clone();
-        if let Buffers::Segments(s) = &self.buffers {
-            if s.retired().segments > 0 {
-                meta.set(
-                    "retired",
-                    serde_json::to_value(s.retired()).unwrap_or_default(),
-                );
-            }
+    /// What was retired so far (nothing for a raw dump).
+    pub fn retired(&self) -> Retired {
+        match &self.buffers {
+            Buffers::Segments(s) => s.retired().clone(),
+            Buffers::Raw { .. } => Retired::default(),
         }
-        if let Buffers::Raw { full: true, .. } = self.buffers {
+    }
+
+    /// `meta` plus what this writer knows: what was retired, whether a `--raw` dump
+    /// reached its budget.
+    pub fn annotate_meta(&self, meta: &mut MetaFile) {
+        let retired = self.retired();
+        if retired.segments > 0 {
+            meta.set(
+                "retired",
+                serde_json::to_value(&retired).unwrap_or_default(),
+            );
+        }
+        if self.over_budget() {
             meta.set("raw_budget_reached", true);
         }
-        meta.write(self.dir.join(META_FILE))
     }
 
     /// Record a kernel name; a pointer already written is ignored.
@@ -241,8 +256,9 @@ impl DumpWriter {
     /// Rewrite the meta (e.g. with `dropped_records` at the end of a session); the
     /// writer adds what was retired.
     pub fn update_meta(&mut self, meta: &MetaFile) -> Result<(), DumpError> {
-        self.meta = meta.clone();
-        self.write_meta_with_retired()
+        let mut meta = meta.clone();
+        self.annotate_meta(&mut meta);
+        meta.write(self.dir.join(META_FILE))
     }
 
     /// Flush buffered chunk bytes and names to the files.
@@ -259,8 +275,9 @@ impl DumpWriter {
     }
 
     /// Flush everything and close the files (the active segment is closed: its line
-    /// in the index is written, and the budget applied).
-    pub fn finish(mut self) -> Result<(), DumpError> {
+    /// in the index is written, and the budget applied). Returns what was retired in
+    /// all, for the final meta.
+    pub fn finish(mut self) -> Result<Retired, DumpError> {
         self.flush()?;
         match self.buffers {
             Buffers::Raw { chunks, .. } => {
@@ -269,14 +286,12 @@ impl DumpWriter {
                     .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
                 file.get_ref()
                     .sync_data()
-                    .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))
+                    .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
+                Ok(Retired::default())
             }
             Buffers::Segments(ref mut s) => {
-                let retired = s.finish().map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
-                if retired {
-                    self.write_meta_with_retired()?;
-                }
-                Ok(())
+                s.finish().map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
+                Ok(s.retired().clone())
             }
         }
     }
