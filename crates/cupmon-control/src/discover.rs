@@ -47,7 +47,17 @@ pub struct Found {
 /// When process `pid` started, in clock ticks after boot (field 22 of
 /// `/proc/PID/stat`, read after the command name, which may hold spaces).
 pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    start_ticks_in(&format!("/proc/{pid}/stat"))
+}
+
+/// [`process_start_ticks`] of the calling process (through `/proc/self`, right
+/// also where /proc belongs to another pid namespace than the process's pid).
+pub(crate) fn own_start_ticks() -> Option<u64> {
+    start_ticks_in("/proc/self/stat")
+}
+
+fn start_ticks_in(stat: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(stat).ok()?;
     let (_, after_name) = stat.rsplit_once(')')?;
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
