@@ -70,7 +70,7 @@ note "D: SIGKILL mid-run"
 runner=$!
 for _ in $(seq 50); do sleep 0.2; d=$(ls -d "$OUT"/d/*/ 2>/dev/null | head -1); [ -n "$d" ] && break; done
 sleep 2
-victim=$(basename "${d:-/none}")
+victim=$(basename "${d:-/none}"); victim=${victim%%-*}   # DIR/<pid>-<start>
 kill -9 "$victim" 2>/dev/null
 wait $runner; code=$?
 [ "$code" = 137 ] && echo "PASS D: cupmon run exits with the program's code (137)" | pass_fail \
@@ -84,7 +84,7 @@ note "E: window on SIGUSR2"
 "$cupmon" run -o "$OUT/e" --window-on-signal -- "$OUT/workload" 40 0.05 >"$OUT/e.out" 2>"$OUT/e.err" &
 runner=$!
 for _ in $(seq 50); do sleep 0.2; e=$(ls -d "$OUT"/e/*/ 2>/dev/null | head -1); [ -n "$e" ] && break; done
-pid=$(basename "${e:-/none}")
+pid=$(basename "${e:-/none}"); pid=${pid%%-*}
 sleep 0.5; kill -USR2 "$pid"; sleep 0.6; kill -USR2 "$pid"
 wait $runner
 [ -f "$e/window-0.json" ] && python3 -c "

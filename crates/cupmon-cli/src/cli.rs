@@ -10,7 +10,7 @@ Examples:
   cupmon run -o prof -- python train.py              record every kernel, copy and memset
   cupmon run --window-at 30 --window-for 2 -- ./app  also take a full trace window at t=30s
   cupmon stats prof/1234                             what a dump holds
-  cupmon decode prof/1234 --format chrome -o gpu.trace.json.gz
+  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
   cupmon demo                                        a trace from a real H200 recording
 
@@ -44,7 +44,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a program under cupmon (always-on collection, optional trace windows).
     #[command(
-        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to OUTPUT/<pid> (OUTPUT/rank<R>-<pid> under torchrun);\neach window becomes window-N.json and window-N.trace.json.gz there."
+        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to a new directory OUTPUT/<pid>-<start>\n(OUTPUT/rank<R>-<pid>-<start> under torchrun; <start> is the UTC start time, e.g.\n20261201T093005Z, with -1, -2, ... added when taken: a dump is never overwritten);\neach window becomes window-N.json and window-N.trace.json.gz there."
     )]
     Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
@@ -54,22 +54,22 @@ pub enum Command {
     Merge(MergeArgs),
     /// Write a trace window as a standalone Kineto-style trace.
     #[command(
-        after_help = "Example:\n  cupmon export --window prof/1234/window-0.json -o window-0.trace.json.gz"
+        after_help = "Example:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz"
     )]
     Export(ExportArgs),
     /// Decode a raw dump directory into a trace window or a trace.
     #[command(
-        after_help = "Examples:\n  cupmon decode prof/1234 -o window.json\n  cupmon decode prof/1234 --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234 --cpu torch_trace.json -o merged.json.gz"
+        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz"
     )]
     Decode(DecodeArgs),
     /// Summarise a raw dump directory: records per kind, time span, top kernels.
-    #[command(after_help = "Example:\n  cupmon stats prof/1234")]
+    #[command(after_help = "Example:\n  cupmon stats prof/1234-20261201T093005Z")]
     Stats(StatsArgs),
     /// Write a trace from a real H200 recording built into cupmon (no GPU needed).
     Demo(DemoArgs),
     /// Open a trace window now in running monitored processes (all ranks of a run).
     #[command(
-        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242 --steps 3   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json and window-N.trace.json.gz into its dump directory;\nwith several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
+        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242-20261201T093005Z --steps 3\n                                   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json and window-N.trace.json.gz into its dump directory;\nwith several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
     )]
     Window(WindowArgs),
     /// List the monitored processes of a run, a dump directory or a pid.

@@ -105,7 +105,7 @@ pub static SETTINGS: &[Setting] = &[
         value: "DIR",
         default: "cupmon-out",
         allowed: "a directory cupmon can create and write",
-        help: "where the dumps go: one subdirectory per process (DIR/<pid>, DIR/rank<R>-<pid>)",
+        help: "where the dumps go: a new subdirectory per process, never reused (DIR/<pid>-<UTC start>, DIR/rank<R>-<pid>-<UTC start>)",
         apply: |c, v| {
             if v.is_empty() {
                 return Err("an empty path".to_owned());
