@@ -10,6 +10,7 @@ mod dump_format;
 mod killed_session;
 mod layout;
 mod roundtrip;
+mod segments;
 mod side_file_damage;
 mod stats;
 mod truth;

@@ -52,7 +52,8 @@ pub struct SegmentSummary {
     /// The same for records on another client's clock, raw.
     pub foreign_first: Option<u64>,
     pub foreign_last: Option<u64>,
-    /// (CUPTI clock, Unix ns) at the completion of its first and last buffer.
+    /// (CUPTI clock, Unix ns) at the completion of its buffers while another client's
+    /// clock set CUPTI's timestamps (none otherwise): what converts those records.
     pub clock: Vec<[u64; 2]>,
     pub opened_unix_ns: u64,
     pub closed_unix_ns: u64,

@@ -23,6 +23,9 @@ use super::segment::{
 use super::{BufferCompletion, ChunkHeader, ChunkWriter, CHUNK_HEADER_LEN};
 use crate::Layout;
 
+/// Samples of a foreign clock kept per segment (its index line stays small).
+const MAX_CLOCK_SAMPLES: usize = 4096;
+
 /// When segments roll and what is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentPolicy {
@@ -40,7 +43,7 @@ impl SegmentPolicy {
     /// The size segments actually roll at: never more than a quarter of the budget, so
     /// that a small budget still holds several segments.
     pub fn roll_size(&self) -> u64 {
-        self.segment_size.min(self.keep / 4).max(64 << 10)
+        self.segment_size.min(self.keep / 4).max(4 << 10)
     }
 }
 
@@ -139,10 +142,18 @@ impl SegmentWriter {
         s.chunks += 1;
         s.records += u64::from(index.records);
         s.kernels += u64::from(index.kernels);
-        let sample = [completion.cupti_completed_ns, completion.unix_completed_ns];
-        match s.clock.len() {
-            0 | 1 => s.clock.push(sample),
-            _ => s.clock[1] = sample,
+        // Samples of another client's clock convert its records; CUPTI's own clock
+        // (Unix ns) needs none. Kept whole up to a bound, then every other one.
+        if crate::clock::is_foreign(completion.cupti_completed_ns) {
+            s.clock
+                .push([completion.cupti_completed_ns, completion.unix_completed_ns]);
+            if s.clock.len() > MAX_CLOCK_SAMPLES {
+                let mut keep = false;
+                s.clock.retain(|_| {
+                    keep = !keep;
+                    keep
+                });
+            }
         }
         active.native.join(index.native);
         active.foreign.join(index.foreign);
