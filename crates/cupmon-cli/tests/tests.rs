@@ -1,8 +1,9 @@
 //! The `cupmon` command's integration tests, one binary (ripgrep's layout): bad
-//! input, the regressions of the I/O issue, and `cupmon run` / `window` / `status`
-//! end to end against the fake libcupti.
+//! input, the regressions of the I/O issue, `cupmon run` / `window` / `status` end to
+//! end against the fake libcupti, and NCCL collectives in `stats` and traces.
 
 mod bad_input;
+mod collectives;
 mod regression;
 mod run_fake;
 mod util;

@@ -162,12 +162,15 @@ impl<'a> NcclKernel<'a> {
 
 /// The function's identifier: the `<length><name>` of an Itanium-mangled function at
 /// global scope (`_Z39ncclDevKernel_...`), the text before `(` of a demangled one.
+/// `None` at once for a name that cannot be NCCL's (most names: this runs per kernel).
 fn identifier(name: &str) -> Option<&str> {
     if let Some(rest) = name.strip_prefix("_Z") {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         let len: usize = rest[..digits].parse().ok()?;
         return rest.get(digits..digits.checked_add(len)?);
     }
-    let end = name.find('(').unwrap_or(name.len());
-    Some(name[..end].trim())
+    if !name.starts_with("nccl") {
+        return None;
+    }
+    Some(name.split_once('(').map_or(name, |(id, _)| id))
 }
