@@ -141,3 +141,112 @@ fn traces_label_nccl_kernels_with_what_their_names_say_about_the_launch() {
         }
     }
 }
+
+#[test]
+fn merged_into_a_torch_trace_nccl_kernels_get_kinetos_collective_metadata() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base: u64 = 1_795_979_000_000_000_000;
+    // A torch.profiler CPU trace with ProcessGroupNCCL's record_param_comms op (args as
+    // torch 2.x writes them) around the launch, External id 77.
+    let cpu = serde_json::json!({
+        "schemaVersion": 1,
+        "baseTimeNanoseconds": base,
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 10, "tid": 10,
+             "ts": 1000.0, "dur": 50.0,
+             "args": {"External id": 77, "Record function id": 0, "Ev Idx": 5, "Rank": 0,
+                      "Collective name": "allreduce", "dtype": "Float",
+                      "In msg nelems": 1048576, "Out msg nelems": 1048576,
+                      "In split size": "[]", "Out split size": "[]",
+                      "Global rank start": 0, "Global rank stride": 1, "Group size": 2,
+                      "Process Group Name": "0", "Process Group Description": "default_pg",
+                      "Process Group Ranks": "[0, 1]"}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 10,
+             "ts": 2000.0, "dur": 50.0, "args": {"External id": 78}}
+        ]
+    });
+    std::fs::write(tmp.path().join("cpu.json"), cpu.to_string()).unwrap();
+    let kernel = |name: &str, correlation: u64, start_us: u64| {
+        serde_json::json!({
+            "kind": "kernel", "device_id": 0, "context_id": 1, "stream_id": 20,
+            "correlation_id": correlation, "graph_node_id": 0, "graph_id": 0,
+            "start_ns": base + start_us * 1000, "end_ns": base + start_us * 1000 + 800,
+            "annotation": null, "name": name,
+        })
+    };
+    let nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    let window = serde_json::json!({
+        "events": [
+            {"kind": "external_correlation", "external_kind": 3, "external_id": 77,
+             "correlation_id": 5, "name": "external_correlation"},
+            {"kind": "external_correlation", "external_kind": 3, "external_id": 78,
+             "correlation_id": 6, "name": "external_correlation"},
+            kernel(nccl, 5, 1010),
+            kernel(GEMM, 6, 2010),
+        ],
+        "user_annotations": {}, "thread_resource_map": {},
+    });
+    std::fs::write(tmp.path().join("w.json"), window.to_string()).unwrap();
+    for exact in [false, true] {
+        let mut args = vec!["merge", "--cpu", "cpu.json", "--window", "w.json", "-o", "m.json"];
+        if exact {
+            args.push("--exact");
+        }
+        assert_success(&cupmon(tmp.path(), &args));
+        let trace = read_json(&tmp.path().join("m.json"));
+        let events = trace["traceEvents"].as_array().unwrap();
+        let find = |name: &str| {
+            events
+                .iter()
+                .find(|e| e["cat"] == "kernel" && e["name"] == name)
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        let nccl_args = find(nccl)["args"].as_object().unwrap();
+        if exact {
+            // PyTorch's merge, exactly: none of this.
+            assert!(!nccl_args.contains_key("collective"));
+            assert!(!nccl_args.contains_key("Collective name"));
+            continue;
+        }
+        // Kineto's order, then cupmon's, then PyTorch's merge's own args (the parsed
+        // JSON sorts keys: look at the text).
+        let text = std::fs::read_to_string(tmp.path().join("m.json")).unwrap();
+        let event = &text[text.find(nccl).unwrap()..];
+        let event = &event[..event.find('}').unwrap()];
+        let at = |key: &str| {
+            event
+                .find(&format!("\"{key}\":"))
+                .unwrap_or_else(|| panic!("no {key} in {event}"))
+        };
+        let order = [
+            "External id",
+            "Collective name",
+            "In msg nelems",
+            "Out msg nelems",
+            "Group size",
+            "dtype",
+            "In split size",
+            "Out split size",
+            "Process Group Name",
+            "Process Group Description",
+            "Process Group Ranks",
+            "in_msg_bytes",
+            "out_msg_bytes",
+            "collective",
+            "correlation",
+        ];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{event}");
+        assert!(!nccl_args.contains_key("algorithm") && !nccl_args.contains_key("protocol"));
+        assert_eq!(nccl_args["External id"], 77);
+        assert_eq!(nccl_args["Collective name"], "allreduce");
+        assert_eq!(nccl_args["dtype"], "Float");
+        assert_eq!(nccl_args["Process Group Name"], "0");
+        assert_eq!(nccl_args["Process Group Ranks"], "[0, 1]");
+        assert_eq!(nccl_args["in_msg_bytes"], 4_194_304);
+        assert_eq!(nccl_args["collective"], "AllReduce");
+        // The compute kernel under another op gets none of it.
+        let gemm_args = find(GEMM)["args"].as_object().unwrap();
+        assert_eq!(gemm_args["External id"], 78);
+        assert!(!gemm_args.contains_key("Collective name") && !gemm_args.contains_key("collective"));
+    }
+}
