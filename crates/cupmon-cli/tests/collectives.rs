@@ -250,3 +250,43 @@ fn merged_into_a_torch_trace_nccl_kernels_get_kinetos_collective_metadata() {
         assert!(!gemm_args.contains_key("Collective name") && !gemm_args.contains_key("collective"));
     }
 }
+
+#[test]
+fn combine_prints_each_ranks_share_of_busy_time_in_collectives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    // Times in µs from the base. Rank 0: GEMM [0, 40), AllReduce [30, 50): busy 50,
+    // NCCL 20 (40%), alone 10 (20%). Rank 1: AllReduce [10, 50) alone: 100%.
+    let trace = |rank: i64, kernels: &[(&str, f64, f64)]| {
+        let events: Vec<serde_json::Value> = kernels
+            .iter()
+            .map(|&(name, ts, dur)| {
+                serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0,
+                                   "tid": 7, "ts": ts, "dur": dur, "args": {}})
+            })
+            .collect();
+        serde_json::json!({
+            "schemaVersion": 1, "baseTimeNanoseconds": 1_795_979_000_000_000_000u64,
+            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
+            "traceEvents": events,
+        })
+    };
+    let a = trace(0, &[(GEMM, 0.0, 40.0), (nccl, 30.0, 20.0)]);
+    let b = trace(1, &[(nccl, 10.0, 40.0)]);
+    std::fs::write(tmp.path().join("r0.json"), a.to_string()).unwrap();
+    std::fs::write(tmp.path().join("r1.json"), b.to_string()).unwrap();
+    let out = cupmon(tmp.path(), &["combine", "r0.json", "r1.json", "-o", "job.json"]);
+    assert_success(&out);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "rank 0: waiting in collectives device 0 40.0% (20.0% with no other kernel)",
+            "rank 1: waiting in collectives device 0 100.0% (100.0% with no other kernel)",
+            "  (waiting in collectives: time with an NCCL kernel running / time with any kernel \
+             running, per device (unions of kernel intervals: NCCL beside compute counts once))",
+        ],
+        "{text}"
+    );
+}

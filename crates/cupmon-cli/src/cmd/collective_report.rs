@@ -1,11 +1,12 @@
 //! `cupmon stats`' section on NCCL collectives: per device, the share of GPU busy time
 //! with an NCCL kernel running ("waiting in collectives"), the part with nothing else
-//! running, and the collectives by kernel time.
+//! running, and the collectives by kernel time; and `cupmon combine`'s line per rank.
 
 use std::io::{self, Write};
 
 use cupmon_records::nccl::CollectiveStats;
 use cupmon_records::MetaFile;
+use cupmon_trace::RankCollectives;
 
 /// What the figures mean, printed with them.
 const DEFINITION: &str = "time with an NCCL kernel running / time with any kernel running, \
@@ -75,4 +76,32 @@ pub fn write(out: &mut impl Write, c: &CollectiveStats, meta: &MetaFile) -> io::
         )?;
     }
     Ok(())
+}
+
+/// One line per rank with NCCL kernels, then the definition: for `cupmon combine`.
+pub fn rank_lines(ranks: &[RankCollectives]) -> Vec<String> {
+    let mut lines: Vec<String> = ranks
+        .iter()
+        .filter(|r| r.stats.nccl_kernels() > 0)
+        .map(|r| {
+            let devices: Vec<String> = r
+                .stats
+                .devices
+                .iter()
+                .map(|d| {
+                    format!(
+                        "device {} {} ({} with no other kernel)",
+                        d.device,
+                        percent(d.nccl_share()),
+                        percent(d.nccl_alone_share())
+                    )
+                })
+                .collect();
+            format!("rank {}: waiting in collectives {}", r.rank, devices.join(", "))
+        })
+        .collect();
+    if !lines.is_empty() {
+        lines.push(format!("  (waiting in collectives: {DEFINITION})"));
+    }
+    lines
 }

@@ -21,6 +21,9 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
         .collect();
     super::check_output(&args.output, &inputs)?;
     let stats = combine_files(&args.traces, &args.output, &offsets)?;
+    for line in super::collective_report::rank_lines(&stats.collectives) {
+        println!("{line}");
+    }
     println!(
         "combined {} traces ({} events) into {}; open it in https://ui.perfetto.dev",
         stats.ranks.len(),
