@@ -105,9 +105,14 @@ fn traces_label_nccl_kernels_with_what_their_names_say_about_the_launch() {
     let tmp = tempfile::tempdir().unwrap();
     write_dump(&tmp.path().join("d"), None);
     for (args, labelled) in [
-        (vec!["decode", "d", "--format", "chrome", "-o", "t.json"], true),
         (
-            vec!["decode", "d", "--format", "chrome", "--exact", "-o", "t.json"],
+            vec!["decode", "d", "--format", "chrome", "-o", "t.json"],
+            true,
+        ),
+        (
+            vec![
+                "decode", "d", "--format", "chrome", "--exact", "-o", "t.json",
+            ],
             false,
         ),
     ] {
@@ -188,7 +193,9 @@ fn merged_into_a_torch_trace_nccl_kernels_get_kinetos_collective_metadata() {
     });
     std::fs::write(tmp.path().join("w.json"), window.to_string()).unwrap();
     for exact in [false, true] {
-        let mut args = vec!["merge", "--cpu", "cpu.json", "--window", "w.json", "-o", "m.json"];
+        let mut args = vec![
+            "merge", "--cpu", "cpu.json", "--window", "w.json", "-o", "m.json",
+        ];
         if exact {
             args.push("--exact");
         }
@@ -247,7 +254,9 @@ fn merged_into_a_torch_trace_nccl_kernels_get_kinetos_collective_metadata() {
         // The compute kernel under another op gets none of it.
         let gemm_args = find(GEMM)["args"].as_object().unwrap();
         assert_eq!(gemm_args["External id"], 78);
-        assert!(!gemm_args.contains_key("Collective name") && !gemm_args.contains_key("collective"));
+        assert!(
+            !gemm_args.contains_key("Collective name") && !gemm_args.contains_key("collective")
+        );
     }
 }
 
@@ -275,7 +284,10 @@ fn combine_prints_each_ranks_share_of_busy_time_in_collectives() {
     let b = trace(1, &[(nccl, 10.0, 40.0)]);
     std::fs::write(tmp.path().join("r0.json"), a.to_string()).unwrap();
     std::fs::write(tmp.path().join("r1.json"), b.to_string()).unwrap();
-    let out = cupmon(tmp.path(), &["combine", "r0.json", "r1.json", "-o", "job.json"]);
+    let out = cupmon(
+        tmp.path(),
+        &["combine", "r0.json", "r1.json", "-o", "job.json"],
+    );
     assert_success(&out);
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();

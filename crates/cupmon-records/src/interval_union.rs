@@ -93,7 +93,10 @@ impl IntervalUnion {
         }
         self.pending.sort_unstable();
         let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.merged.len() + self.pending.len());
-        let (mut a, mut b) = (self.merged.iter().peekable(), self.pending.iter().peekable());
+        let (mut a, mut b) = (
+            self.merged.iter().peekable(),
+            self.pending.iter().peekable(),
+        );
         loop {
             let next = match (a.peek(), b.peek()) {
                 (Some(x), Some(y)) if x <= y => a.next(),
@@ -149,7 +152,9 @@ mod tests {
         let mut x: u64 = 12345;
         let mut intervals = Vec::new();
         for _ in 0..5000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let s = (x >> 33) % 20_000;
             let len = (x >> 20) % 37;
             intervals.push((s, s + len));
@@ -185,6 +190,9 @@ mod tests {
         u.add(0, 5);
         let (total, over) = u.total();
         assert_eq!((total, over), (505, 5));
-        assert_eq!(total - over, brute(&(0..100).map(|i| (i * 10, i * 10 + 5)).collect::<Vec<_>>()));
+        assert_eq!(
+            total - over,
+            brute(&(0..100).map(|i| (i * 10, i * 10 + 5)).collect::<Vec<_>>())
+        );
     }
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::dump::KernelNames;
 use crate::dump::{Dump, DumpError, MetaFile};
-use crate::walk::{walk_records, DecodeProgress, DecodeReport};
 use crate::nccl::{CollectiveShare, CollectiveStats};
+use crate::walk::{walk_records, DecodeProgress, DecodeReport};
 use crate::Record;
 
 /// GPU time of one kernel (by demangled name, all launches).

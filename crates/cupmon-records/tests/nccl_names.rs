@@ -59,7 +59,11 @@ fn launch_args_keep_only_what_describes_the_launch() {
     );
     assert_eq!(
         args("_Z39ncclDevKernel_AllReduce_Sum_f32_TREE_LL24ncclDevKernelArgsStorageILm4096EE"),
-        [("collective", "AllReduce"), ("dtype", "f32"), ("algorithm", "TREE")]
+        [
+            ("collective", "AllReduce"),
+            ("dtype", "f32"),
+            ("algorithm", "TREE")
+        ]
     );
     assert_eq!(
         args("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"),
@@ -88,7 +92,10 @@ fn launch_args_keep_only_what_describes_the_launch() {
         ]
     );
     // The generic kernel runs any collective: nothing to say.
-    assert_eq!(args("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"), []);
+    assert_eq!(
+        args("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"),
+        []
+    );
 }
 
 #[test]

@@ -5,15 +5,16 @@
 use cupmon_records::dump::META_FILE;
 use cupmon_records::nccl::{CollectiveStats, CollectiveTime, DeviceCollectiveTime};
 use cupmon_records::{
-    dump_stats, ActivityKind, BufferCompletion, DumpWriter, KernelRecord, Layout, MetaFile,
-    Record, RecordWriter,
+    dump_stats, ActivityKind, BufferCompletion, DumpWriter, KernelRecord, Layout, MetaFile, Record,
+    RecordWriter,
 };
 
 use super::common::fixture_dir;
 
 pub const ALL_REDUCE: &str =
     "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL24ncclDevKernelArgsStorageILm4096EE";
-pub const ALL_GATHER: &str = "_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+pub const ALL_GATHER: &str =
+    "_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE";
 pub const GEMM: &str = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn";
 
 fn kernel(device: u32, stream: u32, name_ptr: u64, start: u64, end: u64) -> Record {
@@ -137,7 +138,10 @@ fn a_dump_without_nccl_kernels_has_devices_but_no_collectives() {
     assert_eq!(s.collectives.nccl_kernels(), 0);
     assert!(s.collectives.collectives.is_empty());
     let d = &s.collectives.devices[0];
-    assert_eq!((d.nccl_ns, d.nccl_alone_ns, d.nccl_share()), (0, 0, Some(0.0)));
+    assert_eq!(
+        (d.nccl_ns, d.nccl_alone_ns, d.nccl_share()),
+        (0, 0, Some(0.0))
+    );
     // 16 kernel records, all timed; busy time no more than their summed durations.
     assert_eq!(d.kernels, 16);
     assert!(d.busy_ns > 0);

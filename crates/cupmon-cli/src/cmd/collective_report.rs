@@ -97,7 +97,11 @@ pub fn rank_lines(ranks: &[RankCollectives]) -> Vec<String> {
                     )
                 })
                 .collect();
-            format!("rank {}: waiting in collectives {}", r.rank, devices.join(", "))
+            format!(
+                "rank {}: waiting in collectives {}",
+                r.rank,
+                devices.join(", ")
+            )
         })
         .collect();
     if !lines.is_empty() {

@@ -130,7 +130,10 @@ impl<'a> NcclKernel<'a> {
         } else {
             schemes::per_operation(&id[4..])
         };
-        parsed.or_else(|| id.contains("Kernel").then(|| Self::unknown(NcclScheme::Unknown)))
+        parsed.or_else(|| {
+            id.contains("Kernel")
+                .then(|| Self::unknown(NcclScheme::Unknown))
+        })
     }
 
     pub(super) fn unknown(scheme: NcclScheme) -> Self {

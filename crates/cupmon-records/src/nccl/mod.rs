@@ -7,7 +7,7 @@
 //! names. Both forms parse.
 //!
 //! CUPTI's kernel record carries neither the communicator nor the message size, and
-//! the name does not either; see `docs/collectives.md` for what does.
+//! the name does not either; see `docs/collectives.md` (repository root) for what does.
 
 mod kernel_name;
 mod schemes;

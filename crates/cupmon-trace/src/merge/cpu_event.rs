@@ -323,7 +323,9 @@ mod tests {
         assert_eq!(args[0], ("Collective name", "\"allreduce\"".to_owned()));
         assert_eq!(args[1], ("In msg nelems", "1024".to_owned()));
         assert_eq!(args.last().unwrap(), &("out_msg_bytes", "4096".to_owned()));
-        assert!(scan(r#"{"name":"aten::mm","args":{"External id":3}} "#).comms.is_none());
+        assert!(scan(r#"{"name":"aten::mm","args":{"External id":3}} "#)
+            .comms
+            .is_none());
     }
 
     #[test]

@@ -9,9 +9,9 @@ mod cpu_event;
 mod cpu_scan;
 mod entries;
 mod from_typed;
-mod nccl_args;
 #[cfg(feature = "internals")]
 pub mod internals;
+mod nccl_args;
 mod param_comms;
 mod sink;
 mod span;

@@ -51,7 +51,10 @@ mod tests {
         );
         let mut comms = ParamComms::default();
         comms.set(ParamComms::key_index(b"dtype").unwrap(), b"\"Float\"");
-        comms.set(ParamComms::key_index(b"Process Group Name").unwrap(), b"\"0\"");
+        comms.set(
+            ParamComms::key_index(b"Process Group Name").unwrap(),
+            b"\"0\"",
+        );
         assert_eq!(
             keys(&collective_args(name, Some(&comms))),
             ["Process Group Name", "collective", "algorithm"]

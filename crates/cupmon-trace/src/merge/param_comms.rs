@@ -213,9 +213,15 @@ mod tests {
         };
         assert_eq!(
             bytes(head("\"Float\"", "4")),
-            [("in_msg_bytes", "16".into()), ("out_msg_bytes", "32".into())]
+            [
+                ("in_msg_bytes", "16".into()),
+                ("out_msg_bytes", "32".into())
+            ]
         );
         assert_eq!(bytes(head("\"Quaternion\"", "4")), []);
-        assert_eq!(bytes(head("\"Float\"", "4.5")), [("out_msg_bytes", "32".into())]);
+        assert_eq!(
+            bytes(head("\"Float\"", "4.5")),
+            [("out_msg_bytes", "32".into())]
+        );
     }
 }
