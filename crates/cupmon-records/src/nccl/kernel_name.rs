@@ -3,11 +3,11 @@
 //! NCCL names its kernels after the one case each kernel has inlined, and runs every
 //! other case through the same kernel by a function table. So the name is the truth
 //! about some of its parts and only a hint about others: since NCCL 2.4 every kernel is
-//! the `LL` protocol's and (since 2.4) the `Sum` reduction's, whatever the launch uses,
-//! and since 2.19 `RING` stands for every algorithm but `TREE` (NCCL issues #739, #2196,
-//! and the sources: `src/device/generate.py`'s `best_kernel`, `src/enqueue.cc`'s kernel
-//! tables of earlier versions). [`Named::meaning`] says which is which, per scheme; see
-//! `schemes.rs` for the rules of each.
+//! named for the `LL` protocol and the sum reduction whatever the launch uses, and since
+//! 2.19 `RING` stands for every algorithm but `TREE` (NCCL issues #739 and #2196, and
+//! the sources: `src/device/generate.py`'s `best_kernel`, `src/enqueue.cc`'s kernel
+//! tables before 2.19). [`Named::meaning`] says which is which; `schemes.rs` has the
+//! rules of each scheme.
 
 use super::schemes;
 
