@@ -35,6 +35,12 @@
 //!   [`DumpWriter`] (a whole directory), [`MetaFile::write`], [`KernelNameTable::write`].
 //! - [`walk_records`]: every record of a dump in buffer order, with the damage rules;
 //!   [`dump_stats`] -> [`DumpStats`]: what `cupmon stats` prints.
+//!
+//! # NCCL ([`nccl`])
+//! - [`nccl::NcclKernel::parse`]: the collective, type, reduction, algorithm and protocol
+//!   an NCCL kernel's name gives, and which of them describe the launch.
+//! - [`nccl::CollectiveShare`] -> [`nccl::CollectiveStats`]: per device, NCCL kernels'
+//!   time against all kernels' ([`IntervalUnion`]s), and the collectives by time.
 
 mod api_names;
 pub mod clock;
@@ -43,8 +49,10 @@ mod decode;
 mod demangle;
 pub mod dump;
 mod encode;
+mod interval_union;
 pub mod kinds;
 pub mod layout;
+pub mod nccl;
 mod stats;
 mod time_range;
 mod version;
@@ -60,6 +68,7 @@ pub use dump::{
     DumpWriter, KernelNameTable, KernelNames, MetaFile, Truncation,
 };
 pub use encode::{encode_record, encoded_size, BufferFull, RecordWriter};
+pub use interval_union::IntervalUnion;
 pub use kinds::{
     ActivityRecord, ApiRecord, CudaEventRecord, ExternalCorrelationRecord, KernelRecord,
     MemcpyRecord, MemoryPoolRecord, MemoryRecord, MemsetRecord, OverheadRecord, Record, SyncRecord,

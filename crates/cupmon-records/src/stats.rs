@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::dump::KernelNames;
 use crate::dump::{Dump, DumpError, MetaFile};
+use crate::nccl::{CollectiveShare, CollectiveStats};
 use crate::walk::{walk_records, DecodeProgress, DecodeReport};
 use crate::Record;
 
@@ -53,6 +54,8 @@ pub struct DumpStats {
     /// The dump's meta, for the keys its writer added (cupmon's buffer and
     /// worker figures).
     pub meta: MetaFile,
+    /// NCCL kernels' share of each device's kernel time, and the top collectives.
+    pub collectives: CollectiveStats,
 }
 
 impl DumpStats {
@@ -82,6 +85,7 @@ pub fn dump_stats(
     let mut last: Option<u64> = None;
     let mut memcpy_bytes = 0u64;
     let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
+    let mut collectives = CollectiveShare::new();
     let report = walk_records(&dump, progress, |_, _, record| {
         if let Some((start, end)) = record.interval() {
             if start != 0 {
@@ -93,6 +97,7 @@ pub fn dump_stats(
         }
         match record {
             Record::Kernel(k) => {
+                collectives.add_record(k, dump.kernel_names());
                 let s = by_ptr.entry(k.name_ptr).or_default();
                 s.launches += 1;
                 if k.start != 0 && k.end >= k.start {
@@ -158,5 +163,6 @@ pub fn dump_stats(
         top_kernels,
         memcpy_bytes,
         meta: dump.meta().clone(),
+        collectives: collectives.finish(top),
     })
 }

@@ -1,6 +1,7 @@
 //! cupmon-records' integration tests, one binary (ripgrep's layout): decoding against
 //! the ground truth of real H200 recordings, layouts of every CUPTI version, round
-//! trips, compact chunks, damaged dumps, the dump format and `cupmon stats`' summary.
+//! trips, compact chunks, damaged dumps, the dump format, `cupmon stats`' summary, NCCL
+//! kernel names and the collectives' share of GPU time.
 
 mod common;
 mod compact;
@@ -9,6 +10,8 @@ mod demangle;
 mod dump_format;
 mod killed_session;
 mod layout;
+mod nccl_names;
+mod nccl_share;
 mod roundtrip;
 mod segments;
 mod side_file_damage;

@@ -31,7 +31,7 @@ mod temp_files;
 mod window;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
-pub use combine::{combine_traces, CombineStats, RankSkew};
+pub use combine::{combine_traces, CombineStats, RankCollectives, RankSkew};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;

@@ -17,6 +17,7 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();
     print_stats(&mut out, &args.dump_dir, &stats)?;
+    super::collective_report::write(&mut out, &stats.collectives, &stats.meta)?;
     for line in super::worker_report::lines(&stats.meta) {
         writeln!(out, "{line}")?;
     }
