@@ -49,7 +49,7 @@ pub enum Command {
     Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
     #[command(
-        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is the seed's merge, byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."
+        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is what PyTorch's merge_trace_window_into_chrome_trace writes (with --exact), byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."
     )]
     Merge(MergeArgs),
     /// Write a trace window as a standalone Kineto-style trace.

@@ -172,7 +172,13 @@ impl Monitor {
                 .set("session_open", session_open)
                 .set("buffer_requests_refused", stats.buffer_requests_refused)
                 .set("records", stats.records)
-                .set("chunks_written", stats.buffers_completed);
+                .set("chunks_written", stats.buffers_completed)
+                .set("bytes_written", stats.bytes_written)
+                .set("buffer_bytes", stats.buffer_bytes)
+                .set("frames_stored", stats.frames_stored);
+            if stats.records_over_budget > 0 {
+                meta.set("records_over_budget", stats.records_over_budget);
+            }
             stats.buffers.write_to(meta);
             stats.worker.write_to(meta);
         });
