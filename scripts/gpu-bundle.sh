@@ -9,6 +9,7 @@ cargo build --release -p cupmon-cli -p cupmon-inject
 mkdir -p .gpu
 rm -f .gpu/cupmon-*.whl
 cp target/release/cupmon target/release/libcupmon_inject.so .gpu/
+strip --strip-debug .gpu/cupmon .gpu/libcupmon_inject.so
 venv=${CUPMON_PY_VENV:-$root/target/python-venv}
 if [ ! -x "$venv/bin/maturin" ]; then
   "${PYTHON:-python3}" -m venv "$venv"

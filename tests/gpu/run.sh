@@ -20,8 +20,13 @@ rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 cupmon=${CUPMON_BIN:-$root/.gpu/cupmon}
 export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
 export PYTHONUNBUFFERED=1
-results=$OUT/results.txt
+# Results go straight to $FINAL, so a run cut short by a time limit still reports.
+results=$FINAL/results.txt
 : >"$results"
+save_logs() {
+  for f in "$OUT"/*.err "$OUT"/*.out; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 6000 "$f"; }; done >"$FINAL/logs.txt"
+}
+trap 'save_logs; exit 124' TERM INT
 note() { echo "== $*" | tee -a "$results"; }
 pass_fail() { tee -a "$results"; }
 
@@ -165,8 +170,7 @@ ls "$kdump/segments" >"$OUT/k.ls" 2>&1
 python3 "$here/recorder_check.py" "$cupmon" "${kdump%/}" "$OUT" | pass_fail
 fi
 
-for f in "$OUT"/*.err "$OUT"/*.out; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 6000 "$f"; }; done >"$FINAL/logs.txt"
-cp "$results" "$FINAL/"
+save_logs
 passed=$(grep -c '^PASS' "$results"); failed=$(grep -c '^FAIL' "$results")
 echo "SUMMARY: $passed passed, $failed failed (details in $results)"
 [ "$failed" = 0 ]

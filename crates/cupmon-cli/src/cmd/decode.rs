@@ -108,7 +108,7 @@ fn shell_quote(s: &str) -> String {
 /// Decode a dump with a progress line for large ones; errors name the dump.
 pub fn decode(dir: &Path) -> Result<(TraceWindow, DecodeReport)> {
     let mut progress = Progress::dump("decoding", dir);
-    let decoded = decode_dump_to_window(dir, |p| progress.update(p.bytes_read))
+    let decoded = decode_dump_to_window(dir, |p| progress.update_of(p.bytes_read, p.total_bytes))
         .with_context(|| dir.display().to_string())?;
     progress.finish();
     Ok(decoded)
