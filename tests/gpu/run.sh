@@ -140,10 +140,11 @@ fi
 
 if want ranks; then
 note "I: torchrun with 2 ranks on one GPU (gloo), windowed from another shell"
-"$cupmon" run -o "$OUT/i" -- torchrun --nproc-per-node 2 "$here/ddp_train.py" 400 0.02 >"$OUT/i.out" 2>"$OUT/i.err" &
+"$cupmon" run -o "$OUT/i" -- torchrun --nproc-per-node 2 "$here/ddp_train.py" 1500 0.02 >"$OUT/i.out" 2>"$OUT/i.err" &
 runner=$!
 for _ in $(seq 100); do sleep 0.2; [ "$(ls -d "$OUT"/i/rank*/ 2>/dev/null | wc -l)" = 2 ] && break; done
-sleep 3
+# Past the ranks' start-up (gloo rendezvous, DDP's first broadcast): training runs.
+sleep 10
 "$cupmon" window "$OUT/i" --for 1s --timeout 30s >"$OUT/i.window" 2>&1
 "$cupmon" window "$OUT/i" --steps 3 --timeout 30s >"$OUT/i.steps" 2>&1
 "$cupmon" status "$OUT/i" >"$OUT/i.status" 2>&1
