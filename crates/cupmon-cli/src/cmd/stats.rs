@@ -11,8 +11,10 @@ use crate::progress::Progress;
 pub fn run(args: &StatsArgs) -> Result<i32> {
     super::check_dump_dir(&args.dump_dir)?;
     let mut progress = Progress::dump("reading", &args.dump_dir);
-    let stats = dump_stats(&args.dump_dir, args.top, |p| progress.update_of(p.bytes_read, p.total_bytes))
-        .with_context(|| args.dump_dir.display().to_string())?;
+    let stats = dump_stats(&args.dump_dir, args.top, |p| {
+        progress.update_of(p.bytes_read, p.total_bytes)
+    })
+    .with_context(|| args.dump_dir.display().to_string())?;
     progress.finish();
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();
