@@ -253,9 +253,7 @@ fn parse_iso(t: &str) -> Result<TimeForm, Option<String>> {
         Some('T' | 't' | ' ') => &rest[1..],
         Some(_) => return Err(None),
     };
-    let zone_at = rest
-        .find(|c: char| c == 'Z' || c == 'z' || c == '+' || c == '-')
-        .unwrap_or(rest.len());
+    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
     let (clock, zone) = rest.split_at(zone_at);
     let (secs, nanos) = parse_clock(clock).ok_or(None)?;
     civil.hour = secs / 3600;
