@@ -59,11 +59,13 @@ pub enum Command {
     Export(ExportArgs),
     /// Decode a raw dump directory into a trace window or a trace.
     #[command(
-        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz"
+        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
     )]
     Decode(DecodeArgs),
     /// Summarise a raw dump directory: records per kind, time span, top kernels.
-    #[command(after_help = "Example:\n  cupmon stats prof/1234-20261201T093005Z")]
+    #[command(
+        after_help = "Examples:\n  cupmon stats prof/1234-20261201T093005Z\n  cupmon stats prof/1234-20261201T093005Z --timeline 1m     where the job slowed down\n  cupmon stats prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00"
+    )]
     Stats(StatsArgs),
     /// Write a trace from a real H200 recording built into cupmon (no GPU needed).
     Demo(DemoArgs),
@@ -217,6 +219,8 @@ pub struct DecodeArgs {
     /// top-level member), e.g. 4GiB; a larger one is an error naming the file and the offset.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub max_event_size: u64,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -225,6 +229,10 @@ pub struct StatsArgs {
     /// How many kernels to list by total GPU time.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
+    #[command(flatten)]
+    pub timeline: crate::slice_args::TimelineArgs,
 }
 
 #[derive(Debug, Args)]

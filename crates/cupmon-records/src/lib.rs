@@ -35,6 +35,9 @@
 //!   [`DumpWriter`] (a whole directory), [`MetaFile::write`], [`KernelNameTable::write`].
 //! - [`walk_records`]: every record of a dump in buffer order, with the damage rules;
 //!   [`dump_stats`] -> [`DumpStats`]: what `cupmon stats` prints.
+//! - Slices: [`walk_slice`] with a [`TimeRange`]; [`Dump::time_span`] (first and last
+//!   record, from the time index); [`Timeline::from_dump`]: busy %, kernels and copy
+//!   bytes per time bin (`cupmon stats --timeline`, `cupmon report`).
 //!
 //! # NCCL ([`nccl`])
 //! - [`nccl::NcclKernel::parse`]: the collective, type, reduction, algorithm and protocol
@@ -55,6 +58,7 @@ pub mod layout;
 pub mod nccl;
 mod stats;
 mod time_range;
+pub mod timeline;
 mod version;
 mod walk;
 
@@ -74,7 +78,8 @@ pub use kinds::{
     MemcpyRecord, MemoryPoolRecord, MemoryRecord, MemsetRecord, OverheadRecord, Record, SyncRecord,
 };
 pub use layout::{Layout, UnsupportedVersion};
-pub use stats::{dump_stats, DumpStats, KernelStat};
+pub use stats::{dump_stats, dump_stats_slice, DumpStats, KernelStat};
 pub use time_range::TimeRange;
+pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;
 pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport};

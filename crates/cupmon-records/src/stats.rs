@@ -7,8 +7,8 @@ use std::path::Path;
 use crate::dump::KernelNames;
 use crate::dump::{Dump, DumpError, MetaFile};
 use crate::nccl::{CollectiveShare, CollectiveStats};
-use crate::walk::{walk_records, DecodeProgress, DecodeReport};
-use crate::Record;
+use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
+use crate::{Record, TimeRange};
 
 /// GPU time of one kernel (by demangled name, all launches).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,12 +81,25 @@ pub fn dump_stats(
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<DumpStats, DumpError> {
     let dump = Dump::open(dir)?;
+    dump_stats_slice(&dump, &TimeRange::default(), top, progress, |_| {})
+}
+
+/// [`dump_stats`] of the records of `dump` that [`walk_slice`] gives for `range`;
+/// `also` sees each of them too (one walk for the stats and, say, a timeline).
+pub fn dump_stats_slice(
+    dump: &Dump,
+    range: &TimeRange,
+    top: usize,
+    progress: impl FnMut(&DecodeProgress),
+    mut also: impl FnMut(&Record),
+) -> Result<DumpStats, DumpError> {
     let mut first: Option<u64> = None;
     let mut last: Option<u64> = None;
     let mut memcpy_bytes = 0u64;
     let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
     let mut collectives = CollectiveShare::new();
-    let report = walk_records(&dump, progress, |_, _, record| {
+    let report = walk_slice(dump, range, progress, |_, _, record| {
+        also(record);
         if let Some((start, end)) = record.interval() {
             if start != 0 {
                 first = Some(first.map_or(start, |f| f.min(start)));

@@ -13,6 +13,7 @@ mod run_signal;
 mod run_summary;
 pub mod stats;
 pub mod status;
+mod timeline_report;
 pub mod window;
 mod worker_report;
 

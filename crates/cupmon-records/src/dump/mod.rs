@@ -23,6 +23,7 @@ mod segment;
 mod segment_writer;
 mod side_lines;
 mod status;
+mod time_span;
 mod warning;
 mod writer;
 
