@@ -24,7 +24,7 @@ enum Buffers {
         budget: Option<u64>,
         full: bool,
     },
-    Segments(SegmentWriter),
+    Segments(Box<SegmentWriter>),
 }
 
 /// What one buffer write came to.
@@ -91,7 +91,7 @@ impl DumpWriter {
         fs::create_dir_all(&dir).map_err(|e| DumpError::io(&dir.display().to_string(), e))?;
         let segments =
             SegmentWriter::create(&dir, policy).map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
-        Self::with_buffers(dir, meta, Buffers::Segments(segments))
+        Self::with_buffers(dir, meta, Buffers::Segments(Box::new(segments)))
     }
 
     fn with_buffers(dir: PathBuf, meta: &MetaFile, buffers: Buffers) -> Result<Self, DumpError> {
