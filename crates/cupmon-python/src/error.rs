@@ -75,6 +75,7 @@ impl From<TraceError> for Failure {
             TraceError::Input { .. } | TraceError::Window(_) | TraceError::NoDurationEvents => {
                 Self::new(ErrorCode::TraceInput, e.to_string())
             }
+            TraceError::Dump(_) => Self::new(ErrorCode::DumpInput, e.to_string()),
         }
     }
 }

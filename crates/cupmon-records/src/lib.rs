@@ -35,6 +35,9 @@
 //!   [`DumpWriter`] (a whole directory), [`MetaFile::write`], [`KernelNameTable::write`].
 //! - [`walk_records`]: every record of a dump in buffer order, with the damage rules;
 //!   [`dump_stats`] -> [`DumpStats`]: what `cupmon stats` prints.
+//! - Streaming: [`SliceWalk`] gives a dump's (or a slice's) records one buffer at a
+//!   time, each [`Walked`] with its buffer's stamp; [`JoinWindow`] joins records by
+//!   correlation id within a bounded [`Reorder`] window (memory flat in the dump's length).
 //! - Slices: [`walk_slice`] with a [`TimeRange`]; [`Dump::time_span`] (first and last
 //!   record, from the time index); [`Timeline::from_dump`]: busy %, kernels and copy
 //!   bytes per time bin (`cupmon stats --timeline`, `cupmon report`).
@@ -53,9 +56,11 @@ mod demangle;
 pub mod dump;
 mod encode;
 mod interval_union;
+mod join_window;
 pub mod kinds;
 pub mod layout;
 pub mod nccl;
+mod slice_walk;
 mod stats;
 mod time_range;
 pub mod timeline;
@@ -82,4 +87,6 @@ pub use stats::{dump_stats, dump_stats_slice, DumpStats, KernelStat};
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;
-pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport};
+pub use join_window::{JoinWindow, Reorder, DEFAULT_MAX_PENDING, DEFAULT_REORDER_WINDOW_NS};
+pub use slice_walk::SliceWalk;
+pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport, Walked};

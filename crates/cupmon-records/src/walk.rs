@@ -4,10 +4,13 @@
 //! become warnings), progress reports, and the counts a caller needs to tell the user
 //! what happened.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use crate::dump::{BufferReader, Dump, DumpError, DumpWarning, Retired, META_FILE};
-use crate::{ActivityKind, CuptiVersion, Record, RecordIter, TimeRange};
+use crate::{
+    ActivityKind, CuptiVersion, ForeignClock, Layout, Record, RecordIter, Reorder, SliceWalk,
+    TimeRange,
+};
 
 /// Where a long decode is, for progress bars.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -51,6 +54,22 @@ pub struct DecodeReport {
     /// Frames and segments a slice did not need to read.
     pub frames_skipped: u64,
     pub segments_skipped: u64,
+    /// Entries a streamed join dropped before their time because its window was full
+    /// ([`Reorder::max_pending`]): some records may lack what they join with.
+    pub joins_evicted: u64,
+}
+
+/// One record as a walk gives it.
+#[derive(Debug, Clone)]
+pub struct Walked {
+    /// Its buffer's position in the dump, from 0 (across segments).
+    pub number: u64,
+    /// Its byte offset in the buffer.
+    pub offset: usize,
+    /// Its buffer's stamp: when CUPTI completed the buffer (see [`crate::JoinWindow`]).
+    pub stamp: u64,
+    /// Timestamps in Unix ns.
+    pub record: Record,
 }
 
 /// Call `f(chunk number, offset in chunk, record)` for every record of `dump`, in buffer
@@ -71,48 +90,106 @@ pub fn walk_records(
 
 /// [`walk_records`] for the records whose time interval overlaps `range`, plus the
 /// records without a time of their own (external correlations) whose correlation id
-/// one of those records carries; these come last. Segments and frames the time index
-/// shows outside the range are not read.
+/// one of those records carries, in buffer order ([`crate::SliceWalk`] says how far
+/// apart the two may lie). Segments and frames the time index shows outside the range
+/// are not read. One buffer at a time: memory does not grow with the dump.
 pub fn walk_slice(
     dump: &Dump,
     range: &TimeRange,
     mut progress: impl FnMut(&DecodeProgress),
     mut f: impl FnMut(u64, usize, &Record),
 ) -> Result<DecodeReport, DumpError> {
-    let meta = dump.meta();
-    let mut report = empty_report(dump)?;
-    if meta.session_open() {
-        report.warnings.push(DumpWarning::SessionOpen {
-            file: META_FILE.to_owned(),
-            dropped_before: meta.dropped_records(),
-        });
+    let mut walk = SliceWalk::open(dump, range, Reorder::default())?;
+    while let Some(records) = walk.next_buffer()? {
+        for w in records {
+            f(w.number, w.offset, &w.record);
+        }
+        progress(&walk.progress());
     }
-    if nothing_written(dump, &mut report) {
-        return Ok(report);
-    }
-    let samples = dump.clock_samples();
-    let clock = samples.fit();
-    let slicing = !range.is_all();
-    let mut buffers = BufferReader::open(dump, slicing.then_some(*range), clock)?;
-    let mut damage_seen = 0;
-    let mut by_kind = [0u64; ActivityKind::SLOTS];
-    let total_bytes = buffers.total_bytes();
-    let mut layout = None;
-    // Slices: timeless records wait for the end, when the kept correlation ids are known.
-    let mut timeless: Vec<(u64, usize, Record)> = Vec::new();
-    let mut kept_ids: HashSet<u32> = HashSet::new();
-    while let Some(buffer) = buffers.next_buffer()? {
-        let before_chunk = report.warnings.len();
-        let layout = match layout {
-            Some(l) => l,
-            None => *layout.insert(dump.layout()?),
+    Ok(walk.finish())
+}
+
+/// Every buffer of a dump in order, one at a time, its records decoded and on the
+/// session's clock (none left out for a range: [`SliceWalk`] does that; the range only
+/// lets the time index skip segments and frames). What [`walk_records`] stands on.
+#[derive(Debug)]
+pub(crate) struct RecordWalk<'d> {
+    dump: &'d Dump,
+    buffers: Option<BufferReader>,
+    clock: Option<ForeignClock>,
+    layout: Option<Layout>,
+    pub report: DecodeReport,
+    by_kind: [u64; ActivityKind::SLOTS],
+    damage_seen: usize,
+    stamp: u64,
+    done: bool,
+    /// Read at most this many buffers.
+    pub limit: Option<u64>,
+    /// The records of the buffer read last.
+    pub records: Vec<Walked>,
+}
+
+impl<'d> RecordWalk<'d> {
+    pub fn open(dump: &'d Dump, range: &TimeRange) -> Result<Self, DumpError> {
+        let meta = dump.meta();
+        let mut report = empty_report(dump)?;
+        if meta.session_open() {
+            report.warnings.push(DumpWarning::SessionOpen {
+                file: META_FILE.to_owned(),
+                dropped_before: meta.dropped_records(),
+            });
+        }
+        let clock = dump.clock_samples().fit();
+        let buffers = if nothing_written(dump, &mut report) {
+            None
+        } else {
+            let slicing = !range.is_all();
+            Some(BufferReader::open(dump, slicing.then_some(*range), clock)?)
         };
+        Ok(Self {
+            dump,
+            buffers,
+            clock,
+            layout: None,
+            report,
+            by_kind: [0; ActivityKind::SLOTS],
+            damage_seen: 0,
+            stamp: 0,
+            done: false,
+            limit: None,
+            records: Vec::new(),
+        })
+    }
+
+    /// Read the next buffer into `records`; false at the end.
+    pub fn read_buffer(&mut self) -> Result<bool, DumpError> {
+        self.records.clear();
+        if self.done || self.limit.is_some_and(|n| self.report.chunks >= n) {
+            self.done = true;
+            return Ok(false);
+        }
+        let Some(buffers) = self.buffers.as_mut() else {
+            self.done = true;
+            return Ok(false);
+        };
+        let Some(buffer) = buffers.next_buffer()? else {
+            self.done = true;
+            return Ok(false);
+        };
+        let report = &mut self.report;
+        let before_chunk = report.warnings.len();
+        let layout = match self.layout {
+            Some(l) => l,
+            None => *self.layout.insert(self.dump.layout()?),
+        };
+        let completed = buffer.header.completion.unix_completed_ns;
+        let mut latest_end = 0;
         let mut records = RecordIter::new(buffer.data, layout);
         while let Some(item) = records.next_with_offset() {
             match item {
                 Ok((offset, mut record)) => {
                     if record.has_foreign_timestamp() {
-                        let Some(c) = clock else {
+                        let Some(c) = self.clock else {
                             report.off_clock += 1;
                             continue;
                         };
@@ -120,20 +197,15 @@ pub fn walk_slice(
                         report.clock_converted += 1;
                         report.foreign_ticks_per_ns = Some(c.ticks_per_ns());
                     }
-                    if slicing {
-                        match record.interval() {
-                            Some((start, end)) if range.overlaps(start, end) => {
-                                kept_ids.insert(record.correlation_id());
-                            }
-                            Some(_) => continue,
-                            None => {
-                                timeless.push((buffer.number, offset, record));
-                                continue;
-                            }
-                        }
+                    if let Some((start, end)) = record.interval() {
+                        latest_end = latest_end.max(end.max(start));
                     }
-                    count(&mut report, &mut by_kind, &record);
-                    f(buffer.number, offset, &record);
+                    self.records.push(Walked {
+                        number: buffer.number,
+                        offset,
+                        stamp: 0,
+                        record,
+                    });
                 }
                 Err(error) => {
                     let offset = error.offset();
@@ -147,50 +219,72 @@ pub fn walk_slice(
                 }
             }
         }
+        // A header without the completion time: the buffer's latest record instead.
+        let completed = if completed > 0 { completed } else { latest_end };
+        self.stamp = self.stamp.max(completed);
+        for w in &mut self.records {
+            w.stamp = self.stamp;
+        }
         report.chunks += 1;
         report.buffer_bytes += buffer.data.len() as u64;
         // Damage stepped over on the way to this chunk goes before its own warnings.
-        let damage = &buffers.warnings()[damage_seen..];
-        damage_seen += damage.len();
+        let damage = &buffers.warnings()[self.damage_seen..];
+        self.damage_seen += damage.len();
         report
             .warnings
             .splice(before_chunk..before_chunk, damage.iter().cloned());
-        progress(&DecodeProgress {
-            bytes_read: buffers.bytes_read(),
-            total_bytes,
-            chunks: report.chunks,
-            records: report.records,
-        });
+        Ok(true)
     }
-    for (number, offset, record) in timeless {
-        if kept_ids.contains(&record.correlation_id()) {
-            count(&mut report, &mut by_kind, &record);
-            f(number, offset, &record);
-        }
-    }
-    report
-        .warnings
-        .extend_from_slice(&buffers.warnings()[damage_seen..]);
-    report.frames_skipped = buffers.frames_skipped;
-    report.segments_skipped = buffers.segments_skipped;
-    if report.off_clock > 0 {
-        report.warnings.push(DumpWarning::OffClock {
-            records: report.off_clock,
-        });
-    }
-    for (number, &n) in (0u32..).zip(&by_kind) {
-        if n > 0 {
-            report.records_by_kind.insert(ActivityKind(number), n);
-        }
-    }
-    Ok(report)
-}
 
-fn count(report: &mut DecodeReport, by_kind: &mut [u64], record: &Record) {
-    if let Some(n) = by_kind.get_mut(record.kind().as_u32() as usize) {
-        *n += 1;
+    /// The stamp of the buffer read last (0 before the first).
+    pub fn stamp(&self) -> u64 {
+        self.stamp
     }
-    report.records += 1;
+
+    /// Whether the last buffer has been read.
+    pub fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Count `record` as one the walk gives.
+    pub fn count(&mut self, record: &Record) {
+        if let Some(n) = self.by_kind.get_mut(record.kind().as_u32() as usize) {
+            *n += 1;
+        }
+        self.report.records += 1;
+    }
+
+    pub fn progress(&self) -> DecodeProgress {
+        DecodeProgress {
+            bytes_read: self.buffers.as_ref().map_or(0, BufferReader::bytes_read),
+            total_bytes: self.buffers.as_ref().map_or(0, BufferReader::total_bytes),
+            chunks: self.report.chunks,
+            records: self.report.records,
+        }
+    }
+
+    /// The report of the walk.
+    pub fn finish(self) -> DecodeReport {
+        let mut report = self.report;
+        if let Some(buffers) = &self.buffers {
+            report
+                .warnings
+                .extend_from_slice(&buffers.warnings()[self.damage_seen..]);
+            report.frames_skipped = buffers.frames_skipped;
+            report.segments_skipped = buffers.segments_skipped;
+        }
+        if report.off_clock > 0 {
+            report.warnings.push(DumpWarning::OffClock {
+                records: report.off_clock,
+            });
+        }
+        for (number, &n) in (0u32..).zip(&self.by_kind) {
+            if n > 0 {
+                report.records_by_kind.insert(ActivityKind(number), n);
+            }
+        }
+        report
+    }
 }
 
 /// The report before any chunk is read: what the meta says.
@@ -222,6 +316,7 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
         retired: dump.retired(),
         frames_skipped: 0,
         segments_skipped: 0,
+        joins_evicted: 0,
     })
 }
 

@@ -20,6 +20,9 @@ pub enum TraceError {
     /// Writing the output failed (the path is added where it is known).
     #[error("writing the output: {0}")]
     Write(std::io::Error),
+    /// Reading the dump a trace is streamed from.
+    #[error(transparent)]
+    Dump(#[from] cupmon_records::DumpError),
     #[error("{path}: {what}: {err}")]
     Io {
         path: PathBuf,

@@ -28,26 +28,7 @@ pub fn export_window(
     let base_ns = window
         .first_start_ns()
         .map_or_else(default_base_ns, trimester_floor_ns);
-    let mut doc = String::from("{\"schemaVersion\":1,");
-    let props = options
-        .device_properties_json
-        .as_ref()
-        .or(window.device_properties.as_ref());
-    if let Some(props) = props {
-        doc.push_str("\"deviceProperties\":");
-        doc.push_str(props);
-        doc.push(',');
-    }
-    // Before traceEvents: HolisticTraceAnalysis reads the rank from a trace's head.
-    if let Some(info) = window.distributed_info.as_ref().filter(|_| !options.exact) {
-        doc.push_str("\"distributedInfo\": ");
-        doc.push_str(&info.to_spaced_json());
-        doc.push(',');
-    }
-    doc.push_str(&format!(
-        "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":{base_ns},\"traceEvents\":[]}}"
-    ));
-    let bytes = doc.into_bytes();
+    let bytes = export_doc(window, options, base_ns);
     let open = || -> io::Result<Box<dyn Read>> { Ok(Box::new(Cursor::new(bytes.clone()))) };
     let merge_options = MergeOptions {
         trace_name: options.trace_name.clone(),
@@ -68,4 +49,30 @@ pub fn export_window(
         &mut |_: MergeProgress| {},
         false,
     )
+}
+
+/// The empty CPU trace an exported window is merged into: schemaVersion,
+/// deviceProperties (the options' or the window's), the rank (complete traces),
+/// displayTimeUnit, `base_ns`, no events.
+pub(crate) fn export_doc(window: &MergeWindow, options: &ExportOptions, base_ns: i128) -> Vec<u8> {
+    let mut doc = String::from("{\"schemaVersion\":1,");
+    let props = options
+        .device_properties_json
+        .as_ref()
+        .or(window.device_properties.as_ref());
+    if let Some(props) = props {
+        doc.push_str("\"deviceProperties\":");
+        doc.push_str(props);
+        doc.push(',');
+    }
+    // Before traceEvents: HolisticTraceAnalysis reads the rank from a trace's head.
+    if let Some(info) = window.distributed_info.as_ref().filter(|_| !options.exact) {
+        doc.push_str("\"distributedInfo\": ");
+        doc.push_str(&info.to_spaced_json());
+        doc.push(',');
+    }
+    doc.push_str(&format!(
+        "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":{base_ns},\"traceEvents\":[]}}"
+    ));
+    doc.into_bytes()
 }

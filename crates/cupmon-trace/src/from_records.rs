@@ -40,17 +40,35 @@ pub fn decode_slice_to_window(
 ) -> Result<(TraceWindow, DecodeReport), DumpError> {
     let mut names = KernelNames::new(dump.kernel_names());
     let mut events = Vec::new();
-    // Annotations are named by CUSTOM1 external ids (cupmon's and Kineto's).
     let mut annotated: HashSet<u64> = HashSet::new();
     let mut report = walk_slice(dump, range, progress, |_, _, record| {
-        if let Record::ExternalCorrelation(x) = record {
-            if x.external_kind == ExternalCorrelationKind::CUSTOM1.0 {
-                annotated.insert(x.external_id);
-            }
-        }
+        note_annotation(record, &mut annotated);
         events.push(WindowEvent::from_record(record, &mut names));
     })?;
     report.unresolved_kernel_names = names.unresolved();
+    let mut window = window_shell(dump, range, &report, &annotated);
+    window.events = events;
+    Ok((window, report))
+}
+
+/// Annotations are named by CUSTOM1 external ids (cupmon's and Kineto's): note the one
+/// `record` names.
+pub(crate) fn note_annotation(record: &Record, annotated: &mut HashSet<u64>) {
+    if let Record::ExternalCorrelation(x) = record {
+        if x.external_kind == ExternalCorrelationKind::CUSTOM1.0 {
+            annotated.insert(x.external_id);
+        }
+    }
+}
+
+/// The window of a decode without its events: the user annotations (those `annotated`
+/// names, for a slice), the `cupmon` block from `report`, the meta's GPUs and rank.
+pub(crate) fn window_shell(
+    dump: &Dump,
+    range: &TimeRange,
+    report: &DecodeReport,
+    annotated: &HashSet<u64>,
+) -> TraceWindow {
     let sliced = !range.is_all();
     let user_annotations: BTreeMap<u64, String> = if sliced {
         dump.user_annotations()
@@ -61,8 +79,8 @@ pub fn decode_slice_to_window(
     } else {
         dump.user_annotations().clone()
     };
-    let window = TraceWindow {
-        events,
+    TraceWindow {
+        events: Vec::new(),
         extra_activities: Vec::new(),
         user_annotations,
         thread_resource_map: BTreeMap::new(),
@@ -88,6 +106,5 @@ pub fn decode_slice_to_window(
             .json()
             .get("distributedInfo")
             .and_then(|v| serde_json::from_value(v.clone()).ok()),
-    };
-    Ok((window, report))
+    }
 }

@@ -4,11 +4,13 @@
 //! - [`WindowEvent`] (one file per kind under `kinds/`) and [`TraceWindow`]: windows
 //!   as cupmon writes them (PyTorch's `trace_window` dict, plus extra fields);
 //!   [`decode_dump_to_window`]: a whole dump as a window; [`decode_slice_to_window`]: a
-//!   time slice of one.
+//!   time slice of one; [`write_window_stream`]: the same window written while the
+//!   dump is read (memory flat in the dump's length).
 //! - [`MergeWindow`]: a window as the merge reads it, from JSON
 //!   ([`MergeWindow::from_json`]) or from a [`TraceWindow`].
 //! - [`merge_files`]: PyTorch's `merge_trace_window_into_chrome_trace`, streamed.
-//! - [`export_window`]: a standalone Kineto-style trace of one window.
+//! - [`export_window`]: a standalone Kineto-style trace of one window;
+//!   [`DumpExport`]: the same trace of a dump (or slice) in two streamed passes.
 //! - [`filter_window`]: the companion monitor's window filtering.
 //! - [`remove_live_temp_files`]: for a signal handler, the temporary files
 //!   (beside outputs, copies of piped inputs) that would stay behind.
@@ -30,6 +32,7 @@ mod output;
 mod spool;
 mod temp_files;
 mod window;
+mod window_stream;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
 pub use combine::{combine_traces, CombineStats, RankCollectives, RankSkew};
@@ -46,7 +49,7 @@ pub use kinds::{
 #[doc(hidden)]
 pub use merge::internals;
 pub use merge::{
-    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, MergeOptions,
+    default_base_ns, DumpExport, DumpExportStats, merge_files, merge_files_strict, trimester_floor_ns, MergeOptions,
     MergeProgress, MergeStats, MergeWindow, WindowSource, DEFAULT_MAX_EVENT_BYTES,
     TRIMESTER_SECONDS,
 };
@@ -58,3 +61,4 @@ pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWrit
 pub use spool::needs_spool;
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 pub use window::{CupmonInfo, DistributedInfo, SliceInfo, TraceWindow};
+pub use window_stream::{write_window_stream, StreamedWindow};

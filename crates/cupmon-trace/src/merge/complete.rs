@@ -36,21 +36,8 @@ pub(crate) struct Complete {
 }
 
 impl Complete {
+    /// For the window in memory: its CPU-op links and overlap lanes worked out here.
     pub fn new(window: &MergeWindow, device_properties: Option<&str>) -> Self {
-        let mut devices = FxHashMap::default();
-        let props: Option<serde_json::Value> =
-            device_properties.and_then(|t| serde_json::from_str(t).ok());
-        for d in props
-            .iter()
-            .flat_map(|p| p.as_array().into_iter().flatten())
-        {
-            if let (Some(id), Some(limits)) = (
-                d.get("id").and_then(|v| v.as_i64()),
-                DeviceLimits::from_kineto_json(d),
-            ) {
-                devices.insert(i128::from(id), limits);
-            }
-        }
         let mut external_ids = FxHashMap::default();
         for event in &window.events {
             if let MergeEvent::ExternalCorrelation(x) = event {
@@ -63,11 +50,21 @@ impl Complete {
         }
         let (lanes, overlap_tracks) = overlap_lanes(window);
         Self {
-            devices,
+            devices: device_limits(device_properties),
             external_ids,
             lanes,
             overlap_tracks,
             comms: FxHashMap::default(),
+        }
+    }
+
+    /// For a window streamed from a dump: links and lanes are joined event by event
+    /// (`lookahead.rs`); `overlap_tracks` come from a first pass.
+    pub fn streamed(device_properties: Option<&str>, overlap_tracks: Vec<OverlapTrack>) -> Self {
+        Self {
+            devices: device_limits(device_properties),
+            overlap_tracks,
+            ..Self::default()
         }
     }
 
@@ -77,14 +74,33 @@ impl Complete {
         self
     }
 
-    /// The thread of GPU event `index` on stream `tid`: its overlap lane's.
-    pub fn gpu_tid(&self, index: usize, tid: i128) -> i128 {
-        tid + self.lanes.get(&index).copied().unwrap_or(0) * LANE_TID
+    /// The overlap lane of GPU event `index` (0: its stream's own track).
+    pub fn lane(&self, index: usize) -> i128 {
+        self.lanes.get(&index).copied().unwrap_or(0)
     }
 
     pub fn external_id(&self, correlation_id: i128) -> Option<i128> {
         self.external_ids.get(&correlation_id).copied()
     }
+}
+
+/// Device id -> limits, from Kineto's `deviceProperties` array (JSON text).
+fn device_limits(device_properties: Option<&str>) -> FxHashMap<i128, DeviceLimits> {
+    let mut devices = FxHashMap::default();
+    let props: Option<serde_json::Value> =
+        device_properties.and_then(|t| serde_json::from_str(t).ok());
+    for d in props
+        .iter()
+        .flat_map(|p| p.as_array().into_iter().flatten())
+    {
+        if let (Some(id), Some(limits)) = (
+            d.get("id").and_then(|v| v.as_i64()),
+            DeviceLimits::from_kineto_json(d),
+        ) {
+            devices.insert(i128::from(id), limits);
+        }
+    }
+    devices
 }
 
 /// Kineto's name of a GPU op: `Memcpy HtoD (Pinned -> Device)`, `Memset (Device)`;
@@ -150,9 +166,12 @@ pub(crate) enum KinetoArg {
 
 /// Kineto's args of a GPU op, in its order, for the complete trace, then a kernel's
 /// collective args. The caller adds the args PyTorch's merge writes after these.
-pub(crate) fn kineto_args(c: &Complete, g: &GpuEvent) -> Vec<(&'static str, KinetoArg)> {
+pub(crate) fn kineto_args(
+    c: &Complete,
+    g: &GpuEvent,
+    external_id: Option<i128>,
+) -> Vec<(&'static str, KinetoArg)> {
     let mut args = Vec::with_capacity(16);
-    let external_id = c.external_id(g.correlation_id);
     if let Some(id) = external_id {
         args.push(("External id", KinetoArg::Int(id)));
     }

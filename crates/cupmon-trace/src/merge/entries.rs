@@ -3,7 +3,7 @@
 //! metadata events (inserted after the CPU trace's leading `M` events) and
 //! trace events (appended after the CPU events).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 use std::io::Write;
@@ -12,6 +12,7 @@ use super::args::{gpu_args, ArgValue};
 use super::complete::{kineto_args, kineto_name, Complete, KinetoArg, LANE_TID};
 use super::sink::EventSink;
 use super::span::{py_max, TimeRange};
+use super::survey::Survey;
 use super::window_input::{ApiEvent, GpuEvent, Lazy, MergeEvent, MergeWindow, OverheadEvent};
 use crate::json::write::ObjectWriter;
 use crate::TraceError;
@@ -21,15 +22,38 @@ const OVERHEAD_PID: i128 = -1;
 /// CUPTI's CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1: user annotations.
 const USER_EXTERNAL_CORRELATION_KIND: i128 = 4;
 
-/// The window, prepared against one CPU trace and base time.
+/// The window, prepared against one CPU trace and base time. The events themselves
+/// come from memory ([`Entries::write_events`]) or one by one from a dump
+/// ([`Entries::write_event`], with the joins a streamed decode makes).
 #[derive(Debug)]
 pub(crate) struct Entries<'w> {
-    window: &'w MergeWindow,
+    /// The events, when the window is in memory.
+    events: &'w [MergeEvent],
+    annotations: &'w FxHashMap<i128, Option<String>>,
+    thread_resource_map: &'w FxHashMap<i128, FxHashMap<i128, i128>>,
     base_ns: i128,
     thread_by_correlation: FxHashMap<i128, (i128, i128)>,
-    max_non_overhead_end_ns: i128,
+    survey: Survey,
     /// The complete trace's extras; `None` for PyTorch's output exactly.
     complete: Option<Complete>,
+}
+
+/// What writing the events carries from one to the next.
+#[derive(Debug)]
+pub(crate) struct EventState {
+    pub range: TimeRange,
+    extras: super::chrome_out::ChromeOut,
+    /// (external id, device, stream) -> (first start, last end) of annotated GPU work.
+    spans: BTreeMap<(i128, i128, i128), (i128, i128)>,
+}
+
+/// What a streamed decode joined to one event: the CPU op's External id of its
+/// correlation id, its overlap lane (GPU work), its CUSTOM1 annotation's id.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Joined {
+    pub cpu_op: Option<i128>,
+    pub lane: i128,
+    pub annotation: Option<i128>,
 }
 
 /// `_sanitize_tid` / `_export_tid` for an integer tid.
@@ -63,7 +87,9 @@ impl<'w> Entries<'w> {
         thread_by_external_id: &FxHashMap<i128, (i128, i128)>,
         complete: Option<Complete>,
     ) -> Self {
-        let mut thread_by_correlation = FxHashMap::default();
+        let mut entries = Self::without_events(window, base_ns, Survey::default(), complete);
+        entries.events = &window.events;
+        let thread_by_correlation = &mut entries.thread_by_correlation;
         for event in &window.events {
             if let MergeEvent::ExternalCorrelation(x) = event {
                 if x.correlation_id == 0 {
@@ -74,32 +100,64 @@ impl<'w> Entries<'w> {
                 }
             }
         }
-        let max_non_overhead_end_ns = window
-            .events
-            .iter()
-            .filter_map(MergeEvent::non_overhead_end_ns)
-            .fold(0, i128::max);
+        let mut survey = Survey::default();
+        let complete = entries.complete.is_some();
+        for event in &window.events {
+            survey.add(event, |a| entries.thread_id(a), complete);
+        }
+        entries.survey = survey;
+        entries
+    }
+
+    /// For events given one by one ([`Entries::write_event`]), `survey` made over
+    /// them beforehand; `window` gives the rest (annotations, thread map). No CPU
+    /// ops to link API calls to (an exported trace).
+    pub fn without_events(
+        window: &'w MergeWindow,
+        base_ns: i128,
+        survey: Survey,
+        complete: Option<Complete>,
+    ) -> Self {
         Self {
-            window,
+            events: &[],
+            annotations: &window.user_annotations,
+            thread_resource_map: &window.thread_resource_map,
             base_ns,
-            thread_by_correlation,
-            max_non_overhead_end_ns,
+            thread_by_correlation: FxHashMap::default(),
+            survey,
             complete,
         }
+    }
+
+    pub fn new_state(&self) -> EventState {
+        EventState {
+            range: TimeRange::default(),
+            extras: super::chrome_out::ChromeOut::new(self.base_ns),
+            spans: BTreeMap::new(),
+        }
+    }
+
+    /// Whether annotation spans are looked for (the window names annotations).
+    pub fn has_annotations(&self) -> bool {
+        !self.annotations.is_empty()
+    }
+
+    /// Whether `external_id` is a CUSTOM1 id the window names.
+    pub fn names_annotation(&self, external_id: i128) -> bool {
+        self.annotations.contains_key(&external_id)
     }
 
     /// `_runtime_thread_id`: the CPU op's thread when the call is correlated to
     /// one in the same process, else the resource map's OS thread, else the
     /// record's thread id as an int32.
-    fn thread_id(&self, api: &ApiEvent) -> i128 {
+    pub fn thread_id(&self, api: &ApiEvent) -> i128 {
         if let Some(&(pid, tid)) = self.thread_by_correlation.get(&api.correlation_id) {
             if pid == api.process_id {
                 return tid;
             }
         }
         let normalized = i128::from((api.thread_id as u128 & 0xFFFF_FFFF) as u32 as i32);
-        self.window
-            .thread_resource_map
+        self.thread_resource_map
             .get(&api.process_id)
             .and_then(|m| m.get(&normalized))
             .copied()
@@ -108,51 +166,36 @@ impl<'w> Entries<'w> {
 
     /// `_is_trailing_buffer_request`.
     fn is_trailing(&self, o: &OverheadEvent) -> Result<bool, TraceError> {
-        if !(o.is_buffer_request && self.max_non_overhead_end_ns > 0) {
+        let max = self.survey.max_non_overhead_end_ns;
+        if !(o.is_buffer_request && max > 0) {
             return Ok(false);
         }
         let start = o.start_ns_get.get().map_err(raise)?;
-        Ok(start > self.max_non_overhead_end_ns)
+        Ok(start > max)
     }
 
     /// The metadata events, written into `sink`.
     pub fn write_metadata<W: Write>(&self, sink: &mut EventSink<W>) -> Result<(), TraceError> {
-        let mut devices: BTreeMap<i128, i128> = BTreeMap::new();
-        let mut streams: BTreeSet<(i128, i128)> = BTreeSet::new();
-        let mut processes: BTreeMap<i128, i128> = BTreeMap::new();
-        let mut threads: BTreeSet<(i128, i128)> = BTreeSet::new();
-        let mut need_overhead = false;
-        for event in &self.window.events {
-            match event {
-                MergeEvent::Gpu(g) => {
-                    devices.entry(g.device_id).or_insert(g.start_ns);
-                    streams.insert((g.device_id, g.stream_id));
-                }
-                MergeEvent::Api(a) if a.registered => {
-                    processes.entry(a.process_id).or_insert(a.start_ns);
-                    threads.insert((a.process_id, self.thread_id(a)));
-                }
-                MergeEvent::Overhead(o) if !self.is_trailing(o)? => need_overhead = true,
-                MergeEvent::Extra(e) if self.complete.is_some() => {
-                    if let Some(d) = extra_device(e) {
-                        devices.entry(d).or_insert(i128::from(e.start_ns()));
-                    }
-                }
-                _ => {}
-            }
-        }
+        let need_overhead = self.survey.need_overhead()?;
+        let Survey {
+            devices,
+            streams,
+            processes,
+            threads,
+            ..
+        } = &self.survey;
         let base = self.base_ns;
-        for (&did, &first) in &devices {
+        for (&did, &first) in devices {
             let label = Meta::Owned(format!("GPU {did}"));
             process_meta(sink, rel_us(first, base), did, label, 5_000_000 + did);
         }
-        for (&pid, &first) in &processes {
+        for (&pid, &first) in processes {
             process_meta(sink, rel_us(first, base), pid, Meta::Str("CPU"), pid);
         }
-        for &(pid, tid) in &threads {
+        for &(pid, tid) in threads {
             thread_meta(sink, pid, tid, Meta::Owned(format!("thread {tid}")), tid);
         }
-        for &(did, rid) in &streams {
+        for &(did, rid) in streams {
             thread_meta(sink, did, rid, Meta::Owned(format!("stream {rid} ")), rid);
         }
         for &(did, rid, lane) in self.complete.iter().flat_map(|c| &c.overlap_tracks) {
@@ -174,27 +217,59 @@ impl<'w> Entries<'w> {
     }
 
     /// The trace events (API calls, GPU work, overhead, flows, annotation
-    /// spans), written into `sink`; returns their time range.
+    /// spans) of the window in memory, written into `sink`; returns their time range.
     pub fn write_events<W: Write>(&self, sink: &mut EventSink<W>) -> Result<TimeRange, TraceError> {
-        let mut range = TimeRange::default();
-        let mut extras = super::chrome_out::ChromeOut::new(self.base_ns);
-        for (index, event) in self.window.events.iter().enumerate() {
-            match event {
-                MergeEvent::Api(a) => self.write_api(sink, a, &mut range),
-                MergeEvent::Gpu(g) => self.write_gpu(sink, index, g, &mut range),
-                MergeEvent::Overhead(o) => self.write_overhead(sink, o, &mut range)?,
-                MergeEvent::Extra(e) if self.complete.is_some() => extras.write(sink, e),
-                MergeEvent::ExternalCorrelation(_)
-                | MergeEvent::Other { .. }
-                | MergeEvent::Extra(_) => {}
-            }
-            sink.maybe_flush()?;
+        let mut state = self.new_state();
+        for (index, event) in self.events.iter().enumerate() {
+            let joined = match &self.complete {
+                Some(c) => Joined {
+                    cpu_op: c.external_id(event_correlation(event)),
+                    lane: c.lane(index),
+                    annotation: None,
+                },
+                None => Joined::default(),
+            };
+            self.write_event(sink, event, joined, &mut state)?;
         }
-        self.write_user_annotations(sink, &mut range)?;
-        Ok(range)
+        self.add_user_annotation_spans(&mut state)?;
+        self.write_spans(sink, &mut state)?;
+        Ok(state.range)
     }
 
-    fn write_api<W: Write>(&self, sink: &mut EventSink<W>, a: &ApiEvent, range: &mut TimeRange) {
+    /// Write one event (API call, GPU work, overhead, a complete trace's extra kind)
+    /// with what was joined to it; GPU work under an annotation counts for its span.
+    pub fn write_event<W: Write>(
+        &self,
+        sink: &mut EventSink<W>,
+        event: &MergeEvent,
+        joined: Joined,
+        state: &mut EventState,
+    ) -> Result<(), TraceError> {
+        let range = &mut state.range;
+        match event {
+            MergeEvent::Api(a) => self.write_api(sink, a, joined.cpu_op, range),
+            MergeEvent::Gpu(g) => {
+                self.write_gpu(sink, g, joined, range);
+                if let Some(external_id) = joined.annotation {
+                    add_span(&mut state.spans, external_id, g);
+                }
+            }
+            MergeEvent::Overhead(o) => self.write_overhead(sink, o, range)?,
+            MergeEvent::Extra(e) if self.complete.is_some() => state.extras.write(sink, e),
+            MergeEvent::ExternalCorrelation(_) | MergeEvent::Other { .. } | MergeEvent::Extra(_) => {
+            }
+        }
+        sink.maybe_flush()?;
+        Ok(())
+    }
+
+    fn write_api<W: Write>(
+        &self,
+        sink: &mut EventSink<W>,
+        a: &ApiEvent,
+        cpu_op: Option<i128>,
+        range: &mut TimeRange,
+    ) {
         if !a.registered {
             return;
         }
@@ -217,11 +292,7 @@ impl<'w> Entries<'w> {
             .float("dur", dur)
             .with("args", |b| {
                 let mut w = ObjectWriter::new(b);
-                if let Some(id) = self
-                    .complete
-                    .as_ref()
-                    .and_then(|c| c.external_id(a.correlation_id))
-                {
+                if let Some(id) = cpu_op.filter(|_| self.complete.is_some()) {
                     w.int("External id", id);
                 }
                 w.int("cbid", a.cbid)
@@ -238,12 +309,12 @@ impl<'w> Entries<'w> {
     fn write_gpu<W: Write>(
         &self,
         sink: &mut EventSink<W>,
-        index: usize,
         g: &GpuEvent,
+        joined: Joined,
         range: &mut TimeRange,
     ) {
         let tid = match &self.complete {
-            Some(c) => c.gpu_tid(index, export_tid(g.stream_id)),
+            Some(_) => export_tid(g.stream_id) + joined.lane * LANE_TID,
             None => export_tid(g.stream_id),
         };
         let ts = rel_us(g.start_ns, self.base_ns);
@@ -252,7 +323,7 @@ impl<'w> Entries<'w> {
         let kineto = self
             .complete
             .as_ref()
-            .map(|c| kineto_args(c, g))
+            .map(|c| kineto_args(c, g, joined.cpu_op))
             .unwrap_or_default();
         let name = self.complete.as_ref().and_then(|_| kineto_name(g));
         ObjectWriter::new(sink.element())
@@ -334,19 +405,15 @@ impl<'w> Entries<'w> {
         Ok(())
     }
 
-    /// `_gpu_user_annotation_events`: one span per (annotation, device, stream)
-    /// covering the GPU work launched under a CUSTOM1 annotation.
-    fn write_user_annotations<W: Write>(
-        &self,
-        sink: &mut EventSink<W>,
-        range: &mut TimeRange,
-    ) -> Result<(), TraceError> {
-        let annotations = &self.window.user_annotations;
+    /// `_gpu_user_annotation_events` over the window in memory: the spans of the
+    /// GPU work launched under a CUSTOM1 annotation, into `state`.
+    fn add_user_annotation_spans(&self, state: &mut EventState) -> Result<(), TraceError> {
+        let annotations = self.annotations;
         if annotations.is_empty() {
             return Ok(());
         }
         let mut user_external_by_correlation: FxHashMap<i128, i128> = FxHashMap::default();
-        for event in &self.window.events {
+        for event in self.events {
             let MergeEvent::ExternalCorrelation(x) = event else {
                 continue;
             };
@@ -364,21 +431,25 @@ impl<'w> Entries<'w> {
         if user_external_by_correlation.is_empty() {
             return Ok(());
         }
-        let mut spans: BTreeMap<(i128, i128, i128), (i128, i128)> = BTreeMap::new();
-        for event in &self.window.events {
+        for event in self.events {
             let MergeEvent::Gpu(g) = event else { continue };
             let Some(&external_id) = user_external_by_correlation.get(&g.correlation_id) else {
                 continue;
             };
-            spans
-                .entry((external_id, g.device_id, g.stream_id))
-                .and_modify(|s| {
-                    s.0 = s.0.min(g.start_ns);
-                    s.1 = s.1.max(g.end_ns);
-                })
-                .or_insert((g.start_ns, g.end_ns));
+            add_span(&mut state.spans, external_id, g);
         }
-        for (&(external_id, device_id, stream_id), &(start, end)) in &spans {
+        Ok(())
+    }
+
+    /// One `gpu_user_annotation` span per (annotation, device, stream), in that order,
+    /// covering the GPU work launched under it.
+    pub fn write_spans<W: Write>(
+        &self,
+        sink: &mut EventSink<W>,
+        state: &mut EventState,
+    ) -> Result<(), TraceError> {
+        let annotations = self.annotations;
+        for (&(external_id, device_id, stream_id), &(start, end)) in &state.spans {
             let Some(Some(name)) = annotations.get(&external_id) else {
                 continue;
             };
@@ -396,19 +467,32 @@ impl<'w> Entries<'w> {
                     ObjectWriter::new(b).int("External id", external_id).end();
                 })
                 .end();
-            range.add(ts, dur);
+            state.range.add(ts, dur);
             sink.maybe_flush()?;
         }
         Ok(())
     }
 }
 
-/// The device of a kind that PyTorch's merge does not know.
-fn extra_device(e: &crate::WindowEvent) -> Option<i128> {
-    match e {
-        crate::WindowEvent::Memory(m) => Some(m.device_id.into()),
-        crate::WindowEvent::MemoryPool(p) => Some(p.device_id.into()),
-        _ => None,
+/// The CUSTOM1 kind: user annotations.
+pub(crate) const USER_ANNOTATION_KIND: i128 = USER_EXTERNAL_CORRELATION_KIND;
+
+fn add_span(spans: &mut BTreeMap<(i128, i128, i128), (i128, i128)>, external_id: i128, g: &GpuEvent) {
+    spans
+        .entry((external_id, g.device_id, g.stream_id))
+        .and_modify(|s| {
+            s.0 = s.0.min(g.start_ns);
+            s.1 = s.1.max(g.end_ns);
+        })
+        .or_insert((g.start_ns, g.end_ns));
+}
+
+/// The correlation id an event's joins go by (API calls and GPU work).
+fn event_correlation(event: &MergeEvent) -> i128 {
+    match event {
+        MergeEvent::Api(a) => a.correlation_id,
+        MergeEvent::Gpu(g) => g.correlation_id,
+        _ => 0,
     }
 }
 

@@ -8,6 +8,8 @@ mod complete;
 mod cpu_event;
 mod cpu_scan;
 mod entries;
+mod lanes;
+mod lookahead;
 mod from_typed;
 #[cfg(feature = "internals")]
 pub mod internals;
@@ -16,6 +18,8 @@ mod param_comms;
 mod sink;
 mod span;
 mod stream;
+mod streamed;
+mod survey;
 mod window_event;
 pub(crate) mod window_input;
 mod window_parse;
@@ -32,6 +36,7 @@ use entries::Entries;
 use sink::EventSink;
 use span::py_max;
 use stream::{locate, open_input, RangeCopier};
+pub use streamed::{DumpExport, DumpExportStats};
 pub use window_input::MergeWindow;
 
 /// Kineto rounds its trace base time down to this many seconds (~3 months).
@@ -253,22 +258,51 @@ pub(crate) fn merge_source(
     let stats = write_merged(
         &mut writer,
         &scan,
-        &entries,
+        &mut &entries,
         open,
         &trace_name,
-        window,
+        (window, window.events.len()),
         exact,
     )
-    .map_err(|e| match e {
+    .map_err(|e| name_output(e, output))?;
+    out.commit(writer)?;
+    Ok(stats)
+}
+
+/// A write error, with the output's name.
+pub(crate) fn name_output(e: TraceError, output: &Path) -> TraceError {
+    match e {
         TraceError::Write(err) => TraceError::Io {
             path: output.to_path_buf(),
             what: "cannot write",
             err,
         },
         other => other,
-    })?;
-    out.commit(writer)?;
-    Ok(stats)
+    }
+}
+
+/// The window's side of a merged trace: its metadata events, then its events.
+pub(crate) trait WindowPart {
+    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError>;
+    /// The events; returns their time range.
+    fn write_events<W: Write>(
+        &mut self,
+        sink: &mut EventSink<W>,
+    ) -> Result<span::TimeRange, TraceError>;
+}
+
+/// The window in memory.
+impl WindowPart for &Entries<'_> {
+    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError> {
+        Entries::write_metadata(self, sink)
+    }
+
+    fn write_events<W: Write>(
+        &mut self,
+        sink: &mut EventSink<W>,
+    ) -> Result<span::TimeRange, TraceError> {
+        Entries::write_events(self, sink)
+    }
 }
 
 /// A CPU trace without `traceEvents`: say what it looks like instead.
@@ -290,19 +324,22 @@ fn no_trace_events(cpu_name: &str, scan: &CpuScan) -> TraceError {
     }
 }
 
-fn write_merged<W: Write>(
+/// The merged trace: the CPU trace's top-level members in order, `traceEvents` with
+/// the window's part (`window`: the window, for its top-level facts, and how many
+/// events it has), then `traceName` and the `cupmon` block when missing.
+pub(crate) fn write_merged<W: Write>(
     out: &mut W,
     scan: &CpuScan,
-    entries: &Entries<'_>,
+    part: &mut impl WindowPart,
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
     trace_name: &str,
-    window: &MergeWindow,
+    (window, window_events): (&MergeWindow, usize),
     exact: bool,
 ) -> Result<MergeStats, TraceError> {
     let mut stats = MergeStats {
         cpu_events_kept: scan.events.count,
         cpu_events_replaced: scan.events.dropped,
-        window_events: window.events.len(),
+        window_events,
         events_written: 0,
     };
     let mut first = true;
@@ -327,7 +364,7 @@ fn write_merged<W: Write>(
                 out.write_all(info.to_spaced_json().as_bytes())?;
             }
             member(out, &m.raw_key)?;
-            stats.events_written = write_events(out, scan, entries, open)?;
+            stats.events_written = write_events(out, scan, part, open)?;
             wrote_events = true;
         } else if m.key == "traceName" {
             member(out, &m.raw_key)?;
@@ -345,7 +382,7 @@ fn write_merged<W: Write>(
             out.write_all(info.to_spaced_json().as_bytes())?;
         }
         member(out, b"\"traceEvents\"")?;
-        stats.events_written = write_events(out, scan, entries, open)?;
+        stats.events_written = write_events(out, scan, part, open)?;
     }
     if !wrote_name {
         member(out, b"\"traceName\"")?;
@@ -373,7 +410,7 @@ fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
 fn write_events<W: Write>(
     out: &mut W,
     scan: &CpuScan,
-    entries: &Entries<'_>,
+    part: &mut impl WindowPart,
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
 ) -> Result<u64, TraceError> {
     out.write_all(b"[")?;
@@ -391,9 +428,9 @@ fn write_events<W: Write>(
         Ok::<(), io::Error>(())
     };
     copy_runs(&mut sink, &kept.head)?;
-    entries.write_metadata(&mut sink)?;
+    part.write_metadata(&mut sink)?;
     copy_runs(&mut sink, &kept.tail)?;
-    let range = scan.range.then(entries.write_events(&mut sink)?);
+    let range = scan.range.then(part.write_events(&mut sink)?);
     if !range.has_events() {
         return Err(TraceError::NoDurationEvents);
     }

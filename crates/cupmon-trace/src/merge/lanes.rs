@@ -1,0 +1,190 @@
+//! Overlap lanes of a window streamed from a dump: the rule of `complete.rs`'s
+//! `overlap_lanes` (each stream's ops in (start, end, index) order, each on the first
+//! lane whose last op has ended) without holding every op.
+//!
+//! A stream's ops wait in a heap until the walk's stamp (see
+//! [`cupmon_records::JoinWindow`]) is more than the reorder window past their start;
+//! by then every op that starts earlier has been read, if its buffer was completed
+//! within the window of its start, and the ops leave the heap in the order a full sort
+//! gives. An op read after a later-starting op of its stream has left ("late") takes
+//! the first free lane when read, and a heap over [`Reorder::max_pending`] lets its
+//! earliest op go before its time ("forced"). Lanes then may differ from the full
+//! sort's; [`LaneAssigner::late`] and [`LaneAssigner::forced`] say how often.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use cupmon_records::Reorder;
+use rustc_hash::FxHashMap;
+
+use super::complete::OverlapTrack;
+
+/// (start, end, event index) of an op.
+type Op = (i128, i128, usize);
+
+#[derive(Debug, Default)]
+struct StreamLanes {
+    waiting: BinaryHeap<Reverse<Op>>,
+    /// The last end on each lane.
+    ends: Vec<i128>,
+    last_released: Option<Op>,
+}
+
+impl StreamLanes {
+    fn place(&mut self, op: Op) -> i128 {
+        let (start, end, _) = op;
+        let lane = match self.ends.iter().position(|&e| e <= start) {
+            Some(lane) => lane,
+            None => {
+                self.ends.push(i128::MIN);
+                self.ends.len() - 1
+            }
+        };
+        self.ends[lane] = end;
+        lane as i128
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct LaneAssigner {
+    reorder: Reorder,
+    streams: BTreeMap<(i128, i128), StreamLanes>,
+    /// Event index -> lane of the ops placed and not yet taken.
+    placed: FxHashMap<usize, i128>,
+    /// Whether to keep each op's lane for [`LaneAssigner::take`] (or only the tracks).
+    keep_placed: bool,
+    pub late: u64,
+    pub forced: u64,
+}
+
+impl LaneAssigner {
+    pub fn new(reorder: Reorder, keep_placed: bool) -> Self {
+        Self {
+            reorder,
+            streams: BTreeMap::new(),
+            placed: FxHashMap::default(),
+            keep_placed,
+            late: 0,
+            forced: 0,
+        }
+    }
+
+    /// Add GPU event `index` of stream (`device`, `stream`).
+    pub fn push(&mut self, device: i128, stream: i128, start: i128, end: i128, index: usize) {
+        let op = (start, end.max(start), index);
+        let lanes = self.streams.entry((device, stream)).or_default();
+        if lanes.last_released.is_some_and(|last| op < last) {
+            self.late += 1;
+            let lane = lanes.place(op);
+            if self.keep_placed {
+                self.placed.insert(index, lane);
+            }
+            return;
+        }
+        lanes.waiting.push(Reverse(op));
+        if lanes.waiting.len() > self.reorder.max_pending.max(1) {
+            self.forced += 1;
+            if let Some(Reverse(first)) = lanes.waiting.pop() {
+                lanes.last_released = Some(first);
+                let lane = lanes.place(first);
+                if self.keep_placed {
+                    self.placed.insert(first.2, lane);
+                }
+            }
+        }
+    }
+
+    /// Place the ops that start more than the window before `stamp`.
+    pub fn release_before(&mut self, stamp: u64) {
+        let before = i128::from(stamp) - i128::from(self.reorder.window_ns);
+        self.release(|start| start < before);
+    }
+
+    /// Place every op still waiting (the walk has ended).
+    pub fn release_all(&mut self) {
+        self.release(|_| true);
+    }
+
+    fn release(&mut self, due: impl Fn(i128) -> bool) {
+        let keep_placed = self.keep_placed;
+        for lanes in self.streams.values_mut() {
+            while let Some(&Reverse(op)) = lanes.waiting.peek() {
+                if !due(op.0) {
+                    break;
+                }
+                lanes.waiting.pop();
+                lanes.last_released = Some(op);
+                let lane = lanes.place(op);
+                if keep_placed {
+                    self.placed.insert(op.2, lane);
+                }
+            }
+        }
+    }
+
+    /// The lane of event `index`, once placed (each is given once).
+    pub fn take(&mut self, index: usize) -> Option<i128> {
+        self.placed.remove(&index)
+    }
+
+    /// Every lane above 0 used so far, by stream: the overlap tracks.
+    pub fn tracks(&self) -> Vec<OverlapTrack> {
+        let mut tracks = Vec::new();
+        for (&(device, stream), lanes) in &self.streams {
+            for lane in 1..lanes.ends.len() {
+                tracks.push((device, stream, lane as i128));
+            }
+        }
+        tracks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assigner(window_ns: u64, max_pending: usize) -> LaneAssigner {
+        LaneAssigner::new(
+            Reorder {
+                window_ns,
+                max_pending,
+            },
+            true,
+        )
+    }
+
+    #[test]
+    fn ops_out_of_order_within_the_window_get_the_full_sorts_lanes() {
+        let mut a = assigner(100, 1000);
+        // Read as 2, 0, 1: sorted, 0 [0,50) and 1 [10,20) overlap, 2 [60,70) does not.
+        a.push(0, 7, 60, 70, 2);
+        a.push(0, 7, 0, 50, 0);
+        a.push(0, 7, 10, 20, 1);
+        a.release_before(150);
+        assert_eq!(a.take(0), Some(0));
+        assert_eq!(a.take(1), Some(1));
+        assert_eq!(a.take(2), None, "60 is within 100 of 150");
+        a.release_all();
+        assert_eq!(a.take(2), Some(0));
+        assert_eq!(a.take(2), None, "given once");
+        assert_eq!(a.tracks(), vec![(0, 7, 1)]);
+        assert_eq!((a.late, a.forced), (0, 0));
+    }
+
+    #[test]
+    fn an_op_later_than_the_window_is_placed_when_read_and_counted() {
+        let mut a = assigner(100, 1000);
+        a.push(0, 7, 500, 600, 0);
+        a.release_before(1000);
+        a.push(0, 7, 0, 550, 1);
+        assert_eq!(a.late, 1);
+        assert_eq!(a.take(1), Some(1));
+        let mut b = assigner(100, 2);
+        for i in 0..3 {
+            b.push(1, 1, i * 10, i * 10 + 5, i as usize);
+        }
+        assert_eq!(b.forced, 1);
+        assert_eq!(b.take(0), Some(0));
+    }
+}

@@ -1,0 +1,63 @@
+//! A dump, or a slice of it, written as a trace window while it is read: each record
+//! becomes its window event and goes to the output at once, so memory does not grow
+//! with the dump. The bytes are those of [`crate::decode_slice_to_window`]'s window
+//! serialised whole: the events in the same order, then the same trailing fields.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use cupmon_records::{
+    DecodeProgress, DecodeReport, Dump, KernelNames, Reorder, SliceWalk, TimeRange,
+};
+
+use crate::from_records::{note_annotation, window_shell};
+use crate::{TraceError, WindowEvent};
+
+/// What [`write_window_stream`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamedWindow {
+    pub events: u64,
+    pub report: DecodeReport,
+}
+
+/// Write the window of the records of `dump` overlapping `range` (all of them when
+/// both ends are open) to `out`, as `serde_json` writes the [`crate::TraceWindow`] of
+/// [`crate::decode_slice_to_window`]. A slice without events writes nothing (the
+/// caller says so). External correlations join their records within `reorder`
+/// ([`SliceWalk`]).
+pub fn write_window_stream(
+    dump: &Dump,
+    range: &TimeRange,
+    reorder: Reorder,
+    out: &mut dyn Write,
+    mut progress: impl FnMut(&DecodeProgress),
+) -> Result<StreamedWindow, TraceError> {
+    let mut walk = SliceWalk::open(dump, range, reorder)?;
+    let mut names = KernelNames::new(dump.kernel_names());
+    let mut annotated: HashSet<u64> = HashSet::new();
+    let mut events = 0u64;
+    while let Some(records) = walk.next_buffer()? {
+        for w in records {
+            note_annotation(&w.record, &mut annotated);
+            let event = WindowEvent::from_record(&w.record, &mut names);
+            // Nothing is written before the first event: an empty slice leaves no output.
+            out.write_all(if events == 0 { b"{\"events\":[" } else { b"," })?;
+            serde_json::to_writer(&mut *out, &event).map_err(std::io::Error::from)?;
+            events += 1;
+        }
+        progress(&walk.progress());
+    }
+    let mut report = walk.finish();
+    report.unresolved_kernel_names = names.unresolved();
+    if events > 0 {
+        let shell = window_shell(dump, range, &report, &annotated);
+        let text = serde_json::to_vec(&shell).map_err(std::io::Error::from)?;
+        // `{"events":[]` then the other fields: close the array written above instead.
+        let rest = text
+            .strip_prefix(b"{\"events\":[]")
+            .expect("a window serialises its events first");
+        out.write_all(b"]")?;
+        out.write_all(rest)?;
+    }
+    Ok(StreamedWindow { events, report })
+}
