@@ -22,14 +22,16 @@ pub struct StreamedWindow {
 
 /// Write the window of the records of `dump` overlapping `range` (all of them when
 /// both ends are open) to `out`, as `serde_json` writes the [`crate::TraceWindow`] of
-/// [`crate::decode_slice_to_window`]. A slice without events writes nothing (the
-/// caller says so). External correlations join their records within `reorder`
+/// [`crate::decode_slice_to_window`]. Without events it writes the empty window only
+/// if `write_if_empty` (an empty slice is the caller's error to report, with no
+/// output). External correlations join their records within `reorder`
 /// ([`SliceWalk`]).
 pub fn write_window_stream(
     dump: &Dump,
     range: &TimeRange,
     reorder: Reorder,
     out: &mut dyn Write,
+    write_if_empty: bool,
     mut progress: impl FnMut(&DecodeProgress),
 ) -> Result<StreamedWindow, TraceError> {
     let mut walk = SliceWalk::open(dump, range, reorder)?;
@@ -49,15 +51,19 @@ pub fn write_window_stream(
     }
     let mut report = walk.finish();
     report.unresolved_kernel_names = names.unresolved();
-    if events > 0 {
+    if events > 0 || write_if_empty {
         let shell = window_shell(dump, range, &report, &annotated);
         let text = serde_json::to_vec(&shell).map_err(std::io::Error::from)?;
-        // `{"events":[]` then the other fields: close the array written above instead.
-        let rest = text
-            .strip_prefix(b"{\"events\":[]")
-            .expect("a window serialises its events first");
-        out.write_all(b"]")?;
-        out.write_all(rest)?;
+        if events == 0 {
+            out.write_all(&text)?;
+        } else {
+            // `{"events":[]` then the other fields: close the array written above instead.
+            let rest = text
+                .strip_prefix(b"{\"events\":[]")
+                .expect("a window serialises its events first");
+            out.write_all(b"]")?;
+            out.write_all(rest)?;
+        }
     }
     Ok(StreamedWindow { events, report })
 }

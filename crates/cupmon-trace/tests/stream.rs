@@ -192,7 +192,7 @@ fn in_memory(dump: &Dump, range: &TimeRange) -> (Vec<u8>, MergeWindow, usize) {
 
 fn streamed_window(dump: &Dump, range: &TimeRange, reorder: Reorder) -> Vec<u8> {
     let mut out = Vec::new();
-    write_window_stream(dump, range, reorder, &mut out, |_| {}).unwrap();
+    write_window_stream(dump, range, reorder, &mut out, true, |_| {}).unwrap();
     out
 }
 
@@ -364,7 +364,7 @@ fn joins_further_apart_than_the_reorder_window_are_not_made() {
     // kernel 1's external correlations are 10 s away from it.
     let slice = TimeRange::new(Some(T0), Some(T0 + 400 * US));
     let mut out = Vec::new();
-    write_window_stream(&dump, &slice, second, &mut out, |_| {}).unwrap();
+    write_window_stream(&dump, &slice, second, &mut out, true, |_| {}).unwrap();
     let w: Value = serde_json::from_slice(&out).unwrap();
     let kinds: Vec<&str> = w["events"]
         .as_array()
@@ -374,7 +374,7 @@ fn joins_further_apart_than_the_reorder_window_are_not_made() {
         .collect();
     assert_eq!(kinds, ["kernel", "overhead"]);
     let mut out = Vec::new();
-    write_window_stream(&dump, &slice, Reorder::default(), &mut out, |_| {}).unwrap();
+    write_window_stream(&dump, &slice, Reorder::default(), &mut out, true, |_| {}).unwrap();
     let w: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(w["events"].as_array().unwrap().len(), 4, "and the two external correlations");
 }

@@ -1,11 +1,10 @@
 //! `cupmon decode`: a raw dump into a trace window, a trace, or a merged trace.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use cupmon_records::{DecodeReport, Dump};
-use cupmon_trace::decode_slice_to_window;
+use cupmon_records::{DecodeReport, Dump, Reorder};
+use cupmon_trace::{decode_slice_to_window, write_window_stream, DumpExport};
 use cupmon_trace::{
     merge_files_strict, writes_in_place, AtomicOutput, MergeOptions, MergeWindow, TraceError,
     TraceWindow, WindowSource,
@@ -28,39 +27,43 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     check_output(&args.output, &inputs)?;
     if let Some(cpu) = &args.cpu {
         note_if_spooled(cpu);
+        return merge_into_cpu_trace(args, cpu);
     }
-    let decoded = decode_slice(&args.dump_dir, &args.slice)?;
-    let (window, report) = (&decoded.window, &decoded.report);
-    print_report(report);
-    if let Some(slice) = &decoded.slice {
-        say_written(&args.output, &slice.line(&decoded.dump, report));
-        if window.events.is_empty() {
-            let msg = slice.empty_message(&decoded.dump);
-            return Err(BadInput(format!("{}: {msg}", args.dump_dir.display())).into());
-        }
-    }
-    if let Some(cpu) = &args.cpu {
-        let stats = merge_files_strict(
-            cpu,
-            WindowSource::Loaded(&MergeWindow::from(window)),
-            &args.output,
-            &MergeOptions {
-                trace_name: args.trace_name.clone(),
-                exact: args.exact,
-                max_event_bytes: args.max_event_size,
-            },
-            &mut |_| {},
-        )?;
-        print_trace_written(&args.output, stats.events_written);
-        return Ok(0);
-    }
+    let dir = &args.dump_dir;
+    let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
+    let slice = args.slice.resolve(&dump)?;
+    let range = slice.map(|s| s.range).unwrap_or_default();
+    // Both formats stream: records are read, converted and written a buffer at a
+    // time, so memory does not grow with the dump.
     match args.format {
         DecodeFormat::Window => {
-            write_window(window, &args.output)?;
+            let out = AtomicOutput::create(&args.output)?;
+            let mut writer = out.writer()?;
+            let mut progress = Progress::dump("decoding", dir);
+            let streamed = write_window_stream(
+                &dump,
+                &range,
+                Reorder::default(),
+                &mut writer,
+                slice.is_none(),
+                |p| progress.update_of(p.bytes_read, p.total_bytes),
+            )
+            .map_err(|e| named(e, dir, &args.output))?;
+            progress.finish();
+            let report = &streamed.report;
+            print_report(report);
+            if let Some(slice) = &slice {
+                say_written(&args.output, &slice.line(&dump, report));
+                if streamed.events == 0 {
+                    let msg = slice.empty_message(&dump);
+                    return Err(BadInput(format!("{}: {msg}", dir.display())).into());
+                }
+            }
+            out.commit(writer)?;
             let mut line = format!(
                 "wrote {} ({} events)",
                 args.output.display(),
-                window.events.len()
+                streamed.events
             );
             if !writes_in_place(&args.output) {
                 line.push_str(&format!(
@@ -71,11 +74,92 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             say_written(&args.output, &line);
         }
         DecodeFormat::Chrome => {
-            let window = MergeWindow::from(window);
-            super::export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
+            let mut progress = Progress::dump("reading", dir);
+            let export = DumpExport::survey(&dump, &range, Reorder::default(), args.exact, |p| {
+                progress.update_of(p.bytes_read, p.total_bytes)
+            })
+            .map_err(|e| named(e, dir, &args.output))?;
+            progress.finish();
+            print_report(export.report());
+            if export.late_lanes() > 0 {
+                eprintln!(
+                    "cupmon: warning: {} GPU ops came later than the {} s reorder window \
+                     allows; their overlap tracks may differ from a full sort's",
+                    export.late_lanes(),
+                    Reorder::default().window_ns / 1_000_000_000
+                );
+            }
+            if let Some(slice) = &slice {
+                say_written(&args.output, &slice.line(&dump, export.report()));
+                if export.events() == 0 {
+                    let msg = slice.empty_message(&dump);
+                    return Err(BadInput(format!("{}: {msg}", dir.display())).into());
+                }
+            }
+            let mut progress = Progress::dump("writing", dir);
+            let stats = export
+                .write(&args.output, args.trace_name.clone(), |p| {
+                    progress.update_of(p.bytes_read, p.total_bytes)
+                })
+                .map_err(|e| named(e, dir, &args.output))?;
+            progress.finish();
+            warn_evicted(stats.joins_evicted);
+            print_trace_written(&args.output, stats.merge.events_written);
         }
     }
     Ok(0)
+}
+
+/// `--cpu`: the merge into a torch.profiler CPU trace holds the window in memory
+/// (its first pass reads the CPU trace for the CPU ops the window's events name).
+fn merge_into_cpu_trace(args: &DecodeArgs, cpu: &Path) -> Result<i32> {
+    let decoded = decode_slice(&args.dump_dir, &args.slice)?;
+    let (window, report) = (&decoded.window, &decoded.report);
+    print_report(report);
+    if let Some(slice) = &decoded.slice {
+        say_written(&args.output, &slice.line(&decoded.dump, report));
+        if window.events.is_empty() {
+            let msg = slice.empty_message(&decoded.dump);
+            return Err(BadInput(format!("{}: {msg}", args.dump_dir.display())).into());
+        }
+    }
+    let stats = merge_files_strict(
+        cpu,
+        WindowSource::Loaded(&MergeWindow::from(window)),
+        &args.output,
+        &MergeOptions {
+            trace_name: args.trace_name.clone(),
+            exact: args.exact,
+            max_event_bytes: args.max_event_size,
+        },
+        &mut |_| {},
+    )?;
+    print_trace_written(&args.output, stats.events_written);
+    Ok(0)
+}
+
+/// A streamed decode's error, naming the dump (reading it) or the output (writing).
+fn named(e: TraceError, dir: &Path, output: &Path) -> anyhow::Error {
+    match e {
+        TraceError::Dump(e) => anyhow::Error::from(e).context(dir.display().to_string()),
+        TraceError::Write(err) => TraceError::Io {
+            path: output.to_path_buf(),
+            what: "cannot write",
+            err,
+        }
+        .into(),
+        other => other.into(),
+    }
+}
+
+fn warn_evicted(n: u64) {
+    if n > 0 {
+        eprintln!(
+            "cupmon: warning: {n} external correlations left the reorder window early (it \
+             holds {} at most): some events may lack their External id or annotation",
+            cupmon_records::DEFAULT_MAX_PENDING
+        );
+    }
 }
 
 /// The name of the CPU trace in the printed merge command.
@@ -156,28 +240,13 @@ pub fn print_report(report: &DecodeReport) {
     if let Some(dropped) = report.dropped_records.filter(|&d| d > 0) {
         eprintln!("cupmon: warning: CUPTI dropped {dropped} records while recording this dump");
     }
+    warn_evicted(report.joins_evicted);
     if report.unresolved_kernel_names > 0 {
         eprintln!(
             "cupmon: warning: {} kernel records have no name in kernel_names.tsv (shown as kernel@0x...)",
             report.unresolved_kernel_names
         );
     }
-}
-
-/// The window as JSON (`.gz` by name), written whole or not at all.
-pub fn write_window(window: &TraceWindow, path: &Path) -> Result<()> {
-    let out = AtomicOutput::create(path)?;
-    let mut writer = out.writer()?;
-    serde_json::to_writer(&mut writer, window)
-        .map_err(std::io::Error::from)
-        .and_then(|()| writer.flush())
-        .map_err(|err| TraceError::Io {
-            path: path.to_path_buf(),
-            what: "cannot write",
-            err,
-        })?;
-    out.commit(writer)?;
-    Ok(())
 }
 
 #[cfg(test)]
