@@ -46,12 +46,26 @@ impl Default for Reorder {
     }
 }
 
+/// The entries of one id, oldest first; most ids have one (no allocation then).
+#[derive(Debug)]
+struct Slot<V> {
+    first: (u64, V),
+    more: Option<Box<VecDeque<(u64, V)>>>,
+}
+
+impl<V> Slot<V> {
+    fn iter_newest_first(&self) -> impl Iterator<Item = &(u64, V)> {
+        let more = self.more.iter().flat_map(|m| m.iter().rev());
+        more.chain(std::iter::once(&self.first))
+    }
+}
+
 /// Values by correlation id, each stamped; see the module docs.
 #[derive(Debug)]
 pub struct JoinWindow<V> {
     reorder: Reorder,
     /// Per id, its entries in the order they were added.
-    by_id: FxHashMap<u32, Vec<(u64, V)>>,
+    by_id: FxHashMap<u32, Slot<V>>,
     /// (stamp, id) of every entry, oldest first.
     order: VecDeque<(u64, u32)>,
     evicted_early: u64,
@@ -87,19 +101,35 @@ impl<V> JoinWindow<V> {
             self.pop_oldest();
             self.evicted_early += 1;
         }
-        self.by_id.entry(id).or_default().push((stamp, value));
+        match self.by_id.entry(id) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let more = e.get_mut().more.get_or_insert_with(Box::default);
+                more.push_back((stamp, value));
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Slot {
+                    first: (stamp, value),
+                    more: None,
+                });
+            }
+        }
         self.order.push_back((stamp, id));
     }
 
     /// The latest entry for `id` that `keep` accepts among those stamped within the
     /// window of `stamp` (the latest, as a map filled over the whole dump would keep).
     pub fn find(&self, id: u32, stamp: u64, keep: impl Fn(&V) -> bool) -> Option<&V> {
+        self.within(id, stamp).find(|v| keep(v))
+    }
+
+    /// Every entry for `id` stamped within the window of `stamp`, the latest first.
+    pub fn within(&self, id: u32, stamp: u64) -> impl Iterator<Item = &V> {
         let w = self.reorder.window_ns;
         self.by_id
-            .get(&id)?
-            .iter()
-            .rev()
-            .find(|(s, v)| s.abs_diff(stamp) <= w && keep(v))
+            .get(&id)
+            .into_iter()
+            .flat_map(Slot::iter_newest_first)
+            .filter(move |(s, _)| s.abs_diff(stamp) <= w)
             .map(|(_, v)| v)
     }
 
@@ -119,11 +149,13 @@ impl<V> JoinWindow<V> {
         let Some((_, id)) = self.order.pop_front() else {
             return;
         };
-        if let Some(list) = self.by_id.get_mut(&id) {
-            // The oldest entry of all is the oldest of its id.
-            list.remove(0);
-            if list.is_empty() {
-                self.by_id.remove(&id);
+        // The oldest entry of all is the oldest of its id.
+        if let std::collections::hash_map::Entry::Occupied(mut e) = self.by_id.entry(id) {
+            match e.get_mut().more.as_mut().and_then(|m| m.pop_front()) {
+                Some(next) => e.get_mut().first = next,
+                None => {
+                    e.remove();
+                }
             }
         }
     }

@@ -12,7 +12,7 @@
 //! sort's; [`LaneAssigner::late`] and [`LaneAssigner::forced`] say how often.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use cupmon_records::Reorder;
 use rustc_hash::FxHashMap;
@@ -24,6 +24,9 @@ type Op = (i128, i128, usize);
 
 #[derive(Debug, Default)]
 struct StreamLanes {
+    /// Ops read in order (each after the one before): most of them.
+    in_order: VecDeque<Op>,
+    /// The others.
     waiting: BinaryHeap<Reverse<Op>>,
     /// The last end on each lane.
     ends: Vec<i128>,
@@ -31,6 +34,35 @@ struct StreamLanes {
 }
 
 impl StreamLanes {
+    fn wait(&mut self, op: Op) {
+        if self.in_order.back().is_none_or(|&last| last <= op) {
+            self.in_order.push_back(op);
+        } else {
+            self.waiting.push(Reverse(op));
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.in_order.len() + self.waiting.len()
+    }
+
+    /// The first op waiting.
+    fn peek(&self) -> Option<Op> {
+        match (self.in_order.front(), self.waiting.peek()) {
+            (Some(&a), Some(&Reverse(b))) => Some(a.min(b)),
+            (a, b) => a.copied().or(b.map(|r| r.0)),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Op> {
+        let first = self.peek()?;
+        if self.in_order.front() == Some(&first) {
+            self.in_order.pop_front()
+        } else {
+            self.waiting.pop().map(|r| r.0)
+        }
+    }
+
     fn place(&mut self, op: Op) -> i128 {
         let (start, end, _) = op;
         let lane = match self.ends.iter().position(|&e| e <= start) {
@@ -82,10 +114,10 @@ impl LaneAssigner {
             }
             return;
         }
-        lanes.waiting.push(Reverse(op));
-        if lanes.waiting.len() > self.reorder.max_pending.max(1) {
+        lanes.wait(op);
+        if lanes.len() > self.reorder.max_pending.max(1) {
             self.forced += 1;
-            if let Some(Reverse(first)) = lanes.waiting.pop() {
+            if let Some(first) = lanes.pop() {
                 lanes.last_released = Some(first);
                 let lane = lanes.place(first);
                 if self.keep_placed {
@@ -109,11 +141,11 @@ impl LaneAssigner {
     fn release(&mut self, due: impl Fn(i128) -> bool) {
         let keep_placed = self.keep_placed;
         for lanes in self.streams.values_mut() {
-            while let Some(&Reverse(op)) = lanes.waiting.peek() {
+            while let Some(op) = lanes.peek() {
                 if !due(op.0) {
                     break;
                 }
-                lanes.waiting.pop();
+                lanes.pop();
                 lanes.last_released = Some(op);
                 let lane = lanes.place(op);
                 if keep_placed {

@@ -37,7 +37,7 @@ pub(crate) struct Lookahead<'d> {
     walk: SliceWalk<'d>,
     reorder: Reorder,
     /// Correlation id -> (external kind, external id) of CUSTOM0 and CUSTOM1 records.
-    joins: JoinWindow<(i128, i128)>,
+    joins: JoinWindow<(u32, u64)>,
     pub lanes: LaneAssigner,
     lanes_on: bool,
     joins_on: bool,
@@ -89,7 +89,7 @@ impl<'d> Lookahead<'d> {
                 Record::ExternalCorrelation(x) if x.correlation_id != 0 && self.joins_on => {
                     let kind = i128::from(x.external_kind);
                     if kind == CPU_OP_KIND || kind == USER_ANNOTATION_KIND {
-                        let value = (kind, i128::from(x.external_id));
+                        let value = (x.external_kind, x.external_id);
                         self.joins.insert(x.correlation_id, w.stamp, value);
                     }
                     None
@@ -141,26 +141,30 @@ impl<'d> Lookahead<'d> {
         }
     }
 
-    /// The CPU op (CUSTOM0 external id) of correlation id `id`, for a record stamped `stamp`.
-    pub fn cpu_op(&self, id: i128, stamp: u64) -> Option<i128> {
-        self.find(id, stamp, |kind, _| kind == CPU_OP_KIND)
-    }
-
-    /// The annotation (CUSTOM1 external id, one `named` accepts) of correlation id `id`.
-    pub fn annotation(
+    /// The CPU op (CUSTOM0 external id) of correlation id `id` for a record stamped
+    /// `stamp`, and its annotation (the CUSTOM1 external id, one `named` accepts; only
+    /// if `annotations`), each the latest within the window, as a map over the whole
+    /// window would give.
+    pub fn joined(
         &self,
         id: i128,
         stamp: u64,
+        annotations: bool,
         named: impl Fn(i128) -> bool,
-    ) -> Option<i128> {
-        self.find(id, stamp, |kind, ext| kind == USER_ANNOTATION_KIND && named(ext))
-    }
-
-    fn find(&self, id: i128, stamp: u64, keep: impl Fn(i128, i128) -> bool) -> Option<i128> {
-        let id = u32::try_from(id).ok().filter(|&id| id != 0)?;
-        self.joins
-            .find(id, stamp, |&(kind, ext)| keep(kind, ext))
-            .map(|&(_, ext)| ext)
+    ) -> (Option<i128>, Option<i128>) {
+        let Some(id) = u32::try_from(id).ok().filter(|&id| id != 0) else {
+            return (None, None);
+        };
+        let (mut cpu_op, mut annotation) = (None, None);
+        for &(kind, ext) in self.joins.within(id, stamp) {
+            let (kind, ext) = (i128::from(kind), i128::from(ext));
+            if kind == CPU_OP_KIND && cpu_op.is_none() {
+                cpu_op = Some(ext);
+            } else if kind == USER_ANNOTATION_KIND && annotations && annotation.is_none() && named(ext) {
+                annotation = Some(ext);
+            }
+        }
+        (cpu_op, annotation)
     }
 
     /// Join entries dropped early because the window was full.

@@ -228,20 +228,20 @@ impl<P: FnMut(&DecodeProgress)> WindowPart for Streamed<'_, '_, P> {
             for w in walk.records() {
                 let event = MergeEvent::from(&WindowEvent::from_record(&w.record, &mut names));
                 let mut joined = Joined::default();
+                let annotations = entries.has_annotations();
+                let named = |e| entries.names_annotation(e);
                 match &event {
                     MergeEvent::Api(a) if self.complete => {
-                        joined.cpu_op = lead.cpu_op(a.correlation_id, w.stamp);
+                        joined.cpu_op = lead.joined(a.correlation_id, w.stamp, false, named).0;
                     }
                     MergeEvent::Gpu(g) => {
+                        let (cpu_op, annotation) =
+                            lead.joined(g.correlation_id, w.stamp, annotations, named);
                         if self.complete {
-                            joined.cpu_op = lead.cpu_op(g.correlation_id, w.stamp);
+                            joined.cpu_op = cpu_op;
                             joined.lane = lead.lane(index)?;
                         }
-                        if entries.has_annotations() {
-                            joined.annotation = lead.annotation(g.correlation_id, w.stamp, |e| {
-                                entries.names_annotation(e)
-                            });
-                        }
+                        joined.annotation = annotation;
                     }
                     _ => {}
                 }
