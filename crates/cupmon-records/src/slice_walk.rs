@@ -35,10 +35,12 @@ impl<'d> SliceWalk<'d> {
         } else {
             Some(RecordWalk::open(dump, range)?)
         };
+        let mut trail = RecordWalk::open(dump, range)?;
+        trail.count_all = lead.is_none();
         Ok(Self {
             range: *range,
             reorder,
-            trail: RecordWalk::open(dump, range)?,
+            trail,
             lead,
             kept: JoinWindow::new(reorder),
         })
@@ -74,12 +76,12 @@ impl<'d> SliceWalk<'d> {
                     .is_some(),
             });
             self.kept.expire(self.trail.stamp());
+            let records = std::mem::take(&mut self.trail.records);
+            for w in &records {
+                self.trail.count(&w.record);
+            }
+            self.trail.records = records;
         }
-        let records = std::mem::take(&mut self.trail.records);
-        for w in &records {
-            self.trail.count(&w.record);
-        }
-        self.trail.records = records;
         Ok(Some(&self.trail.records))
     }
 
@@ -91,6 +93,21 @@ impl<'d> SliceWalk<'d> {
             lead.limit = Some(buffers);
         }
         self
+    }
+
+    /// [`SliceWalk::next_buffer`], handing the records to `f` one by one (in the
+    /// whole-dump case without holding the buffer's records); false at the end.
+    pub fn next_buffer_with(&mut self, mut f: impl FnMut(&Walked)) -> Result<bool, DumpError> {
+        if self.lead.is_none() {
+            return self.trail.read_buffer_with(&mut f);
+        }
+        match self.next_buffer()? {
+            Some(records) => {
+                records.iter().for_each(f);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// The records [`SliceWalk::next_buffer`] gave last.

@@ -100,10 +100,7 @@ pub fn walk_slice(
     mut f: impl FnMut(u64, usize, &Record),
 ) -> Result<DecodeReport, DumpError> {
     let mut walk = SliceWalk::open(dump, range, Reorder::default())?;
-    while let Some(records) = walk.next_buffer()? {
-        for w in records {
-            f(w.number, w.offset, &w.record);
-        }
+    while walk.next_buffer_with(|w| f(w.number, w.offset, &w.record))? {
         progress(&walk.progress());
     }
     Ok(walk.finish())
@@ -125,6 +122,8 @@ pub(crate) struct RecordWalk<'d> {
     done: bool,
     /// Read at most this many buffers.
     pub limit: Option<u64>,
+    /// Count every record read as given (a walk that keeps them all).
+    pub count_all: bool,
     /// The records of the buffer read last.
     pub records: Vec<Walked>,
 }
@@ -157,12 +156,22 @@ impl<'d> RecordWalk<'d> {
             stamp: 0,
             done: false,
             limit: None,
+            count_all: false,
             records: Vec::new(),
         })
     }
 
     /// Read the next buffer into `records`; false at the end.
     pub fn read_buffer(&mut self) -> Result<bool, DumpError> {
+        self.read(None)
+    }
+
+    /// Read the next buffer, handing each record to `f` (not kept in `records`).
+    pub fn read_buffer_with(&mut self, f: &mut dyn FnMut(&Walked)) -> Result<bool, DumpError> {
+        self.read(Some(f))
+    }
+
+    fn read(&mut self, mut direct: Option<&mut dyn FnMut(&Walked)>) -> Result<bool, DumpError> {
         self.records.clear();
         if self.done || self.limit.is_some_and(|n| self.report.chunks >= n) {
             self.done = true;
@@ -183,6 +192,8 @@ impl<'d> RecordWalk<'d> {
             None => *self.layout.insert(self.dump.layout()?),
         };
         let completed = buffer.header.completion.unix_completed_ns;
+        // Known now unless the header lacks it (then set once the records are read).
+        let stamp = self.stamp.max(completed);
         let mut latest_end = 0;
         let mut records = RecordIter::new(buffer.data, layout);
         while let Some(item) = records.next_with_offset() {
@@ -197,15 +208,28 @@ impl<'d> RecordWalk<'d> {
                         report.clock_converted += 1;
                         report.foreign_ticks_per_ns = Some(c.ticks_per_ns());
                     }
-                    if let Some((start, end)) = record.interval() {
-                        latest_end = latest_end.max(end.max(start));
+                    if completed == 0 {
+                        if let Some((start, end)) = record.interval() {
+                            latest_end = latest_end.max(end.max(start));
+                        }
                     }
-                    self.records.push(Walked {
+                    if self.count_all {
+                        if let Some(n) = self.by_kind.get_mut(record.kind().as_u32() as usize) {
+                            *n += 1;
+                        }
+                        report.records += 1;
+                    }
+                    let w = Walked {
                         number: buffer.number,
                         offset,
-                        stamp: 0,
+                        stamp,
                         record,
-                    });
+                    };
+                    match &mut direct {
+                        // Straight on while it is in cache, when the stamp is known.
+                        Some(f) if completed > 0 => f(&w),
+                        _ => self.records.push(w),
+                    }
                 }
                 Err(error) => {
                     let offset = error.offset();
@@ -219,11 +243,17 @@ impl<'d> RecordWalk<'d> {
                 }
             }
         }
-        // A header without the completion time: the buffer's latest record instead.
-        let completed = if completed > 0 { completed } else { latest_end };
-        self.stamp = self.stamp.max(completed);
-        for w in &mut self.records {
-            w.stamp = self.stamp;
+        self.stamp = stamp;
+        if completed == 0 {
+            // A header without the completion time: the buffer's latest record instead.
+            self.stamp = self.stamp.max(latest_end);
+            for w in &mut self.records {
+                w.stamp = self.stamp;
+            }
+            if let Some(f) = direct {
+                self.records.iter().for_each(f);
+                self.records.clear();
+            }
         }
         report.chunks += 1;
         report.buffer_bytes += buffer.data.len() as u64;

@@ -38,14 +38,27 @@ pub fn write_window_stream(
     let mut names = KernelNames::new(dump.kernel_names());
     let mut annotated: HashSet<u64> = HashSet::new();
     let mut events = 0u64;
-    while let Some(records) = walk.next_buffer()? {
-        for w in records {
+    // A buffer's events are serialised here, then written in one call.
+    let mut text = Vec::with_capacity(1 << 20);
+    let mut failed = None;
+    loop {
+        let more = walk.next_buffer_with(|w| {
             note_annotation(&w.record, &mut annotated);
             let event = WindowEvent::from_record(&w.record, &mut names);
             // Nothing is written before the first event: an empty slice leaves no output.
-            out.write_all(if events == 0 { b"{\"events\":[" } else { b"," })?;
-            serde_json::to_writer(&mut *out, &event).map_err(std::io::Error::from)?;
+            text.extend_from_slice(if events == 0 { b"{\"events\":[" } else { b"," });
+            if let Err(e) = serde_json::to_writer(&mut text, &event) {
+                failed.get_or_insert(e);
+            }
             events += 1;
+        })?;
+        if let Some(e) = failed.take() {
+            return Err(std::io::Error::from(e).into());
+        }
+        out.write_all(&text)?;
+        text.clear();
+        if !more {
+            break;
         }
         progress(&walk.progress());
     }
