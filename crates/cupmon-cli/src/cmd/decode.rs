@@ -115,13 +115,8 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Decode a dump with a progress line for large ones; errors name the dump.
-pub fn decode(dir: &Path) -> Result<(TraceWindow, DecodeReport)> {
-    let d = decode_slice(dir, &SliceArgs::default())?;
-    Ok((d.window, d.report))
-}
-
-/// A dump decoded, or the slice of it the flags name.
+/// A dump decoded, or the slice of it the flags name (with a progress line for
+/// large ones; errors name the dump).
 pub struct Decoded {
     pub dump: Dump,
     pub slice: Option<Slice>,
