@@ -39,8 +39,8 @@ mod track_event;
 mod wire;
 mod writer;
 
-pub use args::{Arg, ArgValue};
+pub use args::{Arg, ArgValue, ArgsOut, Container, WriteArgs};
 pub use descriptor::CounterUnit;
 pub use error::PftraceError;
-pub use event::{CounterValue, Instant, PftraceSummary, Slice, WriterOptions};
+pub use event::{CounterValue, Instant, MetadataValue, PftraceSummary, Slice, WriterOptions};
 pub use writer::{CounterTrackId, PftraceWriter, TrackId};

@@ -48,6 +48,16 @@ impl Reorder {
         }
     }
 
+    /// The innermost pending slice that encloses `ts` (starts at or before
+    /// it, ends at or after it): the latest-starting such slice, the
+    /// shorter of two that start together.
+    pub fn enclosing_mut(&mut self, ts: u64) -> Option<&mut Pending> {
+        self.sorted
+            .iter_mut()
+            .rev()
+            .find(|p| p.start <= ts && ts <= p.end)
+    }
+
     /// The earliest pending slice.
     pub fn pop(&mut self) -> Option<Pending> {
         self.sorted.pop_front()
@@ -77,5 +87,18 @@ mod tests {
             .map(|x| (x.start, x.end, x.seq))
             .collect();
         assert_eq!(order, vec![(0, 10, 2), (0, 5, 1), (5, 6, 0), (5, 6, 3)]);
+    }
+
+    #[test]
+    fn the_enclosing_slice_is_the_innermost_one() {
+        let mut r = Reorder::default();
+        for x in [p(0, 100, 0), p(10, 50, 1), p(10, 20, 2), p(60, 70, 3)] {
+            r.push(x);
+        }
+        let seq = |r: &mut Reorder, ts| r.enclosing_mut(ts).map(|p| p.seq);
+        assert_eq!(seq(&mut r, 10), Some(2));
+        assert_eq!(seq(&mut r, 30), Some(1));
+        assert_eq!(seq(&mut r, 55), Some(0));
+        assert_eq!(seq(&mut r, 101), None);
     }
 }

@@ -8,8 +8,8 @@ use rustc_hash::FxHashMap;
 
 use crate::descriptor::{self, CounterUnit};
 use crate::error::PftraceError;
-use crate::event::{CounterValue, Instant, PftraceSummary, Slice, WriterOptions};
-use crate::fields::{packet, track_event as te};
+use crate::event::{CounterValue, Instant, MetadataValue, PftraceSummary, Slice, WriterOptions};
+use crate::fields::{chrome, packet, track_event as te};
 use crate::intern::Tables;
 use crate::lanes::Lanes;
 use crate::packets::Packets;
@@ -28,6 +28,9 @@ pub struct CounterTrackId(u32);
 #[derive(Debug)]
 struct Track {
     name: Box<str>,
+    /// Process labels (empty for other tracks), to see whether a later
+    /// description changes anything.
+    labels: Vec<Box<str>>,
     sort_index: i32,
     /// `lane_uuids[0]` is the track's own uuid; the others its overlap tracks.
     lane_uuids: Vec<u64>,
@@ -87,7 +90,9 @@ impl<W: Write> PftraceWriter<W> {
     }
 
     /// A process (the Chrome trace's `process_name`, `process_labels`,
-    /// `process_sort_index`); declared once per pid, later calls return it.
+    /// `process_sort_index`); declared once per pid. A later call with
+    /// other values describes it again (same uuid: Perfetto takes the last
+    /// description), for traces whose names come after their events.
     pub fn process(
         &mut self,
         pid: i32,
@@ -95,20 +100,39 @@ impl<W: Write> PftraceWriter<W> {
         labels: &[&str],
         sort_index: i32,
     ) -> Result<TrackId, PftraceError> {
-        if let Some(&id) = self.processes.get(&pid) {
-            return Ok(id);
+        let known = self.processes.get(&pid).copied();
+        if let Some(id) = known {
+            let t = &self.tracks[id.0 as usize];
+            let same_labels = t.labels.len() == labels.len()
+                && t.labels.iter().zip(labels).all(|(a, b)| &**a == *b);
+            if &*t.name == name && same_labels && t.sort_index == sort_index {
+                return Ok(id);
+            }
         }
-        let uuid = self.new_uuid();
+        let uuid = match known {
+            Some(id) => self.tracks[id.0 as usize].lane_uuids[0],
+            None => self.new_uuid(),
+        };
         let at = self.p.open(None);
         descriptor::process(&mut self.p.out, uuid, pid, name, labels, sort_index);
         self.p.close(at, &mut self.tables.pending)?;
-        let id = self.add_track(uuid, name, sort_index);
+        let id = match known {
+            Some(id) => {
+                let t = &mut self.tracks[id.0 as usize];
+                t.name = name.into();
+                t.sort_index = sort_index;
+                id
+            }
+            None => self.add_track(uuid, name, sort_index),
+        };
+        self.tracks[id.0 as usize].labels = labels.iter().map(|&l| l.into()).collect();
         self.processes.insert(pid, id);
         Ok(id)
     }
 
     /// A thread of `pid` (or a GPU stream of a device, as the Chrome trace
-    /// has them); declared once per (pid, tid), later calls return it.
+    /// has them); declared once per (pid, tid), described again when a later
+    /// call gives another name or sort index.
     pub fn thread(
         &mut self,
         pid: i32,
@@ -116,14 +140,29 @@ impl<W: Write> PftraceWriter<W> {
         name: &str,
         sort_index: i32,
     ) -> Result<TrackId, PftraceError> {
-        if let Some(&id) = self.threads.get(&(pid, tid)) {
-            return Ok(id);
+        let known = self.threads.get(&(pid, tid)).copied();
+        if let Some(id) = known {
+            let t = &self.tracks[id.0 as usize];
+            if &*t.name == name && t.sort_index == sort_index {
+                return Ok(id);
+            }
         }
-        let uuid = self.new_uuid();
+        let uuid = match known {
+            Some(id) => self.tracks[id.0 as usize].lane_uuids[0],
+            None => self.new_uuid(),
+        };
         let at = self.p.open(None);
         descriptor::thread(&mut self.p.out, uuid, pid, tid, name, sort_index);
         self.p.close(at, &mut self.tables.pending)?;
-        let id = self.add_track(uuid, name, sort_index);
+        let id = match known {
+            Some(id) => {
+                let t = &mut self.tracks[id.0 as usize];
+                t.name = name.into();
+                t.sort_index = sort_index;
+                id
+            }
+            None => self.add_track(uuid, name, sort_index),
+        };
         self.threads.insert((pid, tid), id);
         Ok(id)
     }
@@ -186,6 +225,7 @@ impl<W: Write> PftraceWriter<W> {
             s.name,
             s.category,
             s.args,
+            s.more_args,
         );
         write_flows(&mut body, s.flow_ids, s.terminating_flow_ids);
         let seq = self.arrivals;
@@ -217,12 +257,75 @@ impl<W: Write> PftraceWriter<W> {
             i.name,
             i.category,
             i.args,
+            i.more_args,
         );
         wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
         wire::end(&mut self.p.out, ev);
         self.p.close(at, &mut self.tables.pending)?;
         self.summary.instants += 1;
         Ok(())
+    }
+
+    /// Attaches a flow to the slice on `track` that encloses `ts_ns` (the
+    /// innermost one still held back for ordering): what a Chrome trace's
+    /// separate flow events (`s`, `t`, `f` with `"bp": "e"`) mean. The flow
+    /// starts or passes there (`terminating` false) or ends there. False
+    /// when no held slice encloses `ts_ns` (the flow is not written).
+    pub fn bind_flow(
+        &mut self,
+        track: TrackId,
+        ts_ns: u64,
+        flow_id: u64,
+        terminating: bool,
+    ) -> Result<bool, PftraceError> {
+        let index = self.track_index(track)?;
+        let Some(p) = self.tracks[index].reorder.enclosing_mut(ts_ns) else {
+            return Ok(false);
+        };
+        if flow_id == 0 {
+            return Err(PftraceError::ZeroFlowId {
+                name: format!("flow at {ts_ns} ns"),
+            });
+        }
+        // A repeated field may come anywhere in its message: append it.
+        let (out, ends) = if terminating {
+            (&[][..], &[flow_id][..])
+        } else {
+            (&[flow_id][..], &[][..])
+        };
+        write_flows(&mut p.body, out, ends);
+        Ok(true)
+    }
+
+    /// A Chrome trace's top-level members (`traceName`, `deviceProperties`,
+    /// ...) as one `ChromeEventBundle` of `ChromeMetadata`: trace processor
+    /// keeps them in its metadata table as `cr-NAME`. Call it once: each
+    /// further bundle's names get a number.
+    pub fn chrome_metadata(
+        &mut self,
+        entries: &[(&str, MetadataValue<'_>)],
+    ) -> Result<(), PftraceError> {
+        let at = self.p.open(None);
+        let bundle = wire::begin(&mut self.p.out, packet::CHROME_EVENTS);
+        for (name, value) in entries {
+            let m = wire::begin(&mut self.p.out, chrome::METADATA);
+            wire::bytes(&mut self.p.out, chrome::NAME, name.as_bytes());
+            match *value {
+                MetadataValue::Str(s) => {
+                    wire::bytes(&mut self.p.out, chrome::STRING_VALUE, s.as_bytes())
+                }
+                MetadataValue::Int(v) => wire::int(&mut self.p.out, chrome::INT_VALUE, v),
+                MetadataValue::Bool(v) => {
+                    wire::uint(&mut self.p.out, chrome::BOOL_VALUE, u64::from(v))
+                }
+                MetadataValue::Json(t) => {
+                    wire::bytes(&mut self.p.out, chrome::JSON_VALUE, t.as_bytes())
+                }
+            }
+            wire::end(&mut self.p.out, m);
+        }
+        wire::end(&mut self.p.out, bundle);
+        self.p.close(at, &mut self.tables.pending)
     }
 
     /// A counter's value from `ts_ns` on.
@@ -334,6 +437,7 @@ impl<W: Write> PftraceWriter<W> {
     fn add_track(&mut self, uuid: u64, name: &str, sort_index: i32) -> TrackId {
         self.tracks.push(Track {
             name: name.into(),
+            labels: Vec::new(),
             sort_index,
             lane_uuids: vec![uuid],
             lanes: Lanes::new(self.opts.max_lanes),
