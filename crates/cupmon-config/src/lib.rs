@@ -19,7 +19,7 @@ pub mod env_vars;
 mod table;
 pub mod units;
 
-pub use config::{MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
+pub use config::{MonitorConfig, WindowTraceFormat, DEFAULT_KINDS, WINDOW_KINDS};
 pub use table::{setting, Setting, SETTINGS};
 
 /// A setting that cannot be used, naming it, the value and what is allowed.

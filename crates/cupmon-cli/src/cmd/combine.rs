@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use cupmon_trace::{combine_traces, CombineStats};
+use cupmon_trace::{combine_traces_as, CombineStats, TraceFormat};
 
 use crate::cli::CombineArgs;
 use crate::exit::BadInput;
@@ -20,7 +20,8 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
         .map(|t| super::Input::File(t.as_path()))
         .collect();
     super::check_output(&args.output, &inputs)?;
-    let stats = combine_files(&args.traces, &args.output, &offsets)?;
+    let format = args.format.map(Into::into);
+    let stats = combine_files(&args.traces, &args.output, &offsets, format)?;
     println!(
         "combined {} traces ({} events) into {}; open it in https://ui.perfetto.dev",
         stats.ranks.len(),
@@ -35,8 +36,12 @@ pub fn combine_files(
     traces: &[PathBuf],
     output: &Path,
     offsets: &[(i64, i64)],
+    format: Option<TraceFormat>,
 ) -> Result<CombineStats> {
-    let stats = combine_traces(traces, output, offsets)?;
+    let stats = combine_traces_as(traces, output, offsets, format)?;
+    for w in stats.pftrace.iter().flat_map(|p| p.warnings()) {
+        eprintln!("cupmon: warning: {}: {w}", output.display());
+    }
     for s in &stats.skew {
         if s.median_ns.abs() > 100_000 {
             eprintln!(
@@ -70,4 +75,49 @@ fn parse_offset(text: &str) -> Result<(i64, i64)> {
         .map_err(|_| bad())?
         .as_nanos() as i64;
     Ok((rank, sign * ns))
+}
+
+/// Combine the traces of one window in several processes, each given as
+/// (trace, window JSON), into `output` or `dir/window-STAMP.combined.trace.*`
+/// (`.pftrace` when the processes wrote Perfetto traces: CUPMON_TRACE_FORMAT).
+pub fn combine_windows(
+    traces: &[(PathBuf, PathBuf)],
+    output: Option<PathBuf>,
+    dir: &Path,
+    stamp: u64,
+) -> Result<(PathBuf, CombineStats)> {
+    let pftrace = traces.iter().any(|(t, _)| cupmon_trace::is_pftrace_path(t));
+    let output = output.unwrap_or_else(|| {
+        let ext = if pftrace { "pftrace" } else { "json.gz" };
+        dir.join(format!("window-{stamp}.combined.trace.{ext}"))
+    });
+    let scratch = tempfile::tempdir()?;
+    let inputs = json_traces(traces, scratch.path())?;
+    let stats = combine_files(&inputs, &output, &[], None)?;
+    Ok((output, stats))
+}
+
+/// Chrome JSON traces of the windows, for the combine (which reads JSON): the
+/// traces themselves, or for a Perfetto trace its window exported into `scratch`.
+fn json_traces(traces: &[(PathBuf, PathBuf)], scratch: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for (i, (trace, window)) in traces.iter().enumerate() {
+        if !cupmon_trace::is_pftrace_path(trace) {
+            out.push(trace.clone());
+            continue;
+        }
+        let json = scratch.join(format!("window-{i}.trace.json"));
+        let w = cupmon_trace::MergeWindow::read(window)?;
+        let name = trace.display().to_string();
+        cupmon_trace::export_window(
+            &w,
+            &json,
+            &cupmon_trace::ExportOptions {
+                trace_name: Some(name),
+                ..Default::default()
+            },
+        )?;
+        out.push(json);
+    }
+    Ok(out)
 }

@@ -6,7 +6,7 @@
 use anyhow::{Context, Result};
 use cupmon_trace::{merge_files_strict, MergeOptions, MergeWindow, WindowSource};
 
-use super::{check_output, print_trace_written};
+use super::{check_output, print_written};
 use crate::cli::DemoArgs;
 
 macro_rules! fixture {
@@ -66,6 +66,6 @@ pub fn run(args: &DemoArgs) -> Result<i32> {
         },
         &mut |_| {},
     )?;
-    print_trace_written(&args.output, stats.events_written);
+    print_written(&args.output, &stats);
     Ok(0)
 }

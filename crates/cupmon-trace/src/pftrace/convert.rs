@@ -1,0 +1,383 @@
+//! Chrome-trace events into Perfetto track events, one at a time, with the
+//! meaning Perfetto's own JSON importer gives them: `X` (and `B`/`E`) are
+//! slices on their thread's track, `i`/`I` instants on the thread's, the
+//! process's or the global track, `C` one counter track per series, `s`/`t`/
+//! `f` flows bound to the slice that encloses them, `M` names and sort
+//! indices. Times are µs from the trace's base time in the JSON and absolute
+//! ns (CLOCK_REALTIME) in Perfetto: `round(µs * 1000)` recovers cupmon's ns
+//! exactly (its µs are the nearest double to ns / 1000).
+
+use std::io::Write;
+
+use cupmon_pftrace::{Instant, MetadataValue, PftraceError, PftraceWriter, Slice, TrackId};
+use rustc_hash::FxHashMap;
+
+use super::args::JsonArgs;
+use super::event::{read_event, Id, JsonEvent};
+use super::tracks::{Meta, Tracks};
+use super::PftraceStats;
+use crate::json::read::{RawNum, Reader};
+use crate::json::value::Value;
+
+/// A `B` event waiting for its `E`.
+#[derive(Debug)]
+struct Begun {
+    ts: u64,
+    name: String,
+    cat: String,
+    args: Vec<u8>,
+}
+
+/// Why an event was not converted (counted, and said by the caller).
+#[derive(Debug)]
+pub(super) struct Skip(pub String);
+
+#[derive(Debug)]
+pub(super) struct Converter<W: Write> {
+    pub w: PftraceWriter<W>,
+    tracks: Tracks,
+    base_ns: i128,
+    pub stats: PftraceStats,
+    /// Flow ends without `"bp": "e"`: they bind to the next slice of their track.
+    next_slice_flows: FxHashMap<TrackId, Vec<u64>>,
+    begun: FxHashMap<TrackId, Vec<Begun>>,
+    /// The top-level members other than `traceEvents`, for the metadata bundle.
+    members: Vec<(String, Vec<u8>)>,
+}
+
+/// A Chrome flow's id as a Perfetto flow id. Perfetto keys v1 flows by
+/// (category, name, id); cupmon's `ac2g` arrows keep their correlation id,
+/// the others get a hash of all three with the top bit set, so the two never
+/// meet.
+fn flow_id(cat: &str, name: &str, id: &Id<'_>) -> u64 {
+    if let (("ac2g", "ac2g"), Id::Int(i)) = ((cat, name), id) {
+        if let Ok(v) = u64::try_from(*i) {
+            if v != 0 && v < 1 << 63 {
+                return v;
+            }
+        }
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (cat, name).hash(&mut h);
+    match id {
+        Id::Int(i) => i.hash(&mut h),
+        Id::Text(t) => t.hash(&mut h),
+    }
+    h.finish() | 1 << 63
+}
+
+impl<W: Write> Converter<W> {
+    pub fn new(w: PftraceWriter<W>, base_ns: i128) -> Self {
+        Self {
+            w,
+            tracks: Tracks::default(),
+            base_ns,
+            stats: PftraceStats::default(),
+            next_slice_flows: FxHashMap::default(),
+            begun: FxHashMap::default(),
+            members: Vec::new(),
+        }
+    }
+
+    /// µs after the base time as absolute ns.
+    fn ts_ns(&self, n: Option<RawNum<'_>>) -> Result<u64, Skip> {
+        let n = n.ok_or_else(|| Skip("no ts".into()))?;
+        let us = n.as_f64();
+        let rel = (us * 1000.0).round();
+        if !rel.is_finite() || rel.abs() > 9.2e18 {
+            return Err(Skip("ts out of range".into()));
+        }
+        u64::try_from(self.base_ns + rel as i128).map_err(|_| Skip("ts out of range".into()))
+    }
+
+    fn dur_ns(n: Option<RawNum<'_>>) -> Result<u64, Skip> {
+        let n = n.ok_or_else(|| Skip("X without dur".into()))?;
+        let ns = (n.as_f64() * 1000.0).round();
+        if !(0.0..1.8e19).contains(&ns) {
+            return Err(Skip("X with a negative or unreadable dur".into()));
+        }
+        Ok(ns as u64)
+    }
+
+    /// A top-level member of the trace (its value's text).
+    pub fn member(&mut self, key: String, raw: &[u8]) -> Result<(), String> {
+        if key == "baseTimeNanoseconds" {
+            let mut r = Reader::new(raw);
+            if let Ok(n) = r.number() {
+                if n.as_i128().is_some_and(|b| b != self.base_ns) {
+                    return Err(format!(
+                        "baseTimeNanoseconds is {} but the events were converted against {}",
+                        String::from_utf8_lossy(raw),
+                        self.base_ns
+                    ));
+                }
+            }
+        }
+        self.members.push((key, raw.to_vec()));
+        Ok(())
+    }
+
+    /// One element of `traceEvents`, whole.
+    pub fn event(&mut self, bytes: &[u8]) -> Result<(), PftraceError> {
+        let Ok(Some(e)) = read_event(bytes) else {
+            self.stats.skip("not a JSON object");
+            return Ok(());
+        };
+        match self.convert(&e) {
+            Ok(()) => Ok(()),
+            Err(Outcome::Skip(Skip(why))) => {
+                self.stats.skip(&why);
+                Ok(())
+            }
+            Err(Outcome::Fail(err)) => Err(err),
+        }
+    }
+
+    fn convert(&mut self, e: &JsonEvent<'_>) -> Result<(), Outcome> {
+        let ph = e.ph.as_deref().unwrap_or("");
+        let name = e.name.as_deref().unwrap_or("");
+        let cat = e.cat.as_deref().unwrap_or("");
+        match ph {
+            "X" => {
+                let (ts, dur) = (self.ts_ns(e.ts)?, Self::dur_ns(e.dur)?);
+                let track = self
+                    .tracks
+                    .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
+                self.slice(track, ts, dur, name, cat, e.args, e)?;
+            }
+            "B" => {
+                let ts = self.ts_ns(e.ts)?;
+                let track = self
+                    .tracks
+                    .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
+                self.begun.entry(track).or_default().push(Begun {
+                    ts,
+                    name: name.to_owned(),
+                    cat: cat.to_owned(),
+                    args: e.args.unwrap_or(b"{}").to_vec(),
+                });
+            }
+            "E" => {
+                let ts = self.ts_ns(e.ts)?;
+                let track = self
+                    .tracks
+                    .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
+                let b = self
+                    .begun
+                    .get_mut(&track)
+                    .and_then(Vec::pop)
+                    .ok_or_else(|| Skip("E without its B".into()))?;
+                let dur = ts.saturating_sub(b.ts);
+                self.slice(track, b.ts, dur, &b.name, &b.cat, Some(&b.args), e)?;
+            }
+            "i" | "I" | "R" => {
+                let ts = self.ts_ns(e.ts)?;
+                let track = match e.scope.as_deref() {
+                    Some("g") => self.tracks.global(&mut self.w)?,
+                    Some("p") => self.tracks.process(&mut self.w, e.pid.as_ref())?,
+                    _ => self
+                        .tracks
+                        .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?,
+                };
+                let args = e.args.map(JsonArgs);
+                let instant = Instant {
+                    category: cat,
+                    more_args: args.as_ref().map(|a| a as _),
+                    ..Instant::new(ts, name)
+                };
+                self.w.instant(track, &instant)?;
+                self.stats.instants += 1;
+            }
+            "C" => self.counter(e, name)?,
+            "s" | "t" | "f" => {
+                let id =
+                    e.id.as_ref()
+                        .ok_or_else(|| Skip("flow without id".into()))?;
+                let ts = self.ts_ns(e.ts)?;
+                let track = self
+                    .tracks
+                    .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
+                let flow = flow_id(cat, name, id);
+                if ph == "f" && e.bp.as_deref() != Some("e") {
+                    self.next_slice_flows.entry(track).or_default().push(flow);
+                    return Ok(());
+                }
+                if self.w.bind_flow(track, ts, flow, ph == "f")? {
+                    self.stats.flow_events_bound += 1;
+                } else {
+                    self.stats.flow_events_unbound += 1;
+                }
+            }
+            "M" => self.meta(e, name)?,
+            "" => return Err(Skip("no ph".into()).into()),
+            other => return Err(Skip(format!("phase {other:?}")).into()),
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn slice(
+        &mut self,
+        track: TrackId,
+        ts: u64,
+        dur: u64,
+        name: &str,
+        cat: &str,
+        args: Option<&[u8]>,
+        e: &JsonEvent<'_>,
+    ) -> Result<(), Outcome> {
+        let mut ends = self.next_slice_flows.remove(&track).unwrap_or_default();
+        self.stats.flow_events_bound += ends.len() as u64;
+        let mut starts = Vec::new();
+        if let Some(id) = &e.bind_id {
+            let flow = flow_id("", "", id);
+            if e.flow_out {
+                starts.push(flow);
+            } else if e.flow_in {
+                ends.push(flow);
+            }
+        }
+        let args = args.map(JsonArgs);
+        let slice = Slice {
+            category: cat,
+            more_args: args.as_ref().map(|a| a as _),
+            flow_ids: &starts,
+            terminating_flow_ids: &ends,
+            ..Slice::new(ts, dur, name)
+        };
+        self.w.slice(track, &slice)?;
+        self.stats.slices += 1;
+        Ok(())
+    }
+
+    /// A `C` event: each numeric member of `args` is a sample of the series
+    /// "NAME MEMBER" ("NAME id: ID MEMBER" with an id), as in Perfetto.
+    fn counter(&mut self, e: &JsonEvent<'_>, name: &str) -> Result<(), Outcome> {
+        let ts = self.ts_ns(e.ts)?;
+        let Some(Value::Object(series)) = e.args.and_then(crate::json::read::parse_document) else {
+            return Err(Skip("C without args".into()).into());
+        };
+        let prefix = match &e.id {
+            Some(Id::Int(i)) => format!("{name} id: {i}"),
+            Some(Id::Text(t)) => format!("{name} id: {t}"),
+            None => name.to_owned(),
+        };
+        for (key, value) in &series {
+            let v = match value {
+                Value::Str(s) => s.trim().parse::<f64>().ok(),
+                other => other.py_float(),
+            };
+            let Some(v) = v else {
+                self.stats.skip("counter value that is not a number");
+                continue;
+            };
+            let track =
+                self.tracks
+                    .counter(&mut self.w, e.pid.as_ref(), &format!("{prefix} {key}"))?;
+            self.w.counter(track, ts, v)?;
+            self.stats.counter_values += 1;
+        }
+        Ok(())
+    }
+
+    fn meta(&mut self, e: &JsonEvent<'_>, name: &str) -> Result<(), Outcome> {
+        let args = match e.args.and_then(crate::json::read::parse_document) {
+            Some(Value::Object(members)) => members,
+            _ => Vec::new(),
+        };
+        let arg = |k: &str| args.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+        let as_text = |v: Option<&Value>| match v {
+            Some(Value::Str(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let as_int = |v: Option<&Value>| v.and_then(|v| v.py_int().ok().flatten());
+        let (pid, tid) = (e.pid.as_ref(), e.tid.as_ref());
+        let name_arg = as_text(arg("name"));
+        let label = as_text(arg("labels"));
+        let meta = match name {
+            "process_name" => name_arg.as_deref().map(Meta::ProcessName),
+            "process_labels" => label.as_deref().map(Meta::ProcessLabel),
+            "process_sort_index" => as_int(arg("sort_index")).map(Meta::ProcessSort),
+            "thread_name" => name_arg.as_deref().map(Meta::ThreadName),
+            "thread_sort_index" => as_int(arg("sort_index")).map(Meta::ThreadSort),
+            _ => None,
+        };
+        match meta {
+            Some(m) => {
+                self.tracks.meta(&mut self.w, pid, tid, m)?;
+                self.stats.metadata_events += 1;
+                Ok(())
+            }
+            None => Err(Skip(format!("metadata event {name:?}")).into()),
+        }
+    }
+
+    /// Writes what is left: B events without an E are counted, flows waiting
+    /// for a slice that never came are counted, the top-level members become
+    /// the metadata bundle.
+    pub fn finish(mut self) -> Result<(W, PftraceStats), PftraceError> {
+        let open: usize = self.begun.values().map(Vec::len).sum();
+        for _ in 0..open {
+            self.stats.skip("B without its E");
+        }
+        self.stats.flow_events_unbound += self
+            .next_slice_flows
+            .values()
+            .map(|v| v.len() as u64)
+            .sum::<u64>();
+        let texts: Vec<(String, String)> = self
+            .members
+            .iter()
+            .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
+            .collect();
+        let parsed: Vec<Option<Value>> = texts
+            .iter()
+            .map(|(_, t)| crate::json::read::parse_document(t.as_bytes()))
+            .collect();
+        let entries: Vec<(&str, MetadataValue<'_>)> = texts
+            .iter()
+            .zip(&parsed)
+            .map(|((k, text), v)| {
+                let value = match v {
+                    Some(Value::Str(s)) => MetadataValue::Str(s),
+                    Some(Value::Bool(b)) => MetadataValue::Bool(*b),
+                    Some(Value::Int(i)) => match i64::try_from(*i) {
+                        Ok(i) => MetadataValue::Int(i),
+                        Err(_) => MetadataValue::Json(text),
+                    },
+                    _ => MetadataValue::Json(text),
+                };
+                (k.as_str(), value)
+            })
+            .collect();
+        if !entries.is_empty() {
+            self.w.chrome_metadata(&entries)?;
+        }
+        let (sink, summary) = self.w.finish()?;
+        self.stats.bytes = summary.bytes;
+        self.stats.overlap_tracks = summary.overlap_tracks;
+        self.stats.overlap_slices = summary.overlap_slices;
+        self.stats.forced_slices = summary.forced_slices;
+        Ok((sink, self.stats))
+    }
+}
+
+/// An event that is skipped, or a write that failed.
+#[derive(Debug)]
+enum Outcome {
+    Skip(Skip),
+    Fail(PftraceError),
+}
+
+impl From<Skip> for Outcome {
+    fn from(s: Skip) -> Self {
+        Outcome::Skip(s)
+    }
+}
+
+impl From<PftraceError> for Outcome {
+    fn from(e: PftraceError) -> Self {
+        Outcome::Fail(e)
+    }
+}

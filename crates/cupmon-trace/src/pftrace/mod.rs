@@ -1,0 +1,260 @@
+//! The Perfetto protobuf side of every trace writer: the Chrome JSON trace that
+//! a merge, an export or a combine writes goes through [`PftraceSink`] instead
+//! of into the file, and comes out as a `.pftrace` (Perfetto `TracePacket`s)
+//! with the same processes, threads, slices, instants, counters, flows and
+//! args. One conversion for every writer, so the two formats cannot drift
+//! apart; and a stream: the sink holds one event at a time (plus the writer's
+//! bounded reorder windows and interning tables), never the trace.
+
+mod args;
+mod convert;
+mod event;
+mod tracks;
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use cupmon_pftrace::{PftraceWriter, WriterOptions};
+
+use crate::json::read::{ReadError, Reader};
+use convert::Converter;
+
+/// What a Perfetto trace holds, and what of the JSON trace it could not hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PftraceStats {
+    pub bytes: u64,
+    pub slices: u64,
+    pub instants: u64,
+    pub counter_values: u64,
+    pub metadata_events: u64,
+    /// Flow events (`s`, `t`, `f`) attached to a slice, and those that found
+    /// no slice enclosing them (Perfetto's JSON importer drops those too).
+    pub flow_events_bound: u64,
+    pub flow_events_unbound: u64,
+    /// Slices on overlap tracks opened by the writer: they overlapped an
+    /// earlier slice of their track without nesting in it (cupmon's own
+    /// overlap tracks, `stream N (overlap)`, are tracks of the JSON already).
+    pub overlap_tracks: u64,
+    pub overlap_slices: u64,
+    /// Slices past the overlap-track limit, drawn on the last one.
+    pub forced_slices: u64,
+    /// Events not converted, by reason ("phase \"b\"": async events, ...).
+    pub skipped: BTreeMap<String, u64>,
+}
+
+impl PftraceStats {
+    fn skip(&mut self, why: &str) {
+        *self.skipped.entry(why.to_owned()).or_insert(0) += 1;
+    }
+
+    /// Problems worth a warning: events not converted, flows not drawn,
+    /// slices drawn mis-nested.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(why, n)| format!("{n} events not converted ({why})"))
+            .collect();
+        if self.flow_events_unbound > 0 {
+            out.push(format!(
+                "{} flow events enclose no slice of their thread and are not drawn",
+                self.flow_events_unbound
+            ));
+        }
+        if self.forced_slices > 0 {
+            out.push(format!(
+                "{} slices overlap more than the overlap tracks allow and may be drawn mis-nested",
+                self.forced_slices
+            ));
+        }
+        out
+    }
+}
+
+/// Where the reader of the JSON text is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    /// Before the opening `{`.
+    Start,
+    /// Before a member's key (just after `{` or `,`).
+    Key,
+    /// Before the value of member `key`.
+    Value(String),
+    AfterMember,
+    /// Before `traceEvents`' `[`.
+    EventsOpen,
+    /// Before an event (after `[` or `,`).
+    Event,
+    AfterEvent,
+    /// After the closing `}`.
+    End,
+}
+
+/// Takes the JSON text of a Chrome trace as it is written and writes the
+/// same trace as Perfetto's protobuf to `W`. `base_ns` is the trace's
+/// `baseTimeNanoseconds`: the writers know it before they write events, and
+/// Kineto writes the member after them.
+#[derive(Debug)]
+pub(crate) struct PftraceSink<W: Write> {
+    buf: Vec<u8>,
+    /// Bytes of `buf` already read.
+    pos: usize,
+    /// Stream offset of `buf[0]`, for messages.
+    offset: u64,
+    state: State,
+    events: u64,
+    conv: Converter<W>,
+    failed: Option<String>,
+}
+
+impl<W: Write> PftraceSink<W> {
+    pub fn new(out: W, base_ns: i128) -> io::Result<Self> {
+        let w =
+            PftraceWriter::with_options(out, WriterOptions::default()).map_err(io::Error::other)?;
+        Ok(Self {
+            buf: Vec::with_capacity(1 << 20),
+            pos: 0,
+            offset: 0,
+            state: State::Start,
+            events: 0,
+            conv: Converter::new(w, base_ns),
+            failed: None,
+        })
+    }
+
+    fn fail(&mut self, at: usize, msg: impl std::fmt::Display) -> io::Error {
+        let text = format!(
+            "converting to a Perfetto trace: byte {} of the JSON trace (traceEvents[{}]): {msg}",
+            self.offset + at as u64,
+            self.events
+        );
+        self.failed = Some(text.clone());
+        io::Error::other(text)
+    }
+
+    /// Reads every complete item in the buffer.
+    fn run(&mut self) -> io::Result<()> {
+        loop {
+            let (step, end) = {
+                let mut r = Reader::at(&self.buf, self.pos);
+                let step = match &self.state {
+                    State::Start => r.expect(b'{', "'{'").and_then(|()| {
+                        r.empty_close(b'}')
+                            .map(|empty| if empty { State::End } else { State::Key })
+                    }),
+                    State::Key => r.key().map(|k| {
+                        let k = event::text(k).into_owned();
+                        if k == "traceEvents" {
+                            State::EventsOpen
+                        } else {
+                            State::Value(k)
+                        }
+                    }),
+                    State::Value(_) => r.skip_value().map(|()| State::AfterMember),
+                    State::AfterMember => {
+                        r.comma_or(b'}')
+                            .map(|more| if more { State::Key } else { State::End })
+                    }
+                    State::EventsOpen => r.expect(b'[', "'[' of traceEvents").and_then(|()| {
+                        r.empty_close(b']').map(|empty| {
+                            if empty {
+                                State::AfterMember
+                            } else {
+                                State::Event
+                            }
+                        })
+                    }),
+                    State::Event => r.skip_value().map(|()| State::AfterEvent),
+                    State::AfterEvent => r.comma_or(b']').map(|more| {
+                        if more {
+                            State::Event
+                        } else {
+                            State::AfterMember
+                        }
+                    }),
+                    State::End => {
+                        r.skip_ws();
+                        if r.pos < r.b.len() {
+                            Err(ReadError::Syntax {
+                                pos: r.pos,
+                                msg: "text after the trace's closing '}'",
+                            })
+                        } else {
+                            Err(ReadError::Incomplete)
+                        }
+                    }
+                };
+                (step, r.pos)
+            };
+            let next = match step {
+                Ok(next) => next,
+                Err(ReadError::Incomplete) => break,
+                Err(ReadError::Syntax { pos, msg }) => return Err(self.fail(pos, msg)),
+                Err(ReadError::OverBudget) => return Err(self.fail(self.pos, "value too large")),
+            };
+            let start = self.pos;
+            match &self.state {
+                State::Value(key) => {
+                    // Leading whitespace is not part of the value.
+                    let raw = self.buf[start..end].trim_ascii_start();
+                    let key = key.clone();
+                    if let Err(msg) = self.conv.member(key, raw) {
+                        return Err(self.fail(start, msg));
+                    }
+                }
+                State::Event => {
+                    let result = self.conv.event(&self.buf[start..end]);
+                    if let Err(e) = result {
+                        return Err(self.fail(start, e));
+                    }
+                    self.events += 1;
+                }
+                _ => {}
+            }
+            self.pos = end;
+            self.state = next;
+        }
+        // Keep only what is still unread.
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.offset += self.pos as u64;
+            self.pos = 0;
+        }
+        Ok(())
+    }
+
+    /// The Perfetto trace's sink, and what the trace holds. An error when the
+    /// JSON text ended before the trace did.
+    pub fn finish(mut self) -> io::Result<(W, PftraceStats)> {
+        if let Some(e) = &self.failed {
+            return Err(io::Error::other(e.clone()));
+        }
+        // A number at the very end would still wait for its last digit.
+        self.buf.push(b' ');
+        self.run()?;
+        if self.state != State::End {
+            let at = self.buf.len();
+            return Err(self.fail(at, "the JSON trace ended before its closing '}'"));
+        }
+        self.conv.finish().map_err(io::Error::other)
+    }
+}
+
+impl<W: Write> Write for PftraceSink<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(io::Error::other(e.clone()));
+        }
+        self.buf.extend_from_slice(data);
+        self.run()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
