@@ -252,8 +252,10 @@ def pftrace_view(path: str) -> View:
     return v
 
 
-def differences(a: View, b: View, limit: int = 10) -> list:
-    """What differs between the JSON view `a` and the Perfetto view `b`."""
+def differences(a: View, b: View, limit: int = 10, ignore_metadata: tuple = ()) -> list:
+    """What differs between the JSON view `a` and the Perfetto view `b`
+    (top-level members named in `ignore_metadata` aside: `traceName` is the
+    output's path by default)."""
     out = []
     for what in ("slices", "instants", "counters", "flow_ends"):
         x, y = getattr(a, what), getattr(b, what)
@@ -268,7 +270,7 @@ def differences(a: View, b: View, limit: int = 10) -> list:
             )
     if a.flows != b.flows:
         out.append({"flows": [a.flows, b.flows]})
-    for k in sorted(set(a.metadata) | set(b.metadata)):
+    for k in sorted((set(a.metadata) | set(b.metadata)) - set(ignore_metadata)):
         if canon(a.metadata.get(k)) != canon(b.metadata.get(k)):
             out.append({"metadata": k, "json": a.metadata.get(k), "pftrace": b.metadata.get(k)})
     return out

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value};
 
 pub fn pool() -> DescriptorPool {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/proto");
+    // Through crates/ so that cupmon-trace's tests can use this file too.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../cupmon-pftrace/proto");
     let mut c = protox::Compiler::new([dir]).expect("proto dir");
     c.open_file("perfetto_trace.proto")
         .expect("vendored perfetto_trace.proto compiles");

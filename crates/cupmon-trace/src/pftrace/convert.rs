@@ -16,7 +16,7 @@ use super::args::JsonArgs;
 use super::event::{read_event, Id, JsonEvent};
 use super::tracks::{Meta, Tracks};
 use super::PftraceStats;
-use crate::json::read::{RawNum, Reader};
+use crate::json::read::RawNum;
 use crate::json::value::Value;
 
 /// A `B` event waiting for its `E`.
@@ -103,12 +103,10 @@ impl<W: Write> Converter<W> {
     /// A top-level member of the trace (its value's text).
     pub fn member(&mut self, key: String, raw: &[u8]) -> Result<(), String> {
         if key == "baseTimeNanoseconds" {
-            let mut r = Reader::new(raw);
-            if let Ok(n) = r.number() {
-                if n.as_i128().is_some_and(|b| b != self.base_ns) {
+            if let Some(Value::Int(b)) = crate::json::read::parse_document(raw) {
+                if b != self.base_ns {
                     return Err(format!(
-                        "baseTimeNanoseconds is {} but the events were converted against {}",
-                        String::from_utf8_lossy(raw),
+                        "baseTimeNanoseconds is {b} but the events were converted against {}",
                         self.base_ns
                     ));
                 }

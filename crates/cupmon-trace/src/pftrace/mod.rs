@@ -109,8 +109,11 @@ pub(crate) struct PftraceSink<W: Write> {
 
 impl<W: Write> PftraceSink<W> {
     pub fn new(out: W, base_ns: i128) -> io::Result<Self> {
-        let w =
-            PftraceWriter::with_options(out, WriterOptions::default()).map_err(io::Error::other)?;
+        Self::with_options(out, base_ns, WriterOptions::default())
+    }
+
+    pub fn with_options(out: W, base_ns: i128, opts: WriterOptions) -> io::Result<Self> {
+        let w = PftraceWriter::with_options(out, opts).map_err(io::Error::other)?;
         Ok(Self {
             buf: Vec::with_capacity(1 << 20),
             pos: 0,
@@ -256,5 +259,82 @@ impl<W: Write> Write for PftraceSink<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRACE: &str = r#"{"schemaVersion":1,"deviceProperties":[{"id":0,"name":"H200"}],
+      "traceEvents":[
+        {"ph":"M","name":"thread_name","pid":10,"tid":11,"args":{"name":"main"}},
+        {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":11,
+         "ts":1.5,"dur":2.25,"args":{"cbid":211,"correlation":7,"dims":[[1,2],[]],"x":null}},
+        {"ph":"s","id":7,"pid":10,"tid":11,"ts":1.5,"cat":"ac2g","name":"ac2g"},
+        {"ph":"X","cat":"kernel","name":"k\u00e9","pid":0,"tid":7,"ts":10.001,"dur":5,
+         "args":{"stream":7,"big":18446744073709551616,"ratio":0.5}},
+        {"ph":"f","id":7,"pid":0,"tid":7,"ts":10.001,"cat":"ac2g","name":"ac2g","bp":"e"},
+        {"ph":"i","s":"g","name":"Record Window End","pid":"","tid":"","ts":20},
+        {"ph":"C","name":"mem","pid":0,"tid":0,"ts":3,"args":{"bytes":1024}},
+        {"ph":"b","name":"async","pid":0,"tid":0,"ts":3,"id":1}
+      ],"baseTimeNanoseconds":1000000000,"traceName":"t"}"#;
+
+    fn convert(chunks: &[usize]) -> io::Result<(Vec<u8>, PftraceStats)> {
+        let opts = WriterOptions {
+            realtime_now_ns: Some(1),
+            ..WriterOptions::default()
+        };
+        let mut sink = PftraceSink::with_options(Vec::new(), 1_000_000_000, opts)?;
+        let mut rest = TRACE.as_bytes();
+        let mut sizes = chunks.iter().cycle();
+        while !rest.is_empty() {
+            let n = (*sizes.next().unwrap_or(&1)).min(rest.len()).max(1);
+            sink.write_all(&rest[..n])?;
+            rest = &rest[n..];
+        }
+        sink.finish()
+    }
+
+    #[test]
+    fn the_trace_comes_out_the_same_however_the_text_is_cut() {
+        let (whole, stats) = convert(&[TRACE.len()]).unwrap();
+        for chunks in [&[1][..], &[2, 3, 5, 7], &[64], &[1000, 1]] {
+            assert_eq!(convert(chunks).unwrap().0, whole, "chunks {chunks:?}");
+        }
+        assert_eq!(
+            (
+                stats.slices,
+                stats.instants,
+                stats.counter_values,
+                stats.metadata_events
+            ),
+            (2, 1, 1, 1)
+        );
+        assert_eq!((stats.flow_events_bound, stats.flow_events_unbound), (2, 0));
+        assert_eq!(stats.skipped.get("phase \"b\""), Some(&1));
+        assert_eq!(
+            stats.warnings(),
+            vec!["1 events not converted (phase \"b\")"]
+        );
+    }
+
+    #[test]
+    fn a_cut_or_overlong_text_is_an_error_naming_the_byte() {
+        let mut sink = PftraceSink::new(Vec::new(), 0).unwrap();
+        sink.write_all(&TRACE.as_bytes()[..200]).unwrap();
+        let err = sink.finish().unwrap_err().to_string();
+        assert!(err.contains("ended before its closing"), "{err}");
+        let mut sink = PftraceSink::new(Vec::new(), 1_000_000_000).unwrap();
+        let err = sink.write_all(format!("{TRACE} x").as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("text after the trace"), "{err}");
+        assert!(sink.write_all(b" ").is_err(), "a failed sink stays failed");
+    }
+
+    #[test]
+    fn a_base_time_other_than_the_events_is_refused() {
+        let mut sink = PftraceSink::new(Vec::new(), 5).unwrap();
+        let err = sink.write_all(TRACE.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("baseTimeNanoseconds is 1000000000"), "{err}");
     }
 }
