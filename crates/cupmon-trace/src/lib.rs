@@ -61,6 +61,10 @@ pub use occupancy::{
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
+/// The JSON-to-Perfetto sink alone, for `bench/pftrace` only.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use pftrace::PftraceSink;
 pub use pftrace::PftraceStats;
 pub use spool::needs_spool;
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};

@@ -13,7 +13,7 @@ use cupmon_pftrace::{Instant, MetadataValue, PftraceError, PftraceWriter, Slice,
 use rustc_hash::FxHashMap;
 
 use super::args::JsonArgs;
-use super::event::{read_event, Id, JsonEvent};
+use super::event::{Id, JsonEvent};
 use super::tracks::{Meta, Tracks};
 use super::PftraceStats;
 use crate::json::read::RawNum;
@@ -116,13 +116,13 @@ impl<W: Write> Converter<W> {
         Ok(())
     }
 
-    /// One element of `traceEvents`, whole.
-    pub fn event(&mut self, bytes: &[u8]) -> Result<(), PftraceError> {
-        let Ok(Some(e)) = read_event(bytes) else {
+    /// One element of `traceEvents` (`None`: not a JSON object).
+    pub fn event(&mut self, e: Option<&JsonEvent<'_>>) -> Result<(), PftraceError> {
+        let Some(e) = e else {
             self.stats.skip("not a JSON object");
             return Ok(());
         };
-        match self.convert(&e) {
+        match self.convert(e) {
             Ok(()) => Ok(()),
             Err(Outcome::Skip(Skip(why))) => {
                 self.stats.skip(&why);

@@ -55,7 +55,7 @@ fn id<'a>(r: &mut Reader<'a>) -> ReadResult<Id<'a>> {
         b'"' => Ok(Id::Text(text(r.string()?))),
         b'-' | b'0'..=b'9' => {
             let n = r.number()?;
-            Ok(match n.as_i128() {
+            Ok(match small_int(n).or_else(|| n.as_i128()) {
                 Some(i) => Id::Int(i),
                 None => Id::Text(Cow::Owned(String::from_utf8_lossy(n.text).into_owned())),
             })
@@ -69,6 +69,23 @@ fn id<'a>(r: &mut Reader<'a>) -> ReadResult<Id<'a>> {
             )))
         }
     }
+}
+
+/// An integer of up to 18 digits, the common case of pids and tids, without
+/// the checked 128-bit arithmetic of [`RawNum::as_i128`].
+#[inline]
+fn small_int(n: RawNum<'_>) -> Option<i128> {
+    let (neg, digits) = match n.text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, n.text),
+    };
+    if !n.is_int || digits.len() > 18 {
+        return None;
+    }
+    let v = digits
+        .iter()
+        .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
+    Some(i128::from(if neg { -v } else { v }))
 }
 
 /// A string field; a value of another type reads as its JSON text.
@@ -107,9 +124,18 @@ fn boolean(r: &mut Reader<'_>) -> ReadResult<bool> {
 
 /// Reads the event object that `bytes` holds whole; `None` when it is not
 /// an object.
+#[cfg(test)]
 pub(super) fn read_event(bytes: &[u8]) -> ReadResult<Option<JsonEvent<'_>>> {
-    let mut r = Reader::new(bytes);
+    read_event_at(&mut Reader::new(bytes))
+}
+
+/// Reads one element of `traceEvents` at the reader's cursor (and past it):
+/// the event, or `None` (skipped) when it is not an object. Pure: on
+/// [`crate::json::read::ReadError::Incomplete`] the caller reads again with
+/// more bytes.
+pub(super) fn read_event_at<'a>(r: &mut Reader<'a>) -> ReadResult<Option<JsonEvent<'a>>> {
     if r.peek()? != b'{' {
+        r.skip_value()?;
         return Ok(None);
     }
     r.pos += 1;
@@ -119,25 +145,33 @@ pub(super) fn read_event(bytes: &[u8]) -> ReadResult<Option<JsonEvent<'_>>> {
     }
     loop {
         let key = r.key()?;
-        match &*text(key) {
-            "ph" => e.ph = Some(string(&mut r)?),
-            "name" => e.name = Some(string(&mut r)?),
-            "cat" => e.cat = Some(string(&mut r)?),
-            "pid" => e.pid = Some(id(&mut r)?),
-            "tid" => e.tid = Some(id(&mut r)?),
-            "ts" => e.ts = number(&mut r)?,
-            "dur" => e.dur = number(&mut r)?,
-            "id" => e.id = Some(id(&mut r)?),
-            "bp" => e.bp = Some(string(&mut r)?),
-            "s" => e.scope = Some(string(&mut r)?),
-            "bind_id" => e.bind_id = Some(id(&mut r)?),
-            "flow_in" => e.flow_in = boolean(&mut r)?,
-            "flow_out" => e.flow_out = boolean(&mut r)?,
-            "args" => {
+        // Keys compare as bytes: only an escaped one is decoded first.
+        let decoded;
+        let k: &[u8] = if key.escaped {
+            decoded = key.decode();
+            decoded.as_bytes()
+        } else {
+            key.raw
+        };
+        match k {
+            b"ph" => e.ph = Some(string(r)?),
+            b"name" => e.name = Some(string(r)?),
+            b"cat" => e.cat = Some(string(r)?),
+            b"pid" => e.pid = Some(id(r)?),
+            b"tid" => e.tid = Some(id(r)?),
+            b"ts" => e.ts = number(r)?,
+            b"dur" => e.dur = number(r)?,
+            b"id" => e.id = Some(id(r)?),
+            b"bp" => e.bp = Some(string(r)?),
+            b"s" => e.scope = Some(string(r)?),
+            b"bind_id" => e.bind_id = Some(id(r)?),
+            b"flow_in" => e.flow_in = boolean(r)?,
+            b"flow_out" => e.flow_out = boolean(r)?,
+            b"args" => {
                 r.skip_ws();
                 let start = r.pos;
                 r.skip_value()?;
-                e.args = Some(&bytes[start..r.pos]);
+                e.args = Some(&r.b[start..r.pos]);
             }
             _ => r.skip_value()?,
         }

@@ -95,7 +95,7 @@ enum State {
 /// `baseTimeNanoseconds`: the writers know it before they write events, and
 /// Kineto writes the member after them.
 #[derive(Debug)]
-pub(crate) struct PftraceSink<W: Write> {
+pub struct PftraceSink<W: Write> {
     buf: Vec<u8>,
     /// Bytes of `buf` already read.
     pos: usize,
@@ -138,8 +138,11 @@ impl<W: Write> PftraceSink<W> {
     /// Reads every complete item in the buffer.
     fn run(&mut self) -> io::Result<()> {
         loop {
+            let start = self.pos;
+            // A failure of the conversion (not of the reading), said below.
+            let mut failed: Option<String> = None;
             let (step, end) = {
-                let mut r = Reader::at(&self.buf, self.pos);
+                let mut r = Reader::at(&self.buf, start);
                 let step = match &self.state {
                     State::Start => r.expect(b'{', "'{'").and_then(|()| {
                         r.empty_close(b'}')
@@ -153,7 +156,14 @@ impl<W: Write> PftraceSink<W> {
                             State::Value(k)
                         }
                     }),
-                    State::Value(_) => r.skip_value().map(|()| State::AfterMember),
+                    State::Value(key) => r.skip_value().map(|()| {
+                        // Leading whitespace is not part of the value.
+                        let raw = r.b[start..r.pos].trim_ascii_start();
+                        if let Err(msg) = self.conv.member(key.clone(), raw) {
+                            failed = Some(msg);
+                        }
+                        State::AfterMember
+                    }),
                     State::AfterMember => {
                         r.comma_or(b'}')
                             .map(|more| if more { State::Key } else { State::End })
@@ -167,7 +177,14 @@ impl<W: Write> PftraceSink<W> {
                             }
                         })
                     }),
-                    State::Event => r.skip_value().map(|()| State::AfterEvent),
+                    // Read whole before anything is converted: an event cut by
+                    // the end of the buffer is read again with more bytes.
+                    State::Event => event::read_event_at(&mut r).map(|e| {
+                        if let Err(err) = self.conv.event(e.as_ref()) {
+                            failed = Some(err.to_string());
+                        }
+                        State::AfterEvent
+                    }),
                     State::AfterEvent => r.comma_or(b']').map(|more| {
                         if more {
                             State::Event
@@ -189,30 +206,17 @@ impl<W: Write> PftraceSink<W> {
                 };
                 (step, r.pos)
             };
+            if let Some(msg) = failed {
+                return Err(self.fail(start, msg));
+            }
             let next = match step {
                 Ok(next) => next,
                 Err(ReadError::Incomplete) => break,
                 Err(ReadError::Syntax { pos, msg }) => return Err(self.fail(pos, msg)),
                 Err(ReadError::OverBudget) => return Err(self.fail(self.pos, "value too large")),
             };
-            let start = self.pos;
-            match &self.state {
-                State::Value(key) => {
-                    // Leading whitespace is not part of the value.
-                    let raw = self.buf[start..end].trim_ascii_start();
-                    let key = key.clone();
-                    if let Err(msg) = self.conv.member(key, raw) {
-                        return Err(self.fail(start, msg));
-                    }
-                }
-                State::Event => {
-                    let result = self.conv.event(&self.buf[start..end]);
-                    if let Err(e) = result {
-                        return Err(self.fail(start, e));
-                    }
-                    self.events += 1;
-                }
-                _ => {}
+            if self.state == State::Event {
+                self.events += 1;
             }
             self.pos = end;
             self.state = next;
