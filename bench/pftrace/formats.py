@@ -20,7 +20,7 @@ perfetto package).
 
 usage: bench/pftrace/formats.py [--cases merge,export] [--repeat 5] [--repeat-export 3]
        [--formats json,json.gz,pftrace,pftrace.gz] [--window-events 10000000]
-       [--cupmon target/release/cupmon] [--out bench/out] [--check]
+       [--cupmon target/release/cupmon] [--out bench/out] [--check [--python PY]]
 """
 
 import argparse
@@ -128,6 +128,9 @@ def main():
     ap.add_argument("--cupmon", default=os.path.join(ROOT, "target", "release", "cupmon"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     ap.add_argument("--check", action="store_true", help="compare each .pftrace with the JSON (slow)")
+    venv = os.path.join(ROOT, "target", "python-venv", "bin", "python")
+    ap.add_argument("--python", default=venv if os.path.exists(venv) else sys.executable,
+                    help="interpreter with the perfetto package, for --check")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     formats = a.formats.split(",")
@@ -168,7 +171,7 @@ def main():
                 if a.check and fmt.startswith("pftrace") and r == 0:
                     ref = os.path.join(a.out, f"{case}.check.json")
                     run_measured(cmd(ref))
-                    c = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "python", "pftrace_compare.py"),
+                    c = subprocess.run([a.python, os.path.join(ROOT, "tests", "python", "pftrace_compare.py"),
                                         ref, out], capture_output=True, text=True)
                     print(f"# check {case}.{fmt}: {'same as the JSON' if c.returncode == 0 else 'DIFFERS'} "
                           f"{c.stdout[-400:] if c.returncode else ''}{c.stderr[-400:]}", flush=True)

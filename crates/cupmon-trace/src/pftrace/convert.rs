@@ -28,6 +28,22 @@ struct Begun {
     args: Vec<u8>,
 }
 
+/// The last slice read, held until the next event: Chrome traces put a
+/// slice's flow events right after it (the `s` after a launch, the `f` after
+/// its kernel), and they are attached before the slice goes to the writer,
+/// which may place (and write) a slice that arrives out of time order at once.
+#[derive(Debug, Default)]
+struct Held {
+    track: Option<TrackId>,
+    ts: u64,
+    dur: u64,
+    name: String,
+    cat: String,
+    args: Option<Vec<u8>>,
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+}
+
 /// Why an event was not converted (counted, and said by the caller).
 #[derive(Debug)]
 pub(super) struct Skip(pub String);
@@ -41,6 +57,7 @@ pub(super) struct Converter<W: Write> {
     /// Flow ends without `"bp": "e"`: they bind to the next slice of their track.
     next_slice_flows: FxHashMap<TrackId, Vec<u64>>,
     begun: FxHashMap<TrackId, Vec<Begun>>,
+    held: Held,
     /// The top-level members other than `traceEvents`, for the metadata bundle.
     members: Vec<(String, Vec<u8>)>,
 }
@@ -76,6 +93,7 @@ impl<W: Write> Converter<W> {
             stats: PftraceStats::default(),
             next_slice_flows: FxHashMap::default(),
             begun: FxHashMap::default(),
+            held: Held::default(),
             members: Vec::new(),
         }
     }
@@ -136,6 +154,11 @@ impl<W: Write> Converter<W> {
         let ph = e.ph.as_deref().unwrap_or("");
         let name = e.name.as_deref().unwrap_or("");
         let cat = e.cat.as_deref().unwrap_or("");
+        // Anything but a flow event lets the held slice go (a flow event may
+        // belong to it).
+        if !matches!(ph, "s" | "t" | "f") {
+            self.release_held()?;
+        }
         match ph {
             "X" => {
                 let (ts, dur) = (self.ts_ns(e.ts)?, Self::dur_ns(e.dur)?);
@@ -201,6 +224,18 @@ impl<W: Write> Converter<W> {
                     self.next_slice_flows.entry(track).or_default().push(flow);
                     return Ok(());
                 }
+                let h = &mut self.held;
+                if h.track == Some(track) && h.ts <= ts && ts <= h.ts.saturating_add(h.dur) {
+                    if ph == "f" {
+                        &mut h.ends
+                    } else {
+                        &mut h.starts
+                    }
+                    .push(flow);
+                    self.stats.flow_events_bound += 1;
+                    return Ok(());
+                }
+                self.release_held()?;
                 if self.w.bind_flow(track, ts, flow, ph == "f")? {
                     self.stats.flow_events_bound += 1;
                 } else {
@@ -214,6 +249,7 @@ impl<W: Write> Converter<W> {
         Ok(())
     }
 
+    /// Holds a slice (see [`Held`]), with the flows waiting for it.
     #[allow(clippy::too_many_arguments)]
     fn slice(
         &mut self,
@@ -225,24 +261,55 @@ impl<W: Write> Converter<W> {
         args: Option<&[u8]>,
         e: &JsonEvent<'_>,
     ) -> Result<(), Outcome> {
-        let mut ends = self.next_slice_flows.remove(&track).unwrap_or_default();
-        self.stats.flow_events_bound += ends.len() as u64;
-        let mut starts = Vec::new();
+        self.release_held()?;
+        let h = &mut self.held;
+        h.starts.clear();
+        h.ends.clear();
+        if let Some(waiting) = self.next_slice_flows.remove(&track) {
+            self.stats.flow_events_bound += waiting.len() as u64;
+            h.ends.extend(waiting);
+        }
         if let Some(id) = &e.bind_id {
             let flow = flow_id("", "", id);
             if e.flow_out {
-                starts.push(flow);
+                h.starts.push(flow);
             } else if e.flow_in {
-                ends.push(flow);
+                h.ends.push(flow);
             }
         }
-        let args = args.map(JsonArgs);
+        h.name.clear();
+        h.name.push_str(name);
+        h.cat.clear();
+        h.cat.push_str(cat);
+        match (args, &mut h.args) {
+            (Some(a), Some(buf)) => {
+                buf.clear();
+                buf.extend_from_slice(a);
+            }
+            (Some(a), none) => *none = Some(a.to_vec()),
+            (None, Some(buf)) => buf.clear(),
+            (None, None) => {}
+        }
+        h.ts = ts;
+        h.dur = dur;
+        h.track = Some(track);
+        Ok(())
+    }
+
+    /// Writes the held slice, if any.
+    fn release_held(&mut self) -> Result<(), PftraceError> {
+        let h = &mut self.held;
+        let Some(track) = h.track.take() else {
+            return Ok(());
+        };
+        // An empty buffer is "no args" (an `args` value is never empty text).
+        let args = h.args.as_deref().filter(|a| !a.is_empty()).map(JsonArgs);
         let slice = Slice {
-            category: cat,
+            category: &h.cat,
             more_args: args.as_ref().map(|a| a as _),
-            flow_ids: &starts,
-            terminating_flow_ids: &ends,
-            ..Slice::new(ts, dur, name)
+            flow_ids: &h.starts,
+            terminating_flow_ids: &h.ends,
+            ..Slice::new(h.ts, h.dur, &h.name)
         };
         self.w.slice(track, &slice)?;
         self.stats.slices += 1;
@@ -315,6 +382,7 @@ impl<W: Write> Converter<W> {
     /// for a slice that never came are counted, the top-level members become
     /// the metadata bundle.
     pub fn finish(mut self) -> Result<(W, PftraceStats), PftraceError> {
+        self.release_held()?;
         let open: usize = self.begun.values().map(Vec::len).sum();
         for _ in 0..open {
             self.stats.skip("B without its E");

@@ -336,6 +336,30 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_out_of_time_order_keeps_the_flow_that_follows_it() {
+        // As in a merge: a thread's CPU ops first, then the window's runtime
+        // calls on the same thread, earlier in time than the last op.
+        let mut text = String::from(r#"{"traceEvents":["#);
+        for i in 0..1000 {
+            text.push_str(&format!(
+                r#"{{"ph":"X","name":"op","pid":1,"tid":2,"ts":{},"dur":1}},"#,
+                100 + 2 * i
+            ));
+        }
+        text.push_str(concat!(
+            r#"{"ph":"X","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":10,"dur":1},"#,
+            r#"{"ph":"s","id":9,"pid":1,"tid":2,"ts":10,"cat":"ac2g","name":"ac2g"},"#,
+            r#"{"ph":"X","name":"k","pid":0,"tid":7,"ts":12,"dur":1},"#,
+            r#"{"ph":"f","id":9,"pid":0,"tid":7,"ts":12,"cat":"ac2g","name":"ac2g","bp":"e"}]}"#
+        ));
+        let mut sink = PftraceSink::new(Vec::new(), 0).unwrap();
+        sink.write_all(text.as_bytes()).unwrap();
+        let (_, stats) = sink.finish().unwrap();
+        assert_eq!((stats.flow_events_bound, stats.flow_events_unbound), (2, 0));
+        assert_eq!(stats.slices, 1002);
+    }
+
+    #[test]
     fn a_base_time_other_than_the_events_is_refused() {
         let mut sink = PftraceSink::new(Vec::new(), 5).unwrap();
         let err = sink.write_all(TRACE.as_bytes()).unwrap_err().to_string();
