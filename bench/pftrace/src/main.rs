@@ -137,23 +137,15 @@ fn run(mode: &str, slices: u64, file: File) -> u64 {
     2 * pairs
 }
 
-/// CPU time of this process so far, all its threads (ended ones too), in
-/// seconds, from /proc/self/stat (clock ticks: 10 ms): the machine is shared,
-/// so wall time includes waiting for a core.
+/// CPU time of this (single-threaded) process so far, in seconds: the
+/// machine is shared, so wall time includes waiting for a core.
 fn cpu_secs() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // The fields after the command name (which is in parentheses).
-    let fields: Vec<&str> = s
-        .rsplit_once(')')
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    // utime and stime: fields 14 and 15 of stat(5), 12 and 13 after ")".
-    let ticks: f64 = [11, 12]
-        .iter()
-        .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<f64>().ok()))
-        .sum();
-    ticks / 100.0
+    let s = std::fs::read_to_string("/proc/self/schedstat").unwrap_or_default();
+    s.split_whitespace()
+        .next()
+        .and_then(|ns| ns.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1e9
 }
 
 fn peak_rss_kib() -> u64 {
