@@ -59,16 +59,6 @@ impl<'a> Instant<'a> {
     }
 }
 
-/// The value of a [`crate::PftraceWriter::chrome_metadata`] entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetadataValue<'a> {
-    Str(&'a str),
-    Int(i64),
-    Bool(bool),
-    /// Any other JSON value, as its text.
-    Json(&'a str),
-}
-
 /// A counter sample's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CounterValue {

@@ -367,7 +367,7 @@ fn a_combine_to_pftrace_holds_every_rank() {
     assert!(stats.pftrace.is_some());
     let (slices, _) = pf_slices(&model(&p));
     assert_eq!(json_slices(&json(&j)), slices);
-    let err = combine_traces_as(&[p.clone()], &j, &[], Some(TraceFormat::Json))
+    let err = combine_traces_as(std::slice::from_ref(&p), &j, &[], Some(TraceFormat::Json))
         .expect_err("a .pftrace input")
         .to_string();
     assert!(err.contains("combine reads Chrome JSON traces"), "{err}");
