@@ -121,3 +121,47 @@ fn json_traces(traces: &[(PathBuf, PathBuf)], scratch: &Path) -> Result<Vec<Path
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: &str = r#"{"events":[{"kind":"kernel","device_id":0,"context_id":1,"stream_id":7,"correlation_id":3,"start_ns":1790857026000005000,"end_ns":1790857026000006000,"name":"k"}]}"#;
+
+    /// `cupmon window`/`cupmon run` with CUPMON_TRACE_FORMAT=pftrace: each
+    /// process wrote a .pftrace beside its window JSON; the combine reads the
+    /// windows (it reads JSON only) and writes one .pftrace with both.
+    #[test]
+    fn windows_written_as_pftrace_combine_into_one_pftrace_with_every_process() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut traces = Vec::new();
+        for i in 0..2 {
+            let window = dir.path().join(format!("window-{i}.json"));
+            std::fs::write(&window, WINDOW).expect("write");
+            let trace = dir.path().join(format!("window-{i}.trace.pftrace"));
+            let w = cupmon_trace::MergeWindow::read(&window).expect("window");
+            let options = cupmon_trace::ExportOptions::default();
+            cupmon_trace::export_window(&w, &trace, &options).expect("export");
+            traces.push((trace, window));
+        }
+        let (out, stats) = combine_windows(&traces, None, dir.path(), 7).expect("combine");
+        assert_eq!(out, dir.path().join("window-7.combined.trace.pftrace"));
+        assert_eq!(stats.ranks.len(), 2);
+        let pf = stats.pftrace.expect("a Perfetto trace");
+        // Per process: the kernel and the profiler span.
+        assert_eq!(pf.slices, 4, "{pf:?}");
+        let bytes = std::fs::read(&out).expect("combined trace");
+        // Trace.packet (field 1, length-delimited) first, as Perfetto reads it.
+        assert_eq!(bytes.first(), Some(&0x0a));
+        assert_eq!(pf.bytes, bytes.len() as u64);
+
+        // A JSON window beside them keeps the JSON name.
+        let json = dir.path().join("window-2.trace.json");
+        let w = cupmon_trace::MergeWindow::read(&traces[0].1).expect("window");
+        cupmon_trace::export_window(&w, &json, &Default::default()).expect("export");
+        let mixed = [(json.clone(), traces[0].1.clone())];
+        let (out, stats) = combine_windows(&mixed, None, dir.path(), 8).expect("combine");
+        assert_eq!(out, dir.path().join("window-8.combined.trace.json.gz"));
+        assert!(stats.pftrace.is_none());
+    }
+}
