@@ -61,9 +61,10 @@ fn ns(base: i128, us: &Value) -> u64 {
     (base + (us.as_f64().expect("a time") * 1000.0).round() as i128) as u64
 }
 
-/// The JSON trace's slices as (thread name, name, start ns, end ns), and its
-/// thread names by (pid, tid), the last `thread_name` winning.
-fn json_slices(t: &Value) -> Vec<(String, String, u64, u64)> {
+/// The JSON trace's slices as (thread name, name, start ns, end ns), in
+/// file order with each one's event index and (pid, tid); thread names by
+/// (pid, tid), the last `thread_name` winning.
+fn json_slices_in_order(t: &Value) -> Vec<(usize, (String, String), Slice)> {
     let base = t["baseTimeNanoseconds"].as_i64().map_or(0, i128::from);
     let events = t["traceEvents"].as_array().expect("events");
     let mut names = BTreeMap::new();
@@ -76,10 +77,11 @@ fn json_slices(t: &Value) -> Vec<(String, String, u64, u64)> {
             e["args"]["name"].as_str().unwrap_or("").to_owned(),
         );
     }
-    let mut out: Vec<_> = events
+    events
         .iter()
-        .filter(|e| e["ph"] == "X")
-        .map(|e| {
+        .enumerate()
+        .filter(|(_, e)| e["ph"] == "X")
+        .map(|(i, e)| {
             let key = (e["pid"].to_string(), e["tid"].to_string());
             let thread = names.get(&key).cloned().unwrap_or_else(|| match &e["tid"] {
                 Value::String(s) => s.clone(),
@@ -87,21 +89,80 @@ fn json_slices(t: &Value) -> Vec<(String, String, u64, u64)> {
             });
             let start = ns(base, &e["ts"]);
             let end = start + (e["dur"].as_f64().expect("dur") * 1000.0).round() as u64;
-            (
-                thread,
-                e["name"].as_str().unwrap_or("").to_owned(),
-                start,
-                end,
-            )
+            let name = e["name"].as_str().unwrap_or("").to_owned();
+            (i, key, (thread, name, start, end))
         })
+        .collect()
+}
+
+/// (thread name, name, start ns, end ns)
+type Slice = (String, String, u64, u64);
+
+fn json_slices(t: &Value) -> Vec<Slice> {
+    let mut out: Vec<_> = json_slices_in_order(t)
+        .into_iter()
+        .map(|(_, _, s)| s)
         .collect();
+    out.sort();
+    out
+}
+
+/// The JSON trace's flow ends as the slice each binds to and whether it ends
+/// there: a flow event binds to the innermost slice of its thread open at
+/// its time among those before it in the file (the latest start, then the
+/// shorter, then the later one); an `f` without `"bp": "e"` to the next
+/// slice starting at or after it. The rule of Perfetto's JSON import, as
+/// tests/python/pftrace_compare.py has it.
+fn json_flow_ends(t: &Value) -> Vec<(Slice, bool)> {
+    let base = t["baseTimeNanoseconds"].as_i64().map_or(0, i128::from);
+    let slices = json_slices_in_order(t);
+    let mut out = Vec::new();
+    for (i, e) in t["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .enumerate()
+    {
+        let ph = e["ph"].as_str().unwrap_or("");
+        if !matches!(ph, "s" | "t" | "f") || e.get("id").is_none() {
+            continue;
+        }
+        let key = (e["pid"].to_string(), e["tid"].to_string());
+        let ts = ns(base, &e["ts"]);
+        let on_thread = slices.iter().filter(|(_, k, _)| *k == key);
+        let bound = if ph == "f" && e["bp"] != "e" {
+            on_thread
+                .filter(|(_, _, s)| s.2 >= ts)
+                .min_by_key(|(j, _, s)| (s.2, *j))
+        } else {
+            on_thread
+                .filter(|(j, _, s)| s.2 <= ts && ts <= s.3 && (s.2, *j) < (ts, i))
+                .max_by_key(|(j, _, s)| (s.2, std::cmp::Reverse(s.3), *j))
+        };
+        if let Some((_, _, s)) = bound {
+            out.push((s.clone(), ph == "f"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The same from the Perfetto trace.
+fn pf_flow_ends(m: &pf::Model) -> Vec<(Slice, bool)> {
+    let mut out = Vec::new();
+    for s in pf::paired_slices(m) {
+        let thread = m.tracks[&s.track].thread_name.clone().unwrap_or_default();
+        let slice = (thread, s.name, s.start, s.end);
+        out.extend(s.flows.iter().map(|_| (slice.clone(), false)));
+        out.extend(s.terminating_flows.iter().map(|_| (slice.clone(), true)));
+    }
     out.sort();
     out
 }
 
 /// The same from the Perfetto trace: a slice on an overlap track that the
 /// writer opened counts on its thread (`lanes` says how many did).
-fn pf_slices(m: &pf::Model) -> (Vec<(String, String, u64, u64)>, usize) {
+fn pf_slices(m: &pf::Model) -> (Vec<Slice>, usize) {
     let mut lanes = 0;
     let thread_of = |uuid: u64, lanes: &mut usize| -> String {
         let t = &m.tracks[&uuid];
@@ -174,6 +235,10 @@ fn a_merge_to_pftrace_holds_the_slices_threads_and_flows_of_the_json_merge() {
         .map(|e| e.flows.len() + e.terminating_flows.len())
         .sum();
     assert_eq!(ends, flow_events);
+    // On the slices the JSON's arrows bind to (the fixture's kernels all
+    // start at 0: each arrow goes to the innermost one open then, not
+    // always to the kernel it follows).
+    assert_eq!(json_flow_ends(&t), pf_flow_ends(&m));
     assert!(p.warnings().is_empty(), "{:?}", p.warnings());
     // The CPU side came from torch.profiler's JSON: its names are there.
     assert!(slices.iter().any(|s| s.1 == "aten::addmm"));

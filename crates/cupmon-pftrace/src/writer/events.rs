@@ -108,6 +108,23 @@ impl<W: Write> PftraceWriter<W> {
         Ok(true)
     }
 
+    /// Whether [`Self::bind_flow`] at `ts_ns` would find a slice on `track`
+    /// inside one from `start_ns` to `end_ns` that is still to come (one
+    /// that starts later, or with it and ends sooner): for a caller holding
+    /// that slice back, to know which of the two is the innermost.
+    pub fn held_slice_inside(
+        &self,
+        track: TrackId,
+        ts_ns: u64,
+        start_ns: u64,
+        end_ns: u64,
+    ) -> Result<bool, PftraceError> {
+        let index = self.track_index(track)?;
+        Ok(self.tracks[index]
+            .reorder
+            .inner_enclosing(ts_ns, start_ns, end_ns))
+    }
+
     /// A Chrome trace's top-level members (`traceName`, `deviceProperties`,
     /// ...) as one `ChromeEventBundle` (see [`crate::metadata`]). Call it
     /// once: each further bundle's names get a number.

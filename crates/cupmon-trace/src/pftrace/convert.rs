@@ -226,8 +226,18 @@ impl<W: Write> Converter<W> {
                     self.next_slice_flows.entry(track).or_default().push(flow);
                     return Ok(());
                 }
-                let h = &mut self.held;
-                if h.track == Some(track) && h.ts <= ts && ts <= h.ts.saturating_add(h.dur) {
+                let h = &self.held;
+                let end = h.ts.saturating_add(h.dur);
+                // The held slice takes the flow when it is the innermost slice
+                // open at `ts`, as in Perfetto: not when an earlier one that
+                // starts with it or later is inside it (slices that start
+                // together, the shorter first).
+                if h.track == Some(track)
+                    && h.ts <= ts
+                    && ts <= end
+                    && !self.w.held_slice_inside(track, ts, h.ts, end)?
+                {
+                    let h = &mut self.held;
                     if ph == "f" {
                         &mut h.ends
                     } else {
