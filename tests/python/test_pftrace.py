@@ -61,7 +61,7 @@ def test_a_complete_merge_to_pftrace_shows_what_the_json_merge_shows(fixture, tm
     assert counts["slices"] > 100 and counts["flows"] > 20
 
 
-def test_the_seeds_merge_to_pftrace_gz_holds_the_cpu_and_the_gpu_side(tmp_path):
+def test_merge_trace_window_into_chrome_trace_to_pftrace_gz_holds_the_cpu_and_the_gpu_side(tmp_path):
     window = json.loads((FIXTURES / "torch_mlp" / "expected_window.json").read_text())
     cpu = cpu_trace_of("torch_mlp")
     for name in ("m.json", "m.pftrace.gz"):
