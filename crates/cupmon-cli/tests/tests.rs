@@ -1,9 +1,14 @@
 //! The `cupmon` command's integration tests, one binary (ripgrep's layout): bad
-//! input, the regressions of the I/O issue, Perfetto outputs, and `cupmon run` / `window` / `status`
-//! end to end against the fake libcupti.
+//! input, the regressions of the I/O issue, Perfetto outputs, `cupmon run` / `window` /
+//! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
+//! and NCCL collectives in `stats` and traces, time slices and `stats --timeline`.
 
 mod bad_input;
+mod collectives;
 mod pftrace;
 mod regression;
+mod run_exit;
 mod run_fake;
+mod slice;
+mod timeline;
 mod util;

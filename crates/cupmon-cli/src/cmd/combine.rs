@@ -31,7 +31,8 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Combine and report the skew the NCCL kernels show.
+/// Combine, print each rank's share of GPU time in NCCL collectives, and report the
+/// skew the NCCL kernels show (for `cupmon combine` and `cupmon window`).
 pub fn combine_files(
     traces: &[PathBuf],
     output: &Path,
@@ -41,6 +42,9 @@ pub fn combine_files(
     let stats = combine_traces_as(traces, output, offsets, format)?;
     for w in stats.pftrace.iter().flat_map(|p| p.warnings()) {
         eprintln!("cupmon: warning: {}: {w}", output.display());
+    }
+    for line in super::collective_report::rank_lines(&stats.collectives) {
+        println!("{line}");
     }
     for s in &stats.skew {
         if s.median_ns.abs() > 100_000 {

@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+mod collective_report;
 pub mod combine;
 pub mod decode;
 pub mod demo;
@@ -12,6 +13,7 @@ mod run_signal;
 mod run_summary;
 pub mod stats;
 pub mod status;
+mod timeline_report;
 pub mod window;
 mod worker_report;
 
