@@ -71,11 +71,12 @@ fn run_ok(dir: &Path, line: &str) -> String {
 }
 
 /// Every command that writes a trace, writing OUT.
-const TRACE_WRITERS: [&str; 7] = [
+const TRACE_WRITERS: [&str; 8] = [
     "merge --cpu cpu.json --window window.json -o OUT",
     "export --window window.json -o OUT",
     "decode dump -o OUT",
     "decode dump --format chrome -o OUT",
+    "decode dump --last 1h -o OUT",
     "decode dump --cpu cpu.json -o OUT",
     "demo -o OUT",
     "combine t.json -o OUT",
