@@ -93,7 +93,8 @@ def profile(
     **torch_profiler_kwargs: Any,
 ):
     """A ``torch.profiler.profile`` (CPU activities) whose traces come out merged
-    with cupmon's GPU activity into ``path`` (``.gz`` to compress).
+    with cupmon's GPU activity into ``path`` (``.gz`` to compress; ``.pftrace``
+    or ``.pftrace.gz`` for one Perfetto protobuf trace of both sides).
 
     ``torch_profiler_kwargs`` go to ``torch.profiler.profile`` (``schedule``,
     ``on_trace_ready``, ``record_shapes``, ``with_stack``, ...). ``trace_name``:
@@ -357,7 +358,7 @@ def _output_path(path: str, cycle: int, step: int) -> str:
         return path.format(cycle=cycle, step=step)
     if cycle == 0:
         return path
-    for ext in (".json.gz", ".json"):
+    for ext in (".json.gz", ".json", ".pftrace.gz", ".pftrace"):
         if path.endswith(ext):
             return f"{path[: -len(ext)]}-{cycle}{ext}"
     return f"{path}-{cycle}"

@@ -10,7 +10,7 @@ use cupmon_trace::{
     decode_slice_to_window, merge_files_strict, MergeOptions, MergeWindow, WindowSource,
 };
 
-use super::{check_output, print_trace_written};
+use super::{check_output, print_written};
 use crate::cli::DemoArgs;
 
 macro_rules! fixture {
@@ -81,7 +81,7 @@ pub fn run(args: &DemoArgs) -> Result<i32> {
         },
         &mut |_| {},
     )?;
-    print_trace_written(&args.output, stats.events_written);
+    print_written(&args.output, &stats);
     Ok(0)
 }
 
