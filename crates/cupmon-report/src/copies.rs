@@ -145,7 +145,8 @@ impl CopyStats {
 }
 
 fn larger(a: &OneCopy, b: &OneCopy) -> bool {
-    (a.bytes, std::cmp::Reverse(a.start)) > (b.bytes, std::cmp::Reverse(b.start))
+    use std::cmp::Reverse;
+    (a.bytes, Reverse(a.start), Reverse(a.process)) > (b.bytes, Reverse(b.start), Reverse(b.process))
 }
 
 /// `CUpti_ActivityMemcpyKind`, as Kineto names it.
