@@ -94,7 +94,7 @@
   }
   const color = (s) => COLORS[(s.color !== undefined ? s.color : s.p) % COLORS.length];
 
-  const M = { l: 56, r: 12, t: 8, b: 22 };
+  const M = { l: 72, r: 14, t: 8, b: 22 };
   function geometry(c) {
     const w = Math.max(300, c.svg.clientWidth || root.clientWidth || 900);
     const h = 170;

@@ -38,6 +38,7 @@ pub enum ReportError {
     #[error("{}: {err}", dir.display())]
     Dump {
         dir: PathBuf,
+        #[source]
         err: cupmon_records::DumpError,
     },
     #[error(transparent)]

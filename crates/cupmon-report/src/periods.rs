@@ -6,7 +6,9 @@
 //!
 //! The slowest rank is the one with the least time in NCCL kernels: ranks that arrive
 //! at a collective first wait in it for the last one, so the rank everybody waits for
-//! spends the least time there (a rank with no GPU activity at all waits least).
+//! spends the least time there (a rank with no GPU activity at all waits least). A
+//! period has a slowest rank only when the others waited at least 1% of the period
+//! longer than it: below that, who is "slowest" changes step by step with noise.
 
 use cupmon_records::timeline::auto_bin;
 
@@ -16,6 +18,8 @@ use crate::Grid;
 /// Runs at least this long are cut into minutes.
 const MINUTES_FROM_NS: u64 = 10 * 60_000_000_000;
 const MINUTE_NS: u64 = 60_000_000_000;
+/// The least gap, as a share of the period, that makes a rank the slowest.
+pub const MIN_GAP_SHARE: f64 = 0.01;
 /// How many of the worst periods the straggler table lists.
 pub const WORST: usize = 10;
 
@@ -150,9 +154,12 @@ pub fn periods(grid: &Grid, processes: &[ProcessData]) -> Periods {
                 .map(|&r| p.processes[r].nccl_ns)
                 .collect();
             others.sort_unstable();
-            let median = others[others.len() / 2];
+            let gap = others[others.len() / 2] - p.processes[slow].nccl_ns;
+            if (gap as f64) < MIN_GAP_SHARE * p.len_ns as f64 {
+                continue;
+            }
             p.slowest = Some(slow);
-            p.gap_ns = median - p.processes[slow].nccl_ns;
+            p.gap_ns = gap;
             slowest_counts[slow] += 1;
         }
     }
@@ -166,13 +173,19 @@ pub fn periods(grid: &Grid, processes: &[ProcessData]) -> Periods {
 }
 
 /// The full period with the fewest kernels per second (ties: the lower busy time,
-/// then the earlier); any period when none is full.
+/// then the earlier) from the first to the last with kernels; any period there when
+/// none is full; `None` without kernels.
 fn slowest_period(periods: &[Period], period_ns: u64) -> Option<usize> {
-    let full: Vec<usize> = (0..periods.len())
+    // Between the first and the last period with kernels: a GPU idle before the job
+    // starts or after it ends is no slowdown, one idle in the middle is.
+    let active = |i: &usize| periods[*i].kernels() > 0;
+    let first = (0..periods.len()).find(active)?;
+    let last = (0..periods.len()).rev().find(active)?;
+    let full: Vec<usize> = (first..=last)
         .filter(|&i| periods[i].len_ns == period_ns)
         .collect();
     let pool = if full.is_empty() {
-        (0..periods.len()).collect()
+        (first..=last).collect()
     } else {
         full
     };

@@ -11,11 +11,15 @@ use cupmon_config::units::format_duration;
 use super::text::{esc, iso_utc, ms, percent, shell_word, time};
 use crate::Report;
 
+/// `minute`, or `period of 200ms`.
 fn period_name(r: &Report) -> String {
     if r.periods.is_minutes() {
         "minute".to_owned()
     } else {
-        format_duration(Duration::from_nanos(r.periods.period_ns))
+        format!(
+            "period of {}",
+            format_duration(Duration::from_nanos(r.periods.period_ns))
+        )
     }
 }
 
@@ -95,8 +99,11 @@ pub fn ranks(out: &mut impl Write, r: &Report) -> io::Result<()> {
         if per.stragglers {
             format!(
                 "The slowest rank of a {} is the one with the least time in NCCL kernels: the \
-                 others wait in their collectives for it.",
-                period_name(r)
+                 others wait in their collectives for it (named when they waited at least \
+                 {:.0}% of the {} longer).",
+                period_name(r),
+                crate::periods::MIN_GAP_SHARE * 100.0,
+                if per.is_minutes() { "minute" } else { "period" }
             )
         } else {
             "Fewer than two ranks ran NCCL kernels: the slowest rank cannot be told from \
@@ -135,7 +142,7 @@ pub fn ranks(out: &mut impl Write, r: &Report) -> io::Result<()> {
                     if per.is_minutes() {
                         "minutes".to_owned()
                     } else {
-                        format!("periods of {}", period_name(r))
+                        period_name(r).replacen("period", "periods", 1)
                     }
                 )
             } else {
