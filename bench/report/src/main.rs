@@ -74,7 +74,14 @@ fn main() {
                 let share = (f + 1) as f64 / 5.5;
                 let dur = ((compute_ns as f64 / COMPUTE as f64) * share * factor * jitter) as u64;
                 corr += 1;
-                w.push(kernel(r as u32, 7, k, k + dur, 0x7f00_0000 + f * 0x40, corr));
+                w.push(kernel(
+                    r as u32,
+                    7,
+                    k,
+                    k + dur,
+                    0x7f00_0000 + f * 0x40,
+                    corr,
+                ));
                 k += dur + 2_000;
             }
             arrive.push(k);
@@ -164,8 +171,11 @@ impl Rank {
         let mut w = DumpWriter::create_segmented(&dir, &meta, policy).expect("create the dump");
         for f in 0..FUNCTIONS {
             let name = format!("train_kernel_{f}");
-            w.add_kernel_name(0x7f00_0000 + f * 0x40, &format!("_Z{}{name}Pfi", name.len()))
-                .expect("kernel name");
+            w.add_kernel_name(
+                0x7f00_0000 + f * 0x40,
+                &format!("_Z{}{name}Pfi", name.len()),
+            )
+            .expect("kernel name");
         }
         let nccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
         w.add_kernel_name(
@@ -212,7 +222,13 @@ impl Rank {
             unix_completed_ns: done,
         };
         self.w
-            .write_buffer(completion, self.buf.as_bytes(), Some(Layout::cupti_13_0()), &self.index, false)
+            .write_buffer(
+                completion,
+                self.buf.as_bytes(),
+                Some(Layout::cupti_13_0()),
+                &self.index,
+                false,
+            )
             .expect("write a buffer");
         self.chunks += 1;
         self.buf.clear();
@@ -237,8 +253,8 @@ impl Rank {
                 "extra_activities": [], "user_annotations": {}, "thread_resource_map": {},
                 "start_ns": 0});
             std::fs::write(self.dir.join("window-0.json"), window.to_string()).expect("window");
-            let file = std::fs::File::create(self.dir.join("window-0.trace.json.gz"))
-                .expect("trace");
+            let file =
+                std::fs::File::create(self.dir.join("window-0.trace.json.gz")).expect("trace");
             let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
             gz.write_all(b"{\"traceEvents\": []}").expect("trace");
             gz.finish().expect("trace");

@@ -73,11 +73,7 @@ impl SliceArgs {
                 .into_iter()
                 .flatten()
                 .any(TimeSpec::needs_first_record);
-        let span = if needs_span {
-            span()?
-        } else {
-            None
-        };
+        let span = if needs_span { span()? } else { None };
         if let Some(last) = self.last {
             let Some((_, last_ns)) = span else {
                 return Err(BadInput(format!(

@@ -51,10 +51,10 @@ pub fn label_of(info: &ProcessInfo, dump: &Dump) -> String {
     match (&info.rank, info.pid) {
         (Some(r), _) => format!("rank {r}"),
         (None, Some(pid)) => format!("pid {pid}"),
-        (None, None) => dump
-            .dir()
-            .file_name()
-            .map_or_else(|| "process".to_owned(), |n| n.to_string_lossy().into_owned()),
+        (None, None) => dump.dir().file_name().map_or_else(
+            || "process".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
     }
 }
 

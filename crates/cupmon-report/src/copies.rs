@@ -135,8 +135,11 @@ impl CopyStats {
 
     /// Largest bytes first (then by label, for a stable page).
     pub fn sort(&mut self) {
-        self.groups
-            .sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.label().cmp(&b.label())));
+        self.groups.sort_by(|a, b| {
+            b.bytes
+                .cmp(&a.bytes)
+                .then_with(|| a.label().cmp(&b.label()))
+        });
     }
 
     pub fn bytes(&self) -> u64 {
@@ -146,7 +149,8 @@ impl CopyStats {
 
 fn larger(a: &OneCopy, b: &OneCopy) -> bool {
     use std::cmp::Reverse;
-    (a.bytes, Reverse(a.start), Reverse(a.process)) > (b.bytes, Reverse(b.start), Reverse(b.process))
+    (a.bytes, Reverse(a.start), Reverse(a.process))
+        > (b.bytes, Reverse(b.start), Reverse(b.process))
 }
 
 /// `CUpti_ActivityMemcpyKind`, as Kineto names it.
@@ -200,13 +204,20 @@ mod tests {
     fn groups_add_up_and_the_largest_are_kept_in_order() {
         let mut s = CopyStats::default();
         for i in 0..30u64 {
-            s.add(&copy(1000 + (i % 7) * 100, 10 + i, if i % 2 == 0 { 1 } else { 2 }));
+            s.add(&copy(
+                1000 + (i % 7) * 100,
+                10 + i,
+                if i % 2 == 0 { 1 } else { 2 },
+            ));
         }
         s.sort();
         assert_eq!(s.groups.len(), 2);
         assert!(s.groups[0].bytes > s.groups[1].bytes);
         assert_eq!(s.groups[1].label(), "Memcpy HtoD (Pinned -> Device)");
-        assert_eq!(s.bytes(), (0..30u64).map(|i| 1000 + (i % 7) * 100).sum::<u64>());
+        assert_eq!(
+            s.bytes(),
+            (0..30u64).map(|i| 1000 + (i % 7) * 100).sum::<u64>()
+        );
         assert_eq!(s.largest.len(), LARGEST);
         assert_eq!(s.largest[0].bytes, 1600);
         assert_eq!(s.largest[0].start, 16, "the earlier of equal sizes first");

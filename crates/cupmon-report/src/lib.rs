@@ -44,7 +44,11 @@ pub enum ReportError {
     #[error(transparent)]
     Timeline(#[from] cupmon_records::TimelineError),
     #[error("a bin of {bin_ns} ns over {span_ns} ns would make {bins} bins (a report holds at most {}): use a longer --bin", grid::MAX_BINS)]
-    TooManyBins { bin_ns: u64, span_ns: u64, bins: u64 },
+    TooManyBins {
+        bin_ns: u64,
+        span_ns: u64,
+        bins: u64,
+    },
     #[error("a bin must be longer than 0")]
     ZeroBin,
     #[error("{0}: no dump to report on")]

@@ -172,7 +172,11 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
         })
         .collect();
     // As `cupmon stats` orders them.
-    kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
+    kernels.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     kernels.truncate(options.top);
     let mut copies = CopyStats::default();
     for (i, p) in processes.iter().enumerate() {

@@ -39,7 +39,10 @@ pub fn find_windows(dir: &Path) -> (Vec<WindowMark>, Vec<WindowError>) {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name();
-            let n = name.to_str()?.strip_prefix("window-")?.strip_suffix(".json")?;
+            let n = name
+                .to_str()?
+                .strip_prefix("window-")?
+                .strip_suffix(".json")?;
             n.parse().ok()
         })
         .collect();
@@ -66,7 +69,8 @@ pub fn window_span(path: &Path) -> Result<(Option<(u64, u64)>, u64), String> {
     let file = File::open(path).map_err(|e| e.to_string())?;
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, file));
     let mut acc = Span::default();
-    de.deserialize_map(Top(&mut acc)).map_err(|e| e.to_string())?;
+    de.deserialize_map(Top(&mut acc))
+        .map_err(|e| e.to_string())?;
     let span = (acc.first <= acc.last).then_some((acc.first, acc.last));
     Ok((span, acc.events))
 }

@@ -86,7 +86,8 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
 /// The dumps of `target`: itself, or the dump directories in it (a `cupmon run`
 /// output directory).
 fn dump_dirs(target: &Path) -> Result<Vec<PathBuf>> {
-    let bad = |why: String| -> anyhow::Error { BadInput(format!("{}: {why}", target.display())).into() };
+    let bad =
+        |why: String| -> anyhow::Error { BadInput(format!("{}: {why}", target.display())).into() };
     match std::fs::metadata(target) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(bad("no such directory".to_owned()))

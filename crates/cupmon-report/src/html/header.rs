@@ -55,7 +55,10 @@ fn dropped(p: &ProcessData) -> (String, bool) {
         None => (
             format!(
                 "unknown: {}",
-                esc(r.dropped_records_note.as_deref().unwrap_or("not recorded in the meta"))
+                esc(r
+                    .dropped_records_note
+                    .as_deref()
+                    .unwrap_or("not recorded in the meta"))
             ),
             true,
         ),
@@ -96,7 +99,11 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
     let g = &report.grid;
     writeln!(out, "<header><h1>cupmon report</h1>")?;
     writeln!(out, "<dl class=\"summary\">")?;
-    writeln!(out, "<dt>target</dt><dd><code>{}</code></dd>", esc(&report.target))?;
+    writeln!(
+        out,
+        "<dt>target</dt><dd><code>{}</code></dd>",
+        esc(&report.target)
+    )?;
     writeln!(
         out,
         "<dt>processes</dt><dd>{}{}</dd>",
@@ -107,7 +114,11 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
             format!(" on {}", esc(&hosts.join(", ")))
         }
     )?;
-    let what = if report.range.is_all() { "span" } else { "slice" };
+    let what = if report.range.is_all() {
+        "span"
+    } else {
+        "slice"
+    };
     writeln!(
         out,
         "<dt>{what}</dt><dd>{} &ndash; {} ({})</dd>",

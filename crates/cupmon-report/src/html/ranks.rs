@@ -48,7 +48,10 @@ pub fn hint(out: &mut impl Write, r: &Report) -> io::Result<()> {
         .map(|q| q.kernels_per_s())
         .collect();
     rates.sort_by(f64::total_cmp);
-    let median = rates.get(rates.len() / 2).copied().unwrap_or(p.kernels_per_s());
+    let median = rates
+        .get(rates.len() / 2)
+        .copied()
+        .unwrap_or(p.kernels_per_s());
     let mut why = format!(
         "The slowest {}: {} &ndash; {}, {:.1} kernels/s (median {:.1}), busy {}",
         period_name(r),

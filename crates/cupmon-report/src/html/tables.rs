@@ -20,11 +20,10 @@ pub fn windows(out: &mut impl Write, r: &Report, page_dir: &Path) -> io::Result<
         .iter()
         .flat_map(|p| {
             p.windows.iter().map(move |w| {
-                let span = w
-                    .span
-                    .map_or_else(|| "no events".to_owned(), |(a, b)| {
-                        format!("{} &ndash; {}", time(a), time(b))
-                    });
+                let span = w.span.map_or_else(
+                    || "no events".to_owned(),
+                    |(a, b)| format!("{} &ndash; {}", time(a), time(b)),
+                );
                 let name = w
                     .file
                     .file_name()

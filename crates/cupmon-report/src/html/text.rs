@@ -121,8 +121,7 @@ fn encode(s: &str) -> String {
 /// A path for a shell command line: quoted when it needs to be.
 pub fn shell_word(s: &str) -> String {
     if !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._/+:@,=".contains(&b))
     {
         s.to_owned()
@@ -137,9 +136,18 @@ mod tests {
 
     #[test]
     fn text_forms() {
-        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-        assert_eq!(iso_utc(1_796_133_600_250_000_000, false), "2026-12-01T14:00:00Z");
-        assert_eq!(iso_utc(1_796_133_600_250_000_000, true), "2026-12-01T14:00:00.250Z");
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(
+            iso_utc(1_796_133_600_250_000_000, false),
+            "2026-12-01T14:00:00Z"
+        );
+        assert_eq!(
+            iso_utc(1_796_133_600_250_000_000, true),
+            "2026-12-01T14:00:00.250Z"
+        );
         assert_eq!(ms(1_234_567), "1.235");
         assert_eq!(us(Some(1500.0)), "1.50");
         assert_eq!(us(None), "-");
@@ -147,7 +155,10 @@ mod tests {
         assert_eq!(bytes(800.0), "800 B");
         assert_eq!(duration(7_380_000_000_000), "2 h 03 min");
         assert_eq!(
-            href(Path::new("/runs/out"), Path::new("/runs/prof/rank 0/w.json")),
+            href(
+                Path::new("/runs/out"),
+                Path::new("/runs/prof/rank 0/w.json")
+            ),
             "../prof/rank%200/w.json"
         );
         assert_eq!(href(Path::new("/a"), Path::new("/a/b")), "b");
