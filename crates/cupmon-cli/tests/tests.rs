@@ -6,6 +6,7 @@
 mod bad_input;
 mod collectives;
 mod regression;
+mod report;
 mod run_exit;
 mod run_fake;
 mod slice;
