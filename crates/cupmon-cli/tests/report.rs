@@ -116,6 +116,12 @@ fn a_run_directory_reports_every_process() {
     copy_dump(&run.join("466-20261129T190745Z"));
     copy_dump(&run.join("466-20261129T190745Z-1"));
     std::fs::create_dir_all(run.join("not-a-dump")).unwrap();
+    // A window of the first process, linked from the page by a relative path.
+    std::fs::write(
+        run.join("466-20261129T190745Z/window-0.json"),
+        r#"{"events":[{"kind":"kernel","start_ns":1795979272000000000,"end_ns":1795979272100000000}]}"#,
+    )
+    .unwrap();
     let out = cupmon(tmp.path(), &["report", "prof"]);
     assert_success(&out);
     assert!(
@@ -126,6 +132,11 @@ fn a_run_directory_reports_every_process() {
     let html = std::fs::read_to_string(tmp.path().join("report.html")).unwrap();
     let processes = table(&html, "rank-table");
     assert_eq!(processes.len(), 2);
+    assert!(
+        html.contains("href=\"prof/466-20261129T190745Z/window-0.json\""),
+        "window link"
+    );
+    assert!(html.contains("\"windows\":[{\"name\":\"pid 466 window 0\""));
     // Both processes' kernels together: each launch count doubles.
     let one = cupmon(
         tmp.path(),

@@ -67,14 +67,14 @@
   tip.id = "tooltip";
   document.body.appendChild(tip);
 
-  function chart(title, series, fmt, fixedMax) {
+  function chart(title, series, fmt, fixedMax, strip) {
     if (!series.length) return;
     const box = document.createElement("div");
     box.className = "chart";
     const h = document.createElement("h3");
     h.textContent = title;
     box.appendChild(h);
-    const svg = el("svg", { height: 170, "data-series": series.length });
+    const svg = el("svg", { height: strip ? 70 : 170, "data-series": series.length });
     box.appendChild(svg);
     const legend = document.createElement("div");
     legend.className = "legend";
@@ -88,7 +88,7 @@
     }
     box.appendChild(legend);
     root.appendChild(box);
-    const c = { svg, series, fmt, fixedMax, title };
+    const c = { svg, series, fmt, fixedMax, title, strip: !!strip };
     charts.push(c);
     interact(c);
   }
@@ -97,7 +97,7 @@
   const M = { l: 72, r: 14, t: 8, b: 22 };
   function geometry(c) {
     const w = Math.max(300, c.svg.clientWidth || root.clientWidth || 900);
-    const h = 170;
+    const h = c.strip ? 70 : 170;
     const x = (t) => M.l + ((t - view[0]) / (view[1] - view[0])) * (w - M.l - M.r);
     return { w, h, x };
   }
@@ -116,7 +116,7 @@
     }
     const y = (v) => h - M.b - (v / max) * (h - M.t - M.b);
     const grid = el("g", { class: "grid axis" }, svg);
-    for (let k = 0; k <= 4; k++) {
+    for (let k = 0; k <= (c.strip ? -1 : 4); k++) {
       const v = (max * k) / 4;
       el("line", { x1: M.l, x2: w - M.r, y1: y(v), y2: y(v) }, grid);
       const t = el("text", { x: M.l - 6, y: y(v) + 4, "text-anchor": "end" }, grid);
@@ -154,7 +154,7 @@
       });
     }
     const step = Math.max(1, Math.floor((last - first) / (w * 2)));
-    for (const s of c.series) {
+    for (const s of c.strip ? [] : c.series) {
       let d = "";
       for (let i = first; i < last; i += step) {
         let v = s.v[i];
@@ -236,8 +236,7 @@
   chart("time in NCCL kernels % (mean over the process's devices)", D.nccl, fmtPct, 100);
   if (D.slowest_rank) {
     chart("slowest rank per " + (D.period_ms === 6e4 ? "minute" : (D.period_ms / 1e3) + " s"),
-      D.processes.map((name, p) => ({ name, p, v: [] })), () => "");
-    charts[charts.length - 1].strip = true;
+      D.processes.map((name, p) => ({ name, p, v: [] })), () => "", 1, true);
   }
   redraw();
   let pending = 0;

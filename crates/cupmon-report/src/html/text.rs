@@ -86,9 +86,10 @@ pub fn duration(ns: u64) -> String {
     }
 }
 
-/// A link from a page in `page_dir` to `target` (both absolute): relative when they
-/// share a root, each segment percent-encoded.
+/// A link from a page in `page_dir` (absolute) to `target` (a relative one is taken
+/// from the current directory): relative, each segment percent-encoded.
 pub fn href(page_dir: &Path, target: &Path) -> String {
+    let target = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
     let from: Vec<Component> = page_dir.components().collect();
     let to: Vec<Component> = target.components().collect();
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
