@@ -136,7 +136,10 @@ fn a_run_directory_reports_every_process() {
         html.contains("href=\"prof/466-20261129T190745Z/window-0.json\""),
         "window link"
     );
-    assert!(html.contains("\"name\":\"pid 466 window 0\""), "marked on the charts");
+    assert!(
+        html.contains("\"name\":\"pid 466 window 0\""),
+        "marked on the charts"
+    );
     // Both processes' kernels together: each launch count doubles.
     let one = cupmon(
         tmp.path(),

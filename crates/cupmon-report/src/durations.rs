@@ -60,7 +60,7 @@ impl Durations {
         }
         if b < self.first {
             let grow = self.first - b;
-            self.counts.splice(0..0, std::iter::repeat(0).take(grow));
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.first = b;
         }
         let i = b - self.first;

@@ -100,8 +100,11 @@ fn a_slice_report_is_stats_of_the_slice() {
     );
 }
 
-/// Durations and stream intervals from the records themselves.
-fn brute(dir: &std::path::Path) -> (HashMap<String, Vec<u64>>, BTreeMap<(u32, u32), (u64, u64)>) {
+/// (device, stream) -> (kernels, busy ns).
+type StreamFigures = BTreeMap<(u32, u32), (u64, u64)>;
+
+/// Durations by kernel name and stream figures from the records themselves.
+fn brute(dir: &std::path::Path) -> (HashMap<String, Vec<u64>>, StreamFigures) {
     let dump = Dump::open(dir).unwrap();
     let mut names = KernelNames::new(dump.kernel_names());
     let mut durations: HashMap<String, Vec<u64>> = HashMap::new();
@@ -162,7 +165,7 @@ fn quantiles_and_streams_match_brute_force() {
                 );
             }
         }
-        let got: BTreeMap<(u32, u32), (u64, u64)> = report.processes[0]
+        let got: StreamFigures = report.processes[0]
             .streams
             .iter()
             .map(|s| ((s.device, s.stream), (s.kernels, s.busy_ns)))

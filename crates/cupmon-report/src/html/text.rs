@@ -97,7 +97,7 @@ pub fn href(page_dir: &Path, target: &Path) -> String {
     if common == 0 {
         return format!("file://{}", encode(&target.to_string_lossy()));
     }
-    parts.extend(std::iter::repeat("..".to_owned()).take(from.len() - common));
+    parts.extend(std::iter::repeat_n("..".to_owned(), from.len() - common));
     parts.extend(
         to[common..]
             .iter()
