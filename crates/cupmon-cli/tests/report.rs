@@ -56,7 +56,7 @@ fn stats_kernels(out: &str) -> Vec<[String; 4]> {
             let total = cols.next().unwrap().to_owned();
             let launches = cols.next().unwrap().to_owned();
             let avg = cols.next().unwrap().to_owned();
-            let name = l.splitn(2, &format!(" {avg}  ")).nth(1).unwrap().to_owned();
+            let name = l.split_once(&format!(" {avg}  ")).unwrap().1.to_owned();
             [total, launches, avg, name]
         })
         .collect()

@@ -28,7 +28,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     dumps.sort_by_key(order);
     let slice = args
         .slice
-        .resolve_in(|| Ok(run_span(&dumps).map_err(report_error)?))?;
+        .resolve_in(|| run_span(&dumps).map_err(report_error))?;
     // The span again only when resolving did not need it (cheap with a time index).
     let span = match slice.and_then(|s| s.span) {
         Some(span) => Some(span),
