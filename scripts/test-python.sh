@@ -1,6 +1,6 @@
 #!/bin/bash
-# Tests of the Python package `cupmon` (no GPU needed): a venv with maturin and
-# pytest from PyPI, `pip install .` (which builds the extension, the injection
+# Tests of the Python package `cupmon` (no GPU needed): a venv with maturin,
+# pytest and perfetto (for the .pftrace checks) from PyPI, `pip install .` (which builds the extension, the injection
 # library and the cupmon binary), the fake libcupti, then pytest tests/python.
 #
 # usage: scripts/test-python.sh [PYTEST ARGS...]
@@ -24,6 +24,12 @@ fi
 export PATH="$venv/bin:$PATH"
 step "installing maturin and pytest from PyPI"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9,<2.0" pytest
+# The .pftrace checks (tests/python/test_pftrace.py, and cupmon-pftrace's
+# python_check test) read traces with Perfetto's own protos from this package;
+# without it they are skipped, loudly.
+step "installing perfetto and protobuf from PyPI (Perfetto's trace protos)"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check perfetto protobuf ||
+  echo "SKIPPED: cannot install the perfetto package: the .pftrace checks will be skipped" >&2
 
 # Built here, visibly, so the long part shows progress (pip hides the
 # backend's output); the pip build below then finds them up to date and
@@ -43,6 +49,7 @@ step "pytest tests/python"
 # From the repository root, `import cupmon` finds the installed package
 # (python/ is not on sys.path), so the test covers what `pip install` made.
 status=0
-CUPMON_FAKE_CUPTI=$fake "$venv/bin/python" -m pytest tests/python -q "$@" || status=$?
+# -rs: say why a test was skipped (no perfetto package, no fake libcupti).
+CUPMON_FAKE_CUPTI=$fake "$venv/bin/python" -m pytest tests/python -q -rs "$@" || status=$?
 step "done in $((SECONDS - started)) s (exit $status)"
 exit $status

@@ -13,9 +13,14 @@ Examples:
   cupmon report prof -o report.html                  one HTML page for all processes of a run
   cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
+  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace
   cupmon demo                                        a trace from a real H200 recording
 
 Traces open in https://ui.perfetto.dev (drag the file onto the page) or chrome://tracing.
+Trace formats: Chrome JSON (Kineto's: .json, .json.gz), or Perfetto's protobuf trace when
+the output ends in .pftrace or .pftrace.gz (or with --format pftrace): the same events and
+args, a fraction of the size, times in ns; it opens in ui.perfetto.dev (not in
+chrome://tracing or HTA).
 
 Outputs: `-o -` writes to standard output; devices and FIFOs are written in place, and
 a symlink is followed (its target is replaced, the link stays). A CPU trace may come from
@@ -50,17 +55,17 @@ pub enum Command {
     Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
     #[command(
-        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is what PyTorch's merge_trace_window_into_chrome_trace writes (with --exact), byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."
+        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is what PyTorch's merge_trace_window_into_chrome_trace writes (with --exact), byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev.\nWith -o merged.pftrace the same merged trace (CPU and GPU side) is one Perfetto protobuf trace."
     )]
     Merge(MergeArgs),
     /// Write a trace window as a standalone Kineto-style trace.
     #[command(
-        after_help = "Example:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz"
+        after_help = "Examples:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace     Perfetto's protobuf format"
     )]
     Export(ExportArgs),
     /// Decode a raw dump directory into a trace window or a trace.
     #[command(
-        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
+        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z -o gpu.pftrace                  a Perfetto protobuf trace\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
     )]
     Decode(DecodeArgs),
     /// Summarise a raw dump directory: records per kind, time span, top kernels.
@@ -144,8 +149,13 @@ pub struct CombineArgs {
     /// Chrome traces (.json or .json.gz), one per rank.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
+    /// The combined trace (.json, .json.gz, or .pftrace, .pftrace.gz for Perfetto's
+    /// protobuf format).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// The output's format (default: by its name).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TraceFormatArg>,
     /// Shift a rank's events by its clock's offset: RANK=DURATION (e.g. 1=-250us).
     #[arg(long, value_name = "RANK=DURATION")]
     pub offset: Vec<String>,
@@ -172,9 +182,13 @@ pub struct MergeArgs {
     /// The trace window (JSON, as `cupmon run`, `cupmon decode` or PyTorch's monitor write it).
     #[arg(long, value_name = "WINDOW.json")]
     pub window: PathBuf,
-    /// Where to write the merged trace (.json or .json.gz; `-`: standard output).
+    /// Where to write the merged trace (.json, .json.gz, or .pftrace, .pftrace.gz for
+    /// Perfetto's protobuf format; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// The output's format (default: by its name).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TraceFormatArg>,
     /// `traceName` of the output (default: the output path).
     #[arg(long)]
     pub trace_name: Option<String>,
@@ -194,9 +208,13 @@ pub struct MergeArgs {
 pub struct ExportArgs {
     #[arg(long, value_name = "WINDOW.json")]
     pub window: PathBuf,
-    /// Where to write the trace (.json or .json.gz; `-`: standard output).
+    /// Where to write the trace (.json, .json.gz, or .pftrace, .pftrace.gz for
+    /// Perfetto's protobuf format; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// The output's format (default: by its name).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TraceFormatArg>,
     #[arg(long)]
     pub trace_name: Option<String>,
     /// Write exactly what PyTorch's merge_trace_window_into_chrome_trace writes (the
@@ -211,24 +229,47 @@ pub struct ExportArgs {
     pub max_event_size: u64,
 }
 
+/// A trace's format, on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormatArg {
+    /// Chrome JSON, as Kineto writes it.
+    Json,
+    /// Perfetto's protobuf trace (TracePackets), with the same events.
+    Pftrace,
+}
+
+impl From<TraceFormatArg> for cupmon_trace::TraceFormat {
+    fn from(f: TraceFormatArg) -> Self {
+        match f {
+            TraceFormatArg::Json => cupmon_trace::TraceFormat::Json,
+            TraceFormatArg::Pftrace => cupmon_trace::TraceFormat::Pftrace,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DecodeFormat {
     /// The trace-window JSON that `cupmon merge` consumes.
     Window,
-    /// A standalone Chrome trace, as `cupmon export` writes it.
+    /// A standalone trace, as `cupmon export` writes it (Chrome JSON, or Perfetto's
+    /// protobuf when OUT ends in .pftrace or .pftrace.gz).
     Chrome,
+    /// A standalone trace in Perfetto's protobuf format, whatever OUT's name.
+    Pftrace,
 }
 
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
     /// A dump directory (holding cupti_monitor_meta.bin and cupti_monitor_raw_buffers.bin).
     pub dump_dir: PathBuf,
-    #[arg(long, value_enum, default_value = "window")]
-    pub format: DecodeFormat,
+    /// What to write [default: window; a trace when OUT ends in .pftrace or .pftrace.gz].
+    #[arg(long, value_enum)]
+    pub format: Option<DecodeFormat>,
     /// Merge straight into this torch.profiler CPU trace (implies a Chrome trace).
     #[arg(long, value_name = "CPU_TRACE")]
     pub cpu: Option<PathBuf>,
-    /// Where to write the window or trace (.json or .json.gz; `-`: standard output).
+    /// Where to write the window or trace (.json, .json.gz; .pftrace, .pftrace.gz for a
+    /// trace in Perfetto's protobuf format; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     #[arg(long)]
@@ -244,6 +285,22 @@ pub struct DecodeArgs {
     pub max_event_size: u64,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
+}
+
+impl DecodeArgs {
+    /// `--format`, or what OUT's name asks for: a `.pftrace` is a trace.
+    pub fn decode_format(&self) -> DecodeFormat {
+        match self.format {
+            Some(f) => f,
+            None if cupmon_trace::is_pftrace_path(&self.output) => DecodeFormat::Chrome,
+            None => DecodeFormat::Window,
+        }
+    }
+
+    /// The trace format asked for (`None`: by OUT's name).
+    pub fn trace_format(&self) -> Option<cupmon_trace::TraceFormat> {
+        (self.format == Some(DecodeFormat::Pftrace)).then_some(cupmon_trace::TraceFormat::Pftrace)
+    }
 }
 
 #[derive(Debug, Args)]

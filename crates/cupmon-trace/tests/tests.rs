@@ -11,3 +11,4 @@ mod golden;
 mod limits;
 mod occupancy;
 mod perfetto_rules;
+mod pftrace;

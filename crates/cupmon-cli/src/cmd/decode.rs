@@ -11,9 +11,7 @@ use cupmon_trace::{
     TraceWindow, WindowSource,
 };
 
-use super::{
-    check_dump_dir, check_output, note_if_spooled, print_trace_written, say_written, Input,
-};
+use super::{check_dump_dir, check_output, note_if_spooled, print_written, say_written, Input};
 use crate::cli::{DecodeArgs, DecodeFormat};
 use crate::exit::BadInput;
 use crate::progress::Progress;
@@ -48,13 +46,14 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
                 trace_name: args.trace_name.clone(),
                 exact: args.exact,
                 max_event_bytes: args.max_event_size,
+                format: args.trace_format(),
             },
             &mut |_| {},
         )?;
-        print_trace_written(&args.output, stats.events_written);
+        print_written(&args.output, &stats);
         return Ok(0);
     }
-    match args.format {
+    match args.decode_format() {
         DecodeFormat::Window => {
             write_window(window, &args.output)?;
             let mut line = format!(
@@ -70,9 +69,10 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             }
             say_written(&args.output, &line);
         }
-        DecodeFormat::Chrome => {
+        DecodeFormat::Chrome | DecodeFormat::Pftrace => {
             let window = MergeWindow::from(window);
-            super::export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
+            let (name, format) = (args.trace_name.clone(), args.trace_format());
+            super::export_trace(&window, &args.output, name, args.exact, format)?;
         }
     }
     Ok(0)
@@ -115,13 +115,8 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Decode a dump with a progress line for large ones; errors name the dump.
-pub fn decode(dir: &Path) -> Result<(TraceWindow, DecodeReport)> {
-    let d = decode_slice(dir, &SliceArgs::default())?;
-    Ok((d.window, d.report))
-}
-
-/// A dump decoded, or the slice of it the flags name.
+/// A dump decoded, or the slice of it the flags name (with a progress line for
+/// large ones; errors name the dump).
 pub struct Decoded {
     pub dump: Dump,
     pub slice: Option<Slice>,

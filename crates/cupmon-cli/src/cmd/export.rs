@@ -9,6 +9,12 @@ use crate::cli::ExportArgs;
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[Input::File(&args.window)])?;
     let window = MergeWindow::read_with_limit(&args.window, args.max_event_size)?;
-    export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
+    export_trace(
+        &window,
+        &args.output,
+        args.trace_name.clone(),
+        args.exact,
+        args.format.map(Into::into),
+    )?;
     Ok(0)
 }
