@@ -65,13 +65,13 @@ fn stats_kernels(out: &str) -> Vec<[String; 4]> {
 #[test]
 fn the_kernel_table_and_header_have_the_numbers_of_stats() {
     let tmp = tempfile::tempdir().unwrap();
-    for name in ["torch_mlp", "cuda_workload"] {
+    for name in ["torch_mlp", "cuda_workload", "torch_transformer/dump"] {
         let dump = fixture(name);
         let d = dump.to_str().unwrap();
         let stats = cupmon(tmp.path(), &["stats", d, "--top", "20"]);
         assert_success(&stats);
         let stats = stdout(&stats);
-        let page = tmp.path().join(format!("{name}.html"));
+        let page = tmp.path().join(format!("{}.html", name.replace('/', "-")));
         let out = cupmon(tmp.path(), &["report", d, "-o", page.to_str().unwrap()]);
         assert_success(&out);
         assert!(
@@ -102,8 +102,14 @@ fn the_kernel_table_and_header_have_the_numbers_of_stats() {
             html.contains(&format!("<dd id=\"records\">{records}</dd>")),
             "{name}"
         );
-        // The fixtures' meta has no dropped-records count: unknown, in red.
-        assert!(html.contains("<dd id=\"dropped\" class=\"bad\">unknown</dd>"));
+        // The recorder's fixtures have no dropped-records count: unknown, in red;
+        // cupmon's own dump (torch_transformer) says 0.
+        if name.starts_with("torch_transformer") {
+            assert!(html.contains("<dd id=\"dropped\" class=\"ok\">0</dd>"));
+            assert!(html.contains("NVIDIA H200"), "the GPU from the meta");
+        } else {
+            assert!(html.contains("<dd id=\"dropped\" class=\"bad\">unknown</dd>"));
+        }
         // Self-contained: nothing to load.
         assert!(!html.contains(" src=") && !html.contains("<link"), "{name}");
     }

@@ -33,7 +33,7 @@ fn options(top: usize) -> Options {
 
 #[test]
 fn a_fixture_report_has_the_numbers_of_stats() {
-    for name in ["torch_mlp", "cuda_workload"] {
+    for name in ["torch_mlp", "cuda_workload", "torch_transformer/dump"] {
         let dir = fixture(name);
         let (report, _) = report_of(std::slice::from_ref(&dir), &options(usize::MAX));
         let stats = dump_stats(&dir, usize::MAX, |_| {}).unwrap();
@@ -144,7 +144,7 @@ fn brute(dir: &std::path::Path) -> (HashMap<String, Vec<u64>>, StreamFigures) {
 
 #[test]
 fn quantiles_and_streams_match_brute_force() {
-    for name in ["torch_mlp", "cuda_workload"] {
+    for name in ["torch_mlp", "cuda_workload", "torch_transformer/dump"] {
         let dir = fixture(name);
         let (report, _) = report_of(std::slice::from_ref(&dir), &options(usize::MAX));
         let (durations, streams) = brute(&dir);
