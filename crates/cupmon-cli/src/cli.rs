@@ -10,6 +10,7 @@ Examples:
   cupmon run -o prof -- python train.py              record every kernel, copy and memset
   cupmon run --window-at 30 --window-for 2 -- ./app  also take a full trace window at t=30s
   cupmon stats prof/1234                             what a dump holds
+  cupmon report prof -o report.html                  one HTML page for all processes of a run
   cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
   cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace
@@ -87,6 +88,28 @@ pub enum Command {
         after_help = "Example:\n  cupmon combine prof/rank*/window-0.trace.json.gz -o job.trace.json.gz\n\nRanks come from each trace's distributedInfo. Traces of one host line up as they are;\nfor several hosts give each rank's clock offset, e.g. --offset 1=-250us."
     )]
     Combine(CombineArgs),
+    /// One HTML page of what the GPUs did: a dump, or every process of a run.
+    #[command(
+        after_help = "Examples:\n  cupmon report prof -o report.html            every process (rank) of `cupmon run -o prof`\n  cupmon report prof/rank0-4242-20261201T093005Z --last 1h --bin 10s\n\nThe page is self-contained (no network when it is viewed): header, GPU busy % per\ndevice and rank over time with kernels/s, copy bandwidth and the trace windows, top\nkernels, copies, streams, ranks side by side with the slowest rank per minute, and the\n`cupmon decode` command for the slowest minute. Its numbers are `cupmon stats`' numbers."
+    )]
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A dump directory, or a `cupmon run` output directory (all the dumps in it).
+    pub target: PathBuf,
+    /// Where to write the page.
+    #[arg(short, long, value_name = "OUT", default_value = "report.html")]
+    pub output: PathBuf,
+    /// The charts' bin (e.g. 10s, 1m); default: a round bin giving about 1,500 bins.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub bin: Option<std::time::Duration>,
+    /// How many kernels the kernel table lists.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
 }
 
 #[derive(Debug, Args)]

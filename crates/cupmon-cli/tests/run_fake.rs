@@ -301,6 +301,10 @@ fn every_setting_flag_reaches_the_injection_library() {
     let meta = cupmon_records::MetaFile::read(dump.join("cupti_monitor_meta.bin")).expect("meta");
     assert_eq!(meta.json()["buffer_size"], 1 << 20);
     assert_eq!(meta.json()["buffers"]["cap"], 32);
+    // What `cupmon report`'s header shows: the program's command line and the host.
+    let command = meta.json()["command"].as_array().expect("command");
+    assert_eq!(command.last().and_then(|a| a.as_str()), Some("20"));
+    assert!(meta.json()["host"].as_str().is_some_and(|h| !h.is_empty()));
 }
 
 /// Wait until `dir` holds a dump whose control channel is up.

@@ -9,6 +9,7 @@ mod collectives;
 mod demo;
 mod pftrace;
 mod regression;
+mod report;
 mod run_exit;
 mod run_fake;
 mod slice;

@@ -8,6 +8,7 @@ mod dump_arg;
 pub mod export;
 pub mod merge;
 mod output_check;
+pub mod report;
 pub mod run;
 mod run_signal;
 mod run_summary;
