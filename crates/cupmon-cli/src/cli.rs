@@ -13,6 +13,8 @@ Examples:
   cupmon decode prof/1234 --format chrome -o gpu.trace.json.gz
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
   cupmon demo                                        a trace from a real H200 recording
+  cupmon export-parquet prof -o fleet/ --job j42     every rank of a run as Parquet datasets
+  cupmon sql fleet/ --stragglers                     the slowest rank per minute (DuckDB)
 
 Traces open in https://ui.perfetto.dev (drag the file onto the page) or chrome://tracing.
 
@@ -80,6 +82,114 @@ pub enum Command {
         after_help = "Example:\n  cupmon combine prof/rank*/window-0.trace.json.gz -o job.trace.json.gz\n\nRanks come from each trace's distributedInfo. Traces of one host line up as they are;\nfor several hosts give each rank's clock offset, e.g. --offset 1=-250us."
     )]
     Combine(CombineArgs),
+    /// Write dumps as Parquet datasets (kernels, memcpy, memset, api, dumps) for SQL engines.
+    #[command(
+        name = "export-parquet",
+        after_help = "Examples:\n  cupmon export-parquet prof -o fleet --job train-42      every dump of a `cupmon run` output\n  cupmon export-parquet prof/rank0-4242 -o fleet --from 2026-12-01T02:00Z --to @1796180400\n\nLayout: OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet (UTC).\nRunning it again on a grown dump adds only the new chunks; several hosts may write into one\nshared OUT. Then: cupmon sql OUT --top-kernels, or duckdb -init OUT/cupmon.sql.\nColumns, Spark and Trino: docs/parquet.md."
+    )]
+    ExportParquet(ExportParquetArgs),
+    /// Query an export-parquet directory through DuckDB (the duckdb Python package).
+    #[command(
+        after_help = "Examples:\n  cupmon sql fleet --top-kernels\n  cupmon sql fleet --stragglers\n  cupmon sql fleet -c \"SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank\"\n\nThe views and macros are those of OUT/cupmon.sql (kernels, memcpy, memset, api, dumps,\ntop_kernels, busy_per_minute, stragglers, comm_overlap). Needs the duckdb Python package:\npip install 'cupmon[sql]' (or pip install duckdb); the Python used is $CUPMON_PYTHON, else python3."
+    )]
+    Sql(SqlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportParquetArgs {
+    /// Dump directories, `cupmon run` output directories (every dump in them), or
+    /// PyTorch-format dumps.
+    #[arg(required = true, value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// The dataset directory (created; other exports may already be in it).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Only rows that start at or after this time: @<Unix seconds> or ISO-8601 UTC.
+    #[arg(long, value_name = "TIME", value_parser = crate::cmd::time_spec::parse_time)]
+    pub from: Option<i64>,
+    /// Only rows that start before this time.
+    #[arg(long, value_name = "TIME", value_parser = crate::cmd::time_spec::parse_time)]
+    pub to: Option<i64>,
+    /// The record datasets to write (dumps/ is always written).
+    #[arg(long, value_name = "KIND,...", default_value = "kernel,memcpy,memset,api", value_parser = parse_kinds)]
+    pub kinds: cupmon_parquet::Kinds,
+    /// The job's id, a column of every row.
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// The host column (default: the dump's hostname, else this machine's name).
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
+    pub host: Option<String>,
+}
+
+/// `kernel,memcpy` (also `kernels`, `api`; case-insensitive).
+fn parse_kinds(text: &str) -> Result<cupmon_parquet::Kinds, String> {
+    let mut kinds = cupmon_parquet::Kinds {
+        kernel: false,
+        memcpy: false,
+        memset: false,
+        api: false,
+    };
+    for word in text.split(',').map(|w| w.trim().to_ascii_lowercase()) {
+        match word.as_str() {
+            "kernel" | "kernels" => kinds.kernel = true,
+            "memcpy" => kinds.memcpy = true,
+            "memset" => kinds.memset = true,
+            "api" | "runtime" | "driver" => kinds.api = true,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a kind; use kernel, memcpy, memset, api (comma-separated)"
+                ))
+            }
+        }
+    }
+    Ok(kinds)
+}
+
+/// A host name for the `host` column and the file names: letters, digits, `.`, `-`, `_`.
+fn parse_host(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?}: a host name of letters, digits, '.', '-' and '_' (it names files)"
+        ))
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true))]
+pub struct SqlArgs {
+    /// A directory written by `cupmon export-parquet` (holding cupmon.sql).
+    #[arg(value_name = "OUT")]
+    pub dir: PathBuf,
+    /// Run this SQL (DuckDB's dialect) over the views.
+    #[arg(short = 'c', long = "command", value_name = "QUERY", group = "what")]
+    pub query: Option<String>,
+    /// The kernels with the most GPU time, per rank (`--top N` of each).
+    #[arg(long, group = "what")]
+    pub top_kernels: bool,
+    /// Busy time of each device per minute.
+    #[arg(long, group = "what")]
+    pub busy: bool,
+    /// Per minute, the slowest rank against the fleet and the busiest one.
+    #[arg(long, group = "what")]
+    pub stragglers: bool,
+    /// NCCL time overlapped with compute, per rank and device.
+    #[arg(long, group = "what")]
+    pub comm_overlap: bool,
+    /// How many kernels per rank --top-kernels lists.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: u32,
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Most rows a table shows (CSV shows all).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_rows: u32,
 }
 
 #[derive(Debug, Args)]

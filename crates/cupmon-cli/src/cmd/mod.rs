@@ -5,13 +5,16 @@ pub mod decode;
 pub mod demo;
 mod dump_arg;
 pub mod export;
+pub mod export_parquet;
 pub mod merge;
 mod output_check;
 pub mod run;
 mod run_signal;
 mod run_summary;
+pub mod sql;
 pub mod stats;
 pub mod status;
+pub mod time_spec;
 pub mod window;
 mod worker_report;
 
@@ -21,7 +24,7 @@ use std::path::Path;
 use anyhow::Result;
 use cupmon_trace::{export_window, writes_in_place, ExportOptions, MergeWindow};
 
-pub use dump_arg::check_dump_dir;
+pub use dump_arg::{check_dump_dir, dumps_in};
 pub use output_check::{check_output, Input};
 
 /// Write `window` as a standalone trace at `output` and say so.
