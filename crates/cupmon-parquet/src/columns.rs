@@ -59,6 +59,7 @@ pub trait Column: Default + std::fmt::Debug {
     const TYPE: ColType;
     fn len(&self) -> usize;
     fn clear(&mut self);
+    fn reserve(&mut self, additional: usize);
     fn write(
         &self,
         ctx: &WriteCtx<'_>,
@@ -68,12 +69,9 @@ pub trait Column: Default + std::fmt::Debug {
 }
 
 /// `values` in `order`, into `out`.
-fn gather<T: Copy>(values: &[T], order: Option<&[u32]>, out: &mut Vec<T>) {
+fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
     out.clear();
-    match order {
-        Some(order) => out.extend(order.iter().map(|&i| values[i as usize])),
-        None => out.extend_from_slice(values),
-    }
+    out.extend(order.iter().map(|&i| values[i as usize]));
 }
 
 /// The non-null values of `values` in `order` into `out`, and a definition level
@@ -120,40 +118,8 @@ macro_rules! plain_column {
             fn clear(&mut self) {
                 self.0.clear();
             }
-            fn write(
-                &self,
-                ctx: &WriteCtx<'_>,
-                scratch: &mut Scratch,
-                w: &mut SerializedColumnWriter<'_>,
-            ) -> Result<(), ParquetError> {
-                gather(&self.0, ctx.order, &mut scratch.$scratch);
-                w.typed::<$parquet>()
-                    .write_batch(&scratch.$scratch, None, None)?;
-                Ok(())
-            }
-        }
-    };
-}
-
-macro_rules! optional_column {
-    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident) => {
-        #[derive(Debug, Default)]
-        pub struct $name(pub Vec<Option<$t>>);
-
-        impl $name {
-            #[inline]
-            pub fn push(&mut self, v: Option<$t>) {
-                self.0.push(v);
-            }
-        }
-
-        impl Column for $name {
-            const TYPE: ColType = ColType::$ty;
-            fn len(&self) -> usize {
-                self.0.len()
-            }
-            fn clear(&mut self) {
-                self.0.clear();
+            fn reserve(&mut self, additional: usize) {
+                self.0.reserve_exact(additional);
             }
             fn write(
                 &self,
@@ -161,11 +127,15 @@ macro_rules! optional_column {
                 scratch: &mut Scratch,
                 w: &mut SerializedColumnWriter<'_>,
             ) -> Result<(), ParquetError> {
-                let Scratch {
-                    $scratch, defs, ..
-                } = scratch;
-                gather_opt(&self.0, ctx.order, |v| v, $scratch, defs);
-                w.typed::<$parquet>().write_batch($scratch, Some(defs), None)?;
+                let values = match ctx.order {
+                    // Rows already in time order: no copy.
+                    None => &self.0[..],
+                    Some(order) => {
+                        gather(&self.0, order, &mut scratch.$scratch);
+                        &scratch.$scratch[..]
+                    }
+                };
+                w.typed::<$parquet>().write_batch(values, None, None)?;
                 Ok(())
             }
         }
@@ -174,8 +144,125 @@ macro_rules! optional_column {
 
 plain_column!(I32Col, i32, I32, Int32Type, i32s);
 plain_column!(I64Col, i64, I64, Int64Type, i64s);
-plain_column!(BoolCol, bool, Bool, BoolType, bools);
-optional_column!(OptI64Col, i64, OptI64, Int64Type, i64s);
+
+/// A boolean column (few rows: the `dumps` dataset).
+#[derive(Debug, Default)]
+pub struct BoolCol(pub Vec<bool>);
+
+impl BoolCol {
+    pub fn push(&mut self, v: bool) {
+        self.0.push(v);
+    }
+}
+
+impl Column for BoolCol {
+    const TYPE: ColType = ColType::Bool;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
+    }
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError> {
+        let values = match ctx.order {
+            None => &self.0[..],
+            Some(order) => {
+                gather(&self.0, order, &mut scratch.bools);
+                &scratch.bools[..]
+            }
+        };
+        w.typed::<BoolType>().write_batch(values, None, None)?;
+        Ok(())
+    }
+}
+
+/// A nullable INT64 column: the values (0 where NULL) and whether each is present,
+/// so that the usual all-present column is written without building anything.
+#[derive(Debug, Default)]
+pub struct OptI64Col {
+    values: Vec<i64>,
+    present: Vec<bool>,
+    nulls: usize,
+}
+
+impl OptI64Col {
+    #[inline]
+    pub fn push(&mut self, v: Option<i64>) {
+        self.values.push(v.unwrap_or(0));
+        self.present.push(v.is_some());
+        self.nulls += usize::from(v.is_none());
+    }
+
+    /// Set row `i`, which was NULL.
+    pub fn fill(&mut self, i: usize, v: i64) {
+        if !self.present[i] {
+            self.values[i] = v;
+            self.present[i] = true;
+            self.nulls -= 1;
+        }
+    }
+}
+
+impl Column for OptI64Col {
+    const TYPE: ColType = ColType::OptI64;
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+    fn clear(&mut self) {
+        self.values.clear();
+        self.present.clear();
+        self.nulls = 0;
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.values.reserve_exact(additional);
+        self.present.reserve_exact(additional);
+    }
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError> {
+        let n = self.values.len();
+        let Scratch { i64s, defs, .. } = scratch;
+        defs.clear();
+        let values: &[i64] = if self.nulls == 0 {
+            defs.resize(n, 1);
+            match ctx.order {
+                None => &self.values,
+                Some(order) => {
+                    gather(&self.values, order, i64s);
+                    i64s
+                }
+            }
+        } else {
+            i64s.clear();
+            let mut one = |i: usize| {
+                if self.present[i] {
+                    i64s.push(self.values[i]);
+                    defs.push(1);
+                } else {
+                    defs.push(0);
+                }
+            };
+            match ctx.order {
+                None => (0..n).for_each(&mut one),
+                Some(order) => order.iter().for_each(|&i| one(i as usize)),
+            }
+            i64s
+        };
+        w.typed::<Int64Type>().write_batch(values, Some(defs), None)?;
+        Ok(())
+    }
+}
 
 /// A string column: [`Sym`]s of the export's [`Strings`].
 #[derive(Debug, Default)]
@@ -195,6 +282,9 @@ impl Column for StrCol {
     }
     fn clear(&mut self) {
         self.0.clear();
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
     }
     fn write(
         &self,
@@ -233,6 +323,9 @@ impl Column for OptStrCol {
     fn clear(&mut self) {
         self.0.clear();
     }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
+    }
     fn write(
         &self,
         ctx: &WriteCtx<'_>,
@@ -248,7 +341,11 @@ impl Column for OptStrCol {
     }
 }
 
-/// The same value in every row, for the run columns (job, host, rank, ...).
+/// Values written per call for a constant column.
+const CONSTANT_BATCH: usize = 8192;
+
+/// The same value in every row, for the run columns (job, host, rank, ...): written
+/// a batch at a time from one small buffer, so a million rows clone nothing.
 pub fn write_constant(
     ty: ColType,
     value: &Constant,
@@ -257,40 +354,57 @@ pub fn write_constant(
     w: &mut SerializedColumnWriter<'_>,
 ) -> Result<(), ParquetError> {
     let present = !matches!(value, Constant::Null);
+    let batch = rows.min(CONSTANT_BATCH);
     scratch.defs.clear();
-    scratch.defs.resize(rows, i16::from(present));
-    let defs = ty.nullable().then_some(&scratch.defs[..]);
-    let n = if present { rows } else { 0 };
+    scratch.defs.resize(batch, i16::from(present));
+    let n = if present { batch } else { 0 };
     match value {
-        Constant::Null => match ty.physical() {
-            parquet::basic::Type::INT32 => {
-                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
-            }
-            parquet::basic::Type::INT64 => {
-                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
-            }
-            _ => {
-                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
-            }
-        },
         Constant::I32(v) => {
             scratch.i32s.clear();
             scratch.i32s.resize(n, *v);
-            w.typed::<Int32Type>()
-                .write_batch(&scratch.i32s, defs, None)?;
         }
         Constant::I64(v) => {
             scratch.i64s.clear();
             scratch.i64s.resize(n, *v);
-            w.typed::<Int64Type>()
-                .write_batch(&scratch.i64s, defs, None)?;
         }
         Constant::Str(v) => {
             scratch.bytes.clear();
             scratch.bytes.resize(n, v.clone());
-            w.typed::<ByteArrayType>()
-                .write_batch(&scratch.bytes, defs, None)?;
         }
+        Constant::Null => {}
+    }
+    let mut left = rows;
+    while left > 0 {
+        let k = left.min(batch);
+        let defs = ty.nullable().then(|| &scratch.defs[..k]);
+        let m = if present { k } else { 0 };
+        match (value, ty.physical()) {
+            (Constant::I32(v), _) => {
+                w.typed::<Int32Type>().write_batch_with_statistics(
+                    &scratch.i32s[..m], defs, None, Some(v), Some(v), Some(1),
+                )?;
+            }
+            (Constant::I64(v), _) => {
+                w.typed::<Int64Type>().write_batch_with_statistics(
+                    &scratch.i64s[..m], defs, None, Some(v), Some(v), Some(1),
+                )?;
+            }
+            (Constant::Str(v), _) => {
+                w.typed::<ByteArrayType>().write_batch_with_statistics(
+                    &scratch.bytes[..m], defs, None, Some(v), Some(v), Some(1),
+                )?;
+            }
+            (Constant::Null, parquet::basic::Type::INT32) => {
+                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
+            }
+            (Constant::Null, parquet::basic::Type::INT64) => {
+                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
+            }
+            (Constant::Null, _) => {
+                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
+            }
+        }
+        left -= k;
     }
     Ok(())
 }

@@ -50,8 +50,8 @@ impl Correlations {
         }
         for (i, &c) in correlation.0.iter().enumerate() {
             let Ok(c) = u32::try_from(c) else { continue };
-            if external.0[i].is_none() {
-                external.0[i] = self.cpu_op.get(&c).copied();
+            if let Some(&id) = self.cpu_op.get(&c) {
+                external.fill(i, id);
             }
             if annotation.0[i].is_none() {
                 annotation.0[i] = self.annotation.get(&c).copied();

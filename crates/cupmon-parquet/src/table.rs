@@ -15,6 +15,8 @@ pub trait Rows: Default + std::fmt::Debug {
     const SPEC: DatasetSpec;
     fn len(&self) -> usize;
     fn clear(&mut self);
+    /// Room for `additional` more rows in every column.
+    fn reserve(&mut self, additional: usize);
     /// Each row's time (Unix ns): rows are sorted and partitioned by it.
     fn time(&self) -> &[i64];
     /// Write the dataset's own columns (after the run columns) into `rg`.
@@ -59,6 +61,10 @@ macro_rules! dataset {
 
             fn clear(&mut self) {
                 $($crate::columns::Column::clear(&mut self.$col);)*
+            }
+
+            fn reserve(&mut self, additional: usize) {
+                $($crate::columns::Column::reserve(&mut self.$col, additional);)*
             }
 
             fn time(&self) -> &[i64] {

@@ -14,7 +14,7 @@ dataset! {
     "one row per CUDA runtime or driver call (CUPTI's RUNTIME and DRIVER records, taken in trace windows)",
     {
         start_ns: I64Col [Delta] "call start on the CPU, Unix ns (`ts`)",
-        duration_ns: OptI64Col [Plain] "end - start in ns (`dur`); NULL without times",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL without times",
         domain: StrCol [Dict] "`runtime` or `driver` (the trace's `cuda_runtime` / `cuda_driver` category)",
         name: StrCol [Dict] "the call's name (`cudaLaunchKernel`), or `cbid_<N>` when CUPTI's table lacks the id",
         cbid: I64Col [Dict] "CUPTI callback id (`cbid`)",

@@ -2,7 +2,7 @@
 
 use cupmon_records::MemcpyRecord;
 
-use super::duration;
+use super::{duration, nonzero};
 use crate::columns::Strings;
 use crate::correlations::{Correlate, Correlations};
 use crate::table::dataset;
@@ -14,7 +14,7 @@ dataset! {
     "one row per memory copy (CUPTI's MEMCPY records)",
     {
         start_ns: I64Col [Delta] "start on the GPU, Unix ns (`ts`)",
-        duration_ns: OptI64Col [Plain] "end - start in ns (`dur`); NULL without times",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL without times",
         bytes: I64Col [Dict] "bytes copied (`bytes`)",
         copy_kind: StrCol [Dict] "`copy kind`: HtoD, DtoH, DtoD, HtoH, PtoP, ... (a number when CUPTI adds one)",
         src_kind: StrCol [Dict] "`src kind`: pageable, pinned, device, array, managed, ...",
@@ -27,10 +27,8 @@ dataset! {
         runtime_correlation_id: I64Col [Delta] "correlation id of the runtime call, when the copy was issued through the driver",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`), where a trace window recorded it",
         user_annotation: OptStrCol [Dict] "the user annotation the copy ran under",
-        graph_id: I64Col [Dict] "CUDA graph id (0: none)",
-        graph_node_id: I64Col [Dict] "CUDA graph node id (0: none)",
-        channel_id: I64Col [Dict] "hardware channel id",
-        channel_type: I64Col [Dict] "`CUpti_ChannelType`",
+        graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
+        graph_node_id: OptI64Col [Dict] "CUDA graph node id; NULL: none",
     }
 }
 
@@ -53,10 +51,8 @@ impl MemcpyRows {
             .push(r.runtime_correlation_id.into());
         self.external_id.push(None);
         self.user_annotation.push(None);
-        self.graph_id.push(r.graph_id.into());
-        self.graph_node_id.push(r.graph_node_id as i64);
-        self.channel_id.push(r.channel_id.into());
-        self.channel_type.push(r.channel_type.into());
+        self.graph_id.push(nonzero(r.graph_id.into()));
+        self.graph_node_id.push(nonzero(r.graph_node_id as i64));
     }
 }
 

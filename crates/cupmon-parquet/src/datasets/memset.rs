@@ -2,7 +2,7 @@
 
 use cupmon_records::MemsetRecord;
 
-use super::duration;
+use super::{duration, nonzero};
 use crate::columns::Strings;
 use crate::correlations::{Correlate, Correlations};
 use crate::table::dataset;
@@ -14,7 +14,7 @@ dataset! {
     "one row per memset (CUPTI's MEMSET records)",
     {
         start_ns: I64Col [Delta] "start on the GPU, Unix ns (`ts`)",
-        duration_ns: OptI64Col [Plain] "end - start in ns (`dur`); NULL without times",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL without times",
         bytes: I64Col [Dict] "bytes set (`bytes`)",
         value: I64Col [Dict] "the value written (`value`)",
         memory_kind: StrCol [Dict] "`memory kind`: pageable, pinned, device, ...",
@@ -25,10 +25,8 @@ dataset! {
         correlation_id: I64Col [Delta] "CUPTI correlation id (`correlation`)",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`), where a trace window recorded it",
         user_annotation: OptStrCol [Dict] "the user annotation the memset ran under",
-        graph_id: I64Col [Dict] "CUDA graph id (0: none)",
-        graph_node_id: I64Col [Dict] "CUDA graph node id (0: none)",
-        channel_id: I64Col [Dict] "hardware channel id",
-        channel_type: I64Col [Dict] "`CUpti_ChannelType`",
+        graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
+        graph_node_id: OptI64Col [Dict] "CUDA graph node id; NULL: none",
     }
 }
 
@@ -47,10 +45,8 @@ impl MemsetRows {
         self.correlation_id.push(r.correlation_id.into());
         self.external_id.push(None);
         self.user_annotation.push(None);
-        self.graph_id.push(r.graph_id.into());
-        self.graph_node_id.push(r.graph_node_id as i64);
-        self.channel_id.push(r.channel_id.into());
-        self.channel_type.push(r.channel_type.into());
+        self.graph_id.push(nonzero(r.graph_id.into()));
+        self.graph_node_id.push(nonzero(r.graph_node_id as i64));
     }
 }
 

@@ -31,3 +31,9 @@ pub const DATASETS: [DatasetSpec; 5] = [
 pub(crate) fn duration(start: u64, end: u64) -> Option<i64> {
     (start != 0 && end >= start).then(|| (end - start) as i64)
 }
+
+/// CUPTI's 0 for "none" (no graph, no queued time) as NULL: writing a NULL costs a
+/// definition level, a value costs an encoded value (several times more).
+pub(crate) fn nonzero(v: i64) -> Option<i64> {
+    (v != 0).then_some(v)
+}
