@@ -27,8 +27,8 @@ INSTALL_HINT = (
 
 #: The queries ``cupmon sql`` names (``{top}``: kernels per rank).
 QUERIES = {
-    "top_kernels": "SELECT rank, host, pid, name, launches, total_ns / 1e6 AS total_ms, "
-    "mean_ns / 1e3 AS mean_us, round(100 * share, 2) AS pct FROM top_kernels_per_rank({top})",
+    "top_kernels": "SELECT rank, host, pid, name, launches, round(total_ns / 1e6, 3) AS total_ms, "
+    "round(mean_ns / 1e3, 3) AS mean_us, round(100 * share, 2) AS pct FROM top_kernels_per_rank({top})",
     "busy": "SELECT job, host, device, minute_start, busy_ns, round(100 * busy_fraction, 2) AS "
     "busy_pct FROM busy_per_minute ORDER BY job, host, device, minute_ns",
     "stragglers": "SELECT job, minute_start, ranks, slowest_rank, slowest_host, "
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                     break
                 w.writerows(rows)
         else:
-            rel.show(max_rows=a.max_rows, max_width=10_000)
+            rel.show(max_rows=a.max_rows, max_width=10_000, max_col_width=120)
         sys.stdout.flush()
     except duckdb.Error as e:
         print(f"cupmon: error: {e}", file=sys.stderr)

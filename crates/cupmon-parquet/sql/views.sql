@@ -19,7 +19,7 @@ CREATE OR REPLACE VIEW top_kernels AS
 SELECT job, host, rank, pid, name,
        count(*) AS launches,
        count(duration_ns) AS timed,
-       sum(duration_ns) AS total_ns,
+       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
        avg(duration_ns) AS mean_ns,
        min(duration_ns) AS min_ns,
        max(duration_ns) AS max_ns,
@@ -60,31 +60,36 @@ pieces AS (
 SELECT job, host, device,
        minute * 60000000000 AS minute_ns,
        ns_to_ts(minute * 60000000000) AS minute_start,
-       sum(least(e, (minute + 1) * 60000000000) - greatest(s, minute * 60000000000)) AS busy_ns,
+       CAST(sum(least(e, (minute + 1) * 60000000000) - greatest(s, minute * 60000000000)) AS BIGINT) AS busy_ns,
        sum(least(e, (minute + 1) * 60000000000) - greatest(s, minute * 60000000000)) / 60e9 AS busy_fraction
 FROM pieces
 GROUP BY job, host, device, minute;
 
 -- Per job and minute (by kernel start): the rank whose compute (non-NCCL) kernels
--- ran slowest against the fleet's median for the same kernels in that minute
--- (slowdown = its total time / the fleet medians of its launches), and the rank
--- with the most compute-busy time (sum of its compute kernels' durations).
+-- ran slowest against the fleet's median for the same kernels in that minute (the
+-- same name and launch configuration, so the same work; slowdown = its total time
+-- over the fleet medians of its launches), and the rank with the most compute-busy
+-- time (the sum of its compute kernels' durations).
 CREATE OR REPLACE VIEW stragglers AS
 WITH k AS (
-    SELECT job, host, rank, pid, name, duration_ns AS d, minute_of(start_ns) AS minute
+    SELECT job, host, rank, pid, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+           duration_ns AS d, minute_of(start_ns) AS minute
     FROM kernels
     WHERE duration_ns IS NOT NULL AND NOT is_nccl(name)
 ),
 fleet AS (
-    SELECT job, minute, name, median(d) AS fleet_median
-    FROM k GROUP BY job, minute, name
+    SELECT job, minute, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+           median(d) AS fleet_median
+    FROM k GROUP BY ALL
 ),
 per_rank AS (
     SELECT k.job, k.minute, k.host, k.rank, k.pid,
-           sum(k.d) AS busy_ns,
+           CAST(sum(k.d) AS BIGINT) AS busy_ns,
            sum(k.d) / sum(f.fleet_median) AS slowdown
     FROM k JOIN fleet f
       ON k.job IS NOT DISTINCT FROM f.job AND k.minute = f.minute AND k.name = f.name
+     AND k.grid_x = f.grid_x AND k.grid_y = f.grid_y AND k.grid_z = f.grid_z
+     AND k.block_x = f.block_x AND k.block_y = f.block_y AND k.block_z = f.block_z
     GROUP BY k.job, k.minute, k.host, k.rank, k.pid
 ),
 ranked AS (
@@ -124,9 +129,9 @@ levels AS (
     WINDOW w AS (PARTITION BY job, host, pid, device ORDER BY t ROWS UNBOUNDED PRECEDING)
 )
 SELECT job, host, rank, pid, device,
-       coalesce(sum(len) FILTER (WHERE comm > 0), 0) AS nccl_ns,
-       coalesce(sum(len) FILTER (WHERE compute > 0), 0) AS compute_ns,
-       coalesce(sum(len) FILTER (WHERE comm > 0 AND compute > 0), 0) AS overlap_ns,
+       CAST(coalesce(sum(len) FILTER (WHERE comm > 0), 0) AS BIGINT) AS nccl_ns,
+       CAST(coalesce(sum(len) FILTER (WHERE compute > 0), 0) AS BIGINT) AS compute_ns,
+       CAST(coalesce(sum(len) FILTER (WHERE comm > 0 AND compute > 0), 0) AS BIGINT) AS overlap_ns,
        coalesce(sum(len) FILTER (WHERE comm > 0 AND compute > 0), 0)
            / nullif(sum(len) FILTER (WHERE comm > 0), 0) AS overlap_fraction
 FROM levels
@@ -136,7 +141,8 @@ GROUP BY job, host, rank, pid, device;
 CREATE OR REPLACE VIEW dumps AS
 SELECT job, host, rank, local_rank, pid, dump,
        min(first_ns) AS first_ns, max(last_ns) AS last_ns,
-       sum(kernels) AS kernels, sum(memcpy) AS memcpy, sum(memset) AS memset, sum(api) AS api,
+       CAST(sum(kernels) AS BIGINT) AS kernels, CAST(sum(memcpy) AS BIGINT) AS memcpy,
+       CAST(sum(memset) AS BIGINT) AS memset, CAST(sum(api) AS BIGINT) AS api,
        count(*) AS exports,
        max(end_chunk) AS end_chunk,
        first(dropped_records ORDER BY end_chunk DESC) AS dropped_records,
@@ -148,6 +154,6 @@ SELECT job, host, rank, local_rank, pid, dump,
        any_value(session_start_unix_ns) AS session_start_unix_ns,
        any_value(world_size) AS world_size,
        any_value(command) AS command,
-       sum(warnings) AS warnings
+       CAST(sum(warnings) AS BIGINT) AS warnings
 FROM dump_exports
 GROUP BY job, host, rank, local_rank, pid, dump;

@@ -20,6 +20,7 @@
 mod columns;
 mod correlations;
 mod datasets;
+mod docs;
 mod dump_info;
 mod error;
 mod export;
@@ -35,6 +36,7 @@ mod table;
 mod words;
 
 pub use datasets::{DumpRow, DATASETS};
+pub use docs::{schema_markdown, trino_tables};
 pub use error::ExportError;
 pub use export::{export_dump, DumpExport, ExportOptions, Kinds};
 pub use record_export::{RecordExport, RecordTotals};
