@@ -3,7 +3,8 @@
 //! user annotations) each correlation id belongs to. The records exist only where a
 //! trace window was open; rows take them when their row group is written, so a
 //! record that comes after its kernel in the dump (another buffer) still counts
-//! unless a whole row group was written in between.
+//! unless a whole row group was written in between. A re-run of a grown dump reads
+//! the records of the chunks it skips too; rows already written keep what they had.
 
 use std::collections::BTreeMap;
 

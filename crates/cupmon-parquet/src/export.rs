@@ -123,6 +123,11 @@ pub fn export_dump(
             if skipped.0 != Some(chunk) {
                 skipped = (Some(chunk), skipped.1 + 1);
             }
+            // Earlier exports wrote these rows, but their external correlation
+            // records may name rows of the new chunks.
+            if let cupmon_records::Record::ExternalCorrelation(r) = record {
+                export.correlate(r);
+            }
             return;
         }
         if let Err(e) = export.record(chunk, record) {

@@ -173,6 +173,11 @@ impl<'a> RecordExport<'a> {
         Ok(())
     }
 
+    /// Take an external correlation record without counting its chunk as read.
+    pub fn correlate(&mut self, r: &cupmon_records::ExternalCorrelationRecord) {
+        self.correlations.add(r, self.annotations, &mut self.strings);
+    }
+
     /// First and last chunk of the records so far.
     pub fn chunks(&self) -> Option<(u64, u64)> {
         self.totals.chunks
