@@ -100,25 +100,23 @@ def main(argv: list[str] | None = None) -> int:
         query = a.query
     duckdb = _duckdb()
     try:
-        rel = con.sql(query)
-    except duckdb.Error as e:
-        print(f"cupmon: error: {e}", file=sys.stderr)
-        return 2
-    if rel is None:
-        return 0
-    try:
         if a.csv:
             import csv
 
+            # A cursor streams the rows (a relation would run the query again per call).
+            cur = con.execute(query)
             w = csv.writer(sys.stdout, lineterminator="\n")
-            w.writerow(rel.columns)
-            while True:
-                rows = rel.fetchmany(10000)
-                if not rows:
-                    break
-                w.writerows(rows)
+            if cur.description:
+                w.writerow([d[0] for d in cur.description])
+                while True:
+                    rows = cur.fetchmany(10000)
+                    if not rows:
+                        break
+                    w.writerows(rows)
         else:
-            rel.show(max_rows=a.max_rows, max_width=10_000, max_col_width=120)
+            rel = con.sql(query)
+            if rel is not None:
+                rel.show(max_rows=a.max_rows, max_width=10_000, max_col_width=120)
         sys.stdout.flush()
     except duckdb.Error as e:
         print(f"cupmon: error: {e}", file=sys.stderr)

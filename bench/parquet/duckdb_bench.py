@@ -1,0 +1,56 @@
+"""DuckDB on a `cupmon export-parquet` directory: wall time of cupmon.sql's queries.
+
+usage: python bench/parquet/duckdb_bench.py OUT [--threads 2] [--runs 3] [--queries top,count,...]
+(needs the duckdb package: pip install 'cupmon[sql]'; run from the repository root so
+that python/cupmon/sql.py is found, or with cupmon installed)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from cupmon import sql  # noqa: E402
+
+QUERIES = {
+    "count": "SELECT count(*) FROM kernels",
+    "top": "SELECT * FROM top_kernels_per_rank(10)",
+    "stragglers": "SELECT * FROM stragglers",
+    "busy": "SELECT * FROM busy_per_minute",
+    "overlap": "SELECT * FROM comm_overlap",
+}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--queries", default="count,top,stragglers,busy,overlap")
+    p.add_argument("--memory-limit", default="16GB")
+    a = p.parse_args()
+    import duckdb
+
+    print(f"duckdb {duckdb.__version__}, threads={a.threads}, memory_limit={a.memory_limit}, {a.runs} runs")
+    for name in a.queries.split(","):
+        times = []
+        for _ in range(a.runs):
+            # A new connection each run: nothing cached but the OS page cache.
+            con = sql.connect(a.out)
+            con.execute(f"SET threads = {a.threads}")
+            con.execute(f"SET memory_limit = '{a.memory_limit}'")
+            t = time.perf_counter()
+            rows = con.sql(QUERIES[name]).fetchall()
+            times.append(time.perf_counter() - t)
+            con.close()
+        print(
+            f"{name:<11} {statistics.median(times):8.2f} s  [{min(times):.2f}..{max(times):.2f}]  "
+            f"{len(rows)} rows"
+        )
+
+
+if __name__ == "__main__":
+    main()
