@@ -1,19 +1,23 @@
 """DuckDB on a `cupmon export-parquet` directory: wall time of cupmon.sql's queries.
 
 usage: python bench/parquet/duckdb_bench.py OUT [--threads 2] [--runs 3] [--queries top,count,...]
-(needs the duckdb package: pip install 'cupmon[sql]'; run from the repository root so
-that python/cupmon/sql.py is found, or with cupmon installed)."""
+(needs the duckdb package: pip install 'cupmon[sql]'). A new connection per run;
+the OS page cache is warm after the first."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
-from cupmon import sql  # noqa: E402
+# cupmon.sql by path: it imports nothing from the package (no extension needed).
+_spec = importlib.util.spec_from_file_location(
+    "cupmon_sql", Path(__file__).resolve().parents[2] / "python" / "cupmon" / "sql.py"
+)
+sql = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sql)
 
 QUERIES = {
     "count": "SELECT count(*) FROM kernels",
