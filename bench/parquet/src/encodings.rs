@@ -21,10 +21,34 @@ fn shapes(n: usize) -> Vec<(&'static str, Vec<i64>)> {
     let mut c = 1000i64;
     vec![
         ("constant", vec![10_003; n]),
-        ("cycling (step of 500 launches)", (0..n).map(|i| step[i % 500]).collect()),
-        ("growing id (+1..4)", (0..n).map(|_| { c += 1 + rng.below(4) as i64; c }).collect()),
-        ("sorted times (gaps 2-60 us)", (0..n).map(|_| { t += 2_000 + rng.below(58_000) as i64; t }).collect()),
-        ("durations (lognormal, 3% jitter)", (0..n).map(|i| (step[i % 500] as f64 * 10.0 * (1.0 + 0.03 * rng.normal())) as i64).collect()),
+        (
+            "cycling (step of 500 launches)",
+            (0..n).map(|i| step[i % 500]).collect(),
+        ),
+        (
+            "growing id (+1..4)",
+            (0..n)
+                .map(|_| {
+                    c += 1 + rng.below(4) as i64;
+                    c
+                })
+                .collect(),
+        ),
+        (
+            "sorted times (gaps 2-60 us)",
+            (0..n)
+                .map(|_| {
+                    t += 2_000 + rng.below(58_000) as i64;
+                    t
+                })
+                .collect(),
+        ),
+        (
+            "durations (lognormal, 3% jitter)",
+            (0..n)
+                .map(|i| (step[i % 500] as f64 * 10.0 * (1.0 + 0.03 * rng.normal())) as i64)
+                .collect(),
+        ),
     ]
 }
 
@@ -62,7 +86,9 @@ fn write(values: &[i64], encoding: Option<Encoding>, stats: EnabledStatistics) -
     for chunk in values.chunks(1 << 20) {
         let mut rg = w.next_row_group().expect("rg");
         let mut c = rg.next_column().expect("col").expect("col");
-        c.typed::<Int64Type>().write_batch(chunk, None, None).expect("write");
+        c.typed::<Int64Type>()
+            .write_batch(chunk, None, None)
+            .expect("write");
         c.close().expect("close");
         rg.close().expect("close");
     }
@@ -72,7 +98,8 @@ fn write(values: &[i64], encoding: Option<Encoding>, stats: EnabledStatistics) -
 }
 
 fn tempfile_in_tmp() -> File {
-    let path = std::env::temp_dir().join(format!("bench-parquet-enc-{}.parquet", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("bench-parquet-enc-{}.parquet", std::process::id()));
     let f = File::create(&path).expect("temp file");
     let _ = std::fs::remove_file(&path);
     f
@@ -88,7 +115,10 @@ pub fn run(n: usize, runs: usize) {
     for (shape, values) in shapes(n) {
         let mut cells = Vec::new();
         for (name, enc) in encodings {
-            for (sname, stats) in [("page stats", EnabledStatistics::Page), ("chunk stats", EnabledStatistics::Chunk)] {
+            for (sname, stats) in [
+                ("page stats", EnabledStatistics::Page),
+                ("chunk stats", EnabledStatistics::Chunk),
+            ] {
                 let mut times: Vec<f64> = Vec::new();
                 let mut bytes = 0;
                 for _ in 0..runs {

@@ -57,13 +57,28 @@ pub struct Function {
 /// The job's kernel functions (the same on every rank), NCCL ones first.
 pub fn functions(seed: u64) -> Vec<Function> {
     let mut rng = Rng::new(seed ^ 0xF00D);
-    let ops = ["add", "mul", "gelu", "layer_norm", "softmax", "dropout", "copy", "sum", "gemm"];
+    let ops = [
+        "add",
+        "mul",
+        "gelu",
+        "layer_norm",
+        "softmax",
+        "dropout",
+        "copy",
+        "sum",
+        "gemm",
+    ];
     let types = ["float", "c10::BFloat16", "c10::Half"];
     (0..208)
         .map(|i| {
             let nccl = i < 8;
             let name = if nccl {
-                let op = ["AllReduce_Sum", "AllGather", "ReduceScatter_Sum", "Broadcast"][i % 4];
+                let op = [
+                    "AllReduce_Sum",
+                    "AllGather",
+                    "ReduceScatter_Sum",
+                    "Broadcast",
+                ][i % 4];
                 format!("ncclDevKernel_{op}_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)")
             } else {
                 format!(
@@ -118,7 +133,10 @@ impl RankStream {
         let program: Vec<(usize, usize)> = (0..500)
             .map(|_| {
                 let f = 8 + ((compute as f64).powf(plan_rng.unit()) as usize).min(compute - 1);
-                (f, plan_rng.below(functions[f].configs.len() as u64) as usize)
+                (
+                    f,
+                    plan_rng.below(functions[f].configs.len() as u64) as usize,
+                )
             })
             .collect();
         let mean: f64 = program
@@ -175,7 +193,10 @@ impl RankStream {
             } else {
                 1.0
             };
-            let d = self.functions[f].configs[c].2 * self.unit * slow * (1.0 + 0.03 * self.rng.normal());
+            let d = self.functions[f].configs[c].2
+                * self.unit
+                * slow
+                * (1.0 + 0.03 * self.rng.normal());
             let gap = (0.02 * self.unit * (0.5 + self.rng.unit())) as u64;
             let start = self.clock + gap.max(500);
             let end = start + (d as u64).max(1_000);

@@ -78,11 +78,15 @@ fn fleet(options: &std::collections::HashMap<String, String>, kernels: u64, seco
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some((command, rest)) = args.split_first() else { usage() };
+    let Some((command, rest)) = args.split_first() else {
+        usage()
+    };
     let (positional, options) = parse(rest);
     let result = match command.as_str() {
         "gen" => {
-            let [run] = positional.as_slice() else { usage() };
+            let [run] = positional.as_slice() else {
+                usage()
+            };
             let fleet = fleet(&options, 3_000, 360.0);
             let run = PathBuf::from(run);
             write::write_run(&run, &fleet)
@@ -98,18 +102,25 @@ fn main() {
                 .map_err(|e| e.to_string())
         }
         "export" => {
-            let Some((out, inputs)) = positional.split_first() else { usage() };
+            let Some((out, inputs)) = positional.split_first() else {
+                usage()
+            };
             if inputs.is_empty() {
                 usage()
             }
             measure::export(out.into(), inputs, option(&options, "runs", 3))
         }
         "encodings" => {
-            encodings::run(option(&options, "values", 4_000_000), option(&options, "runs", 3));
+            encodings::run(
+                option(&options, "values", 4_000_000),
+                option(&options, "runs", 3),
+            );
             Ok(())
         }
         "memory" => {
-            let [out] = positional.as_slice() else { usage() };
+            let [out] = positional.as_slice() else {
+                usage()
+            };
             measure::memory(out.into(), &fleet(&options, 6_250_000, 300.0))
         }
         _ => usage(),

@@ -48,7 +48,12 @@ fn median(v: &mut [f64]) -> f64 {
 /// `median [min..max]`.
 fn spread(v: &mut [f64], scale: f64) -> String {
     let m = median(v);
-    format!("{:.3} [{:.3}..{:.3}]", m * scale, v[0] * scale, v[v.len() - 1] * scale)
+    format!(
+        "{:.3} [{:.3}..{:.3}]",
+        m * scale,
+        v[0] * scale,
+        v[v.len() - 1] * scale
+    )
 }
 
 pub fn export(out: PathBuf, inputs: &[String], runs: usize) -> Result<(), String> {
@@ -58,9 +63,15 @@ pub fn export(out: PathBuf, inputs: &[String], runs: usize) -> Result<(), String
     }
     let raw: u64 = dumps
         .iter()
-        .map(|d| std::fs::metadata(d.join(cupmon_records::dump::RAW_BUFFERS_FILE)).map_or(0, |m| m.len()))
+        .map(|d| {
+            std::fs::metadata(d.join(cupmon_records::dump::RAW_BUFFERS_FILE)).map_or(0, |m| m.len())
+        })
         .sum();
-    println!("{} dumps, {:.1} MB of raw buffers, {runs} runs", dumps.len(), raw as f64 / 1e6);
+    println!(
+        "{} dumps, {:.1} MB of raw buffers, {runs} runs",
+        dumps.len(),
+        raw as f64 / 1e6
+    );
     let (mut decode, mut exports) = (Vec::new(), Vec::new());
     let mut rows: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for run in 0..runs {
@@ -109,7 +120,10 @@ pub fn export(out: PathBuf, inputs: &[String], runs: usize) -> Result<(), String
     println!("M kernel rows/s:    {}", spread(&mut per_kernel, 1.0));
     println!("M rows/s (all):     {}", spread(&mut per_row, 1.0));
     for (name, (r, b)) in &rows {
-        println!("  {name:<8} {r:>12} rows {b:>13} bytes {:>8.2} B/row", *b as f64 / *r as f64);
+        println!(
+            "  {name:<8} {r:>12} rows {b:>13} bytes {:>8.2} B/row",
+            *b as f64 / *r as f64
+        );
     }
     columns(&out.join("kernels"))
 }
@@ -160,7 +174,7 @@ fn columns(dir: &Path) -> Result<(), String> {
         per(data),
         per(total - data)
     );
-    by_column.sort_by(|a, b| b.1.cmp(&a.1));
+    by_column.sort_by_key(|b| std::cmp::Reverse(b.1));
     let listed: Vec<String> = by_column
         .iter()
         .filter(|(_, b)| per(*b) >= 0.005)

@@ -23,7 +23,8 @@ pub fn host_of(fleet: &Fleet, rank: u32) -> String {
 pub fn write_run(run: &Path, fleet: &Fleet) -> std::io::Result<u64> {
     let mut records = 0;
     for rank in 0..fleet.ranks {
-        records += write_rank(run, fleet, rank).map_err(|e| std::io::Error::other(e.to_string()))?;
+        records +=
+            write_rank(run, fleet, rank).map_err(|e| std::io::Error::other(e.to_string()))?;
     }
     Ok(records)
 }

@@ -61,11 +61,22 @@ fn a_run_directory_becomes_datasets_with_a_summary() {
     assert!(stdout.contains("B/row"), "{stdout}");
     assert!(stdout.contains("cupmon sql"), "{stdout}");
     // Ranks from the directory names: rank0-100, rank1-101.
-    assert!(out.join("kernels/day=2026-11-29/hour=19/node3.r0.p456.0000000000.parquet").is_file());
-    assert!(out.join("kernels/day=2026-11-29/hour=19/node3.r1.p466.0000000000.parquet").is_file());
+    assert!(out
+        .join("kernels/day=2026-11-29/hour=19/node3.r0.p456.0000000000.parquet")
+        .is_file());
+    assert!(out
+        .join("kernels/day=2026-11-29/hour=19/node3.r1.p466.0000000000.parquet")
+        .is_file());
     assert!(out.join("cupmon.sql").is_file());
     // Again: nothing new.
-    let o = cupmon(&["export-parquet", &run.path().display().to_string(), "-o", &out.display().to_string(), "--host", "node3"]);
+    let o = cupmon(&[
+        "export-parquet",
+        &run.path().display().to_string(),
+        "-o",
+        &out.display().to_string(),
+        "--host",
+        "node3",
+    ]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("nothing new"));
 }
@@ -81,7 +92,12 @@ fn bad_arguments_and_inputs_are_refused_with_exit_code_2() {
     );
     let empty = tempfile::tempdir().unwrap();
     bad_input(
-        &cupmon(&["export-parquet", &empty.path().display().to_string(), "-o", &out]),
+        &cupmon(&[
+            "export-parquet",
+            &empty.path().display().to_string(),
+            "-o",
+            &out,
+        ]),
         &["neither a dump", "nor a `cupmon run` output directory"],
     );
     bad_input(
@@ -89,11 +105,27 @@ fn bad_arguments_and_inputs_are_refused_with_exit_code_2() {
         &["yesterday", "@<Unix seconds>"],
     );
     bad_input(
-        &cupmon(&["export-parquet", &dump, "-o", &out, "--from", "@20", "--to", "@10"]),
+        &cupmon(&[
+            "export-parquet",
+            &dump,
+            "-o",
+            &out,
+            "--from",
+            "@20",
+            "--to",
+            "@10",
+        ]),
         &["--from", "must come before --to"],
     );
     bad_input(
-        &cupmon(&["export-parquet", &dump, "-o", &out, "--kinds", "kernel,bogus"]),
+        &cupmon(&[
+            "export-parquet",
+            &dump,
+            "-o",
+            &out,
+            "--kinds",
+            "kernel,bogus",
+        ]),
         &["bogus", "kernel, memcpy, memset, api"],
     );
     bad_input(
@@ -106,9 +138,21 @@ fn bad_arguments_and_inputs_are_refused_with_exit_code_2() {
     );
     assert!(!Path::new(&format!("{dump}/parquet")).exists());
     // An overlapping slice: the command says why and how to avoid it.
-    let o = cupmon(&["export-parquet", &dump, "-o", &out, "--from", "@0", "--to", "@1900000000"]);
+    let o = cupmon(&[
+        "export-parquet",
+        &dump,
+        "-o",
+        &out,
+        "--from",
+        "@0",
+        "--to",
+        "@1900000000",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    bad_input(&cupmon(&["export-parquet", &dump, "-o", &out]), &["twice", "--from/--to"]);
+    bad_input(
+        &cupmon(&["export-parquet", &dump, "-o", &out]),
+        &["twice", "--from/--to"],
+    );
 }
 
 #[test]
@@ -119,11 +163,19 @@ fn cupmon_sql_needs_an_export_and_says_how_to_get_duckdb() {
         &["no cupmon.sql", "cupmon export-parquet"],
     );
     let out = run.path().join("fleet");
-    let o = cupmon(&["export-parquet", &run.path().display().to_string(), "-o", &out.display().to_string()]);
+    let o = cupmon(&[
+        "export-parquet",
+        &run.path().display().to_string(),
+        "-o",
+        &out.display().to_string(),
+    ]);
     assert!(o.status.success());
     // A Python without duckdb: a venv made here has only the standard library.
     let venv = run.path().join("venv");
-    let made = Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(&venv).status();
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status();
     if !made.is_ok_and(|s| s.success()) {
         eprintln!("SKIPPED: cupmon_sql_needs_an_export_and_says_how_to_get_duckdb: python3 -m venv failed");
         return;
@@ -145,5 +197,8 @@ fn cupmon_sql_needs_an_export_and_says_how_to_get_duckdb() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cannot run /nonexistent/python"), "{stderr}");
+    assert!(
+        stderr.contains("cannot run /nonexistent/python"),
+        "{stderr}"
+    );
 }

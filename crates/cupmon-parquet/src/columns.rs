@@ -259,7 +259,8 @@ impl Column for OptI64Col {
             }
             i64s
         };
-        w.typed::<Int64Type>().write_batch(values, Some(defs), None)?;
+        w.typed::<Int64Type>()
+            .write_batch(values, Some(defs), None)?;
         Ok(())
     }
 }
@@ -381,17 +382,32 @@ pub fn write_constant(
         match (value, ty.physical()) {
             (Constant::I32(v), _) => {
                 w.typed::<Int32Type>().write_batch_with_statistics(
-                    &scratch.i32s[..m], defs, None, Some(v), Some(v), Some(1),
+                    &scratch.i32s[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
                 )?;
             }
             (Constant::I64(v), _) => {
                 w.typed::<Int64Type>().write_batch_with_statistics(
-                    &scratch.i64s[..m], defs, None, Some(v), Some(v), Some(1),
+                    &scratch.i64s[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
                 )?;
             }
             (Constant::Str(v), _) => {
                 w.typed::<ByteArrayType>().write_batch_with_statistics(
-                    &scratch.bytes[..m], defs, None, Some(v), Some(v), Some(1),
+                    &scratch.bytes[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
                 )?;
             }
             (Constant::Null, parquet::basic::Type::INT32) => {

@@ -33,7 +33,9 @@ pub fn schema_markdown() -> String {
     let mut s = String::new();
     for spec in DATASETS {
         let _ = writeln!(s, "### `{}/`: {}\n", spec.name, spec.doc);
-        s.push_str("| column | SQL | Parquet | encoding | meaning |\n| --- | --- | --- | --- | --- |\n");
+        s.push_str(
+            "| column | SQL | Parquet | encoding | meaning |\n| --- | --- | --- | --- | --- |\n",
+        );
         let mut last_doc = "";
         for c in spec.all_columns() {
             // Columns of one group (grid_x, grid_y, grid_z) share the first's text.

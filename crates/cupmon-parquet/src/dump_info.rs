@@ -12,12 +12,7 @@ use crate::run_info::RunInfo;
 /// The run columns of `dump`: `host` and `job` as given, else the meta's
 /// `hostname` and `default_host`; rank and pid from the meta, else from a
 /// `rank<R>-<pid>` or `<pid>` directory name.
-pub fn run_info(
-    dump: &Dump,
-    job: Option<&str>,
-    host: Option<&str>,
-    default_host: &str,
-) -> RunInfo {
+pub fn run_info(dump: &Dump, job: Option<&str>, host: Option<&str>, default_host: &str) -> RunInfo {
     let meta = dump.meta().json();
     let (dir_rank, dir_pid) = from_dir_name(dump.dir());
     let info = meta.get("distributedInfo");
@@ -29,10 +24,15 @@ pub fn run_info(
         .or_else(|| int(info.and_then(|i| i.get("rank"))))
         .or(dir_rank)
         .and_then(|r| i32::try_from(r).ok());
-    let local_rank = int(info.and_then(|i| i.get("local_rank"))).and_then(|r| i32::try_from(r).ok());
+    let local_rank =
+        int(info.and_then(|i| i.get("local_rank"))).and_then(|r| i32::try_from(r).ok());
     let host = host
         .map(str::to_owned)
-        .or_else(|| meta.get("hostname").and_then(Value::as_str).map(str::to_owned))
+        .or_else(|| {
+            meta.get("hostname")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .unwrap_or_else(|| default_host.to_owned());
     RunInfo {
         job: job.map(str::to_owned),
@@ -87,7 +87,9 @@ pub fn dump_row(dump: &Dump, report: &DecodeReport) -> DumpRow {
         timestamp_mode: meta.timestamp_mode().map(str::to_owned),
         clock_converted: report.clock_converted as i64,
         off_clock: report.off_clock as i64,
-        world_size: info.and_then(|i| i.get("world_size")).and_then(Value::as_i64),
+        world_size: info
+            .and_then(|i| i.get("world_size"))
+            .and_then(Value::as_i64),
         local_world_size: info
             .and_then(|i| i.get("local_world_size"))
             .and_then(Value::as_i64),

@@ -73,11 +73,19 @@ pub fn export_dump(
         source,
     };
     let dump = Dump::open(dir).map_err(dump_error)?;
-    let run = run_info(&dump, opts.job.as_deref(), opts.host.as_deref(), &opts.default_host);
+    let run = run_info(
+        &dump,
+        opts.job.as_deref(),
+        opts.host.as_deref(),
+        &opts.default_host,
+    );
     let stem = run.safe_file_stem();
     let session_start = dump.meta().session_start_unix_ns();
     let earlier = earlier_exports(&opts.out, &stem)?;
-    if let Some(other) = earlier.iter().find(|e| e.session_start_unix_ns != session_start) {
+    if let Some(other) = earlier
+        .iter()
+        .find(|e| e.session_start_unix_ns != session_start)
+    {
         let t = |v: Option<u64>| v.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
         return Err(ExportError::SameName {
             dir: dir.to_path_buf(),
@@ -90,7 +98,12 @@ pub fn export_dump(
     let slice = (opts.from_ns, opts.to_ns);
     let sliced = slice != (None, None);
     let slice_seq = sliced.then(|| slice_seq(slice));
-    let start_chunk = match plan(&earlier, slice_seq.as_deref().unwrap_or(""), slice.0, slice.1) {
+    let start_chunk = match plan(
+        &earlier,
+        slice_seq.as_deref().unwrap_or(""),
+        slice.0,
+        slice.1,
+    ) {
         Plan::From(c) => c,
         Plan::Overlaps(e) => {
             return Err(ExportError::Overlap {
@@ -102,7 +115,10 @@ pub fn export_dump(
         }
     };
     let seq = slice_seq.unwrap_or_else(|| format!("{start_chunk:010}"));
-    let extra = vec![KeyValue::new("cupmon.dump".to_owned(), dir.display().to_string())];
+    let extra = vec![KeyValue::new(
+        "cupmon.dump".to_owned(),
+        dir.display().to_string(),
+    )];
     let mut export = RecordExport::new(
         &opts.out,
         &run,

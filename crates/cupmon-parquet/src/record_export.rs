@@ -119,7 +119,8 @@ impl<'a> RecordExport<'a> {
             Record::Memset(r) => (r.start, r.end),
             Record::Api(r) => (r.start, r.end),
             Record::ExternalCorrelation(r) => {
-                self.correlations.add(r, self.annotations, &mut self.strings);
+                self.correlations
+                    .add(r, self.annotations, &mut self.strings);
                 return Ok(());
             }
             _ => return Ok(()),
@@ -130,7 +131,8 @@ impl<'a> RecordExport<'a> {
             return Ok(());
         }
         let hour = hour_of(t);
-        let (strings, correlations, scratch) = (&mut self.strings, &self.correlations, &mut self.scratch);
+        let (strings, correlations, scratch) =
+            (&mut self.strings, &self.correlations, &mut self.scratch);
         let pushed = match record {
             Record::Kernel(r) => self.kernels.as_mut().map(|s| {
                 let (name, resolved) = match self.names.get(&r.name_ptr) {
@@ -175,7 +177,8 @@ impl<'a> RecordExport<'a> {
 
     /// Take an external correlation record without counting its chunk as read.
     pub fn correlate(&mut self, r: &cupmon_records::ExternalCorrelationRecord) {
-        self.correlations.add(r, self.annotations, &mut self.strings);
+        self.correlations
+            .add(r, self.annotations, &mut self.strings);
     }
 
     /// First and last chunk of the records so far.
@@ -198,7 +201,8 @@ impl<'a> RecordExport<'a> {
         macro_rules! finish {
             ($field:ident) => {
                 if let Some(sink) = self.$field.take() {
-                    let totals = sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
+                    let totals =
+                        sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
                     self.totals.datasets.push((sink_name(&self.$field), totals));
                 }
             };
@@ -220,7 +224,8 @@ impl<'a> RecordExport<'a> {
             all.extend(extra);
             let values = self.run.constants();
             let mut sink: Sink<DumpRows> = Sink::new(self.out, self.file_name.clone(), values, all);
-            sink.rows(hour_of(row.time_ns)).push(&row, &mut self.strings);
+            sink.rows(hour_of(row.time_ns))
+                .push(&row, &mut self.strings);
             sink.pushed(&self.strings, &self.correlations, &mut self.scratch)?;
             let totals = sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
             self.totals.datasets.push(("dumps", totals));

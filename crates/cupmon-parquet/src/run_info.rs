@@ -78,11 +78,15 @@ impl RunInfo {
         let host: String = self
             .host
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "-_".contains(c) { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        let rank = self
-            .rank
-            .map_or_else(|| "NA".to_owned(), |r| r.to_string());
+        let rank = self.rank.map_or_else(|| "NA".to_owned(), |r| r.to_string());
         format!("{host}.r{rank}.p{}", self.pid)
     }
 }

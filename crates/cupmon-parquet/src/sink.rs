@@ -153,10 +153,12 @@ impl<R: Rows + Correlate> Sink<R> {
             None
         } else {
             self.order.clear();
-            self.order.extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
+            self.order
+                .extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
             self.order.sort_unstable();
             self.rows_in_order.clear();
-            self.rows_in_order.extend(self.order.iter().map(|&(_, i)| i));
+            self.rows_in_order
+                .extend(self.order.iter().map(|&(_, i)| i));
             Some(&self.rows_in_order[..])
         };
         if part.file.is_none() {
@@ -164,7 +166,11 @@ impl<R: Rows + Correlate> Sink<R> {
                 .dir
                 .join(partition_dir(part.hour))
                 .join(&self.file_name);
-            part.file = Some(ParquetFile::create(path, &R::SPEC, self.properties.clone())?);
+            part.file = Some(ParquetFile::create(
+                path,
+                &R::SPEC,
+                self.properties.clone(),
+            )?);
         }
         let file = part.file.as_mut().expect("created above");
         file.write_row_group(&part.rows, &self.run, order, strings, scratch)?;

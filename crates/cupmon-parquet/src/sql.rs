@@ -31,7 +31,11 @@ pub fn sql_file_text(out: &Path) -> String {
         crate::SCHEMA_VERSION,
     );
     for spec in DATASETS {
-        let view = if spec.name == "dumps" { "dump_exports" } else { spec.name };
+        let view = if spec.name == "dumps" {
+            "dump_exports"
+        } else {
+            spec.name
+        };
         let extra = if spec.index_of("duration_ns").is_some() {
             ", start_ns + duration_ns AS end_ns"
         } else {

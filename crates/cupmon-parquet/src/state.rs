@@ -56,7 +56,8 @@ impl ExportState {
                 .ok_or_else(|| format!("{STATE_KEY} has no seq"))?
                 .to_owned(),
             session_start_unix_ns: u("session_start_unix_ns"),
-            first_chunk: u("first_chunk").ok_or_else(|| format!("{STATE_KEY} has no first_chunk"))?,
+            first_chunk: u("first_chunk")
+                .ok_or_else(|| format!("{STATE_KEY} has no first_chunk"))?,
             end_chunk: u("end_chunk").ok_or_else(|| format!("{STATE_KEY} has no end_chunk"))?,
             from_ns: i("from_ns"),
             to_ns: i("to_ns"),
@@ -68,7 +69,11 @@ impl ExportState {
         let mut s = format!("chunks {}..{}", self.first_chunk, self.end_chunk);
         if self.sliced() {
             let t = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
-            s.push_str(&format!(" of [{}, {}) Unix ns", t(self.from_ns), t(self.to_ns)));
+            s.push_str(&format!(
+                " of [{}, {}) Unix ns",
+                t(self.from_ns),
+                t(self.to_ns)
+            ));
         }
         s
     }
@@ -78,7 +83,9 @@ impl ExportState {
 pub fn earlier_exports(out: &Path, stem: &str) -> Result<Vec<ExportState>, ExportError> {
     let mut found = Vec::new();
     let prefix = format!("{stem}.");
-    for path in parquet_files(&out.join(<crate::datasets::DumpRows as crate::table::Rows>::SPEC.name))? {
+    for path in
+        parquet_files(&out.join(<crate::datasets::DumpRows as crate::table::Rows>::SPEC.name))?
+    {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         if !name.starts_with(&prefix) {
             continue;
@@ -193,7 +200,10 @@ mod tests {
 
     #[test]
     fn whole_exports_continue_after_the_last_chunk_read() {
-        let earlier = [state("0", (0, 10), (None, None)), state("10", (10, 12), (None, None))];
+        let earlier = [
+            state("0", (0, 10), (None, None)),
+            state("10", (10, 12), (None, None)),
+        ];
         assert_eq!(plan(&earlier, "12", None, None), Plan::From(12));
         assert_eq!(plan(&[], "0", None, None), Plan::From(0));
     }
@@ -203,10 +213,24 @@ mod tests {
         let earlier = [state("s10-20", (0, 5), (Some(10), Some(20)))];
         assert_eq!(plan(&earlier, "s10-20", Some(10), Some(20)), Plan::From(0));
         assert_eq!(plan(&earlier, "s20-30", Some(20), Some(30)), Plan::From(0));
-        assert!(matches!(plan(&earlier, "s15-30", Some(15), Some(30)), Plan::Overlaps(_)));
+        assert!(matches!(
+            plan(&earlier, "s15-30", Some(15), Some(30)),
+            Plan::Overlaps(_)
+        ));
         assert!(matches!(plan(&earlier, "0", None, None), Plan::Overlaps(_)));
         let whole = [state("0", (0, 5), (None, None))];
-        assert!(matches!(plan(&whole, "s1-2", Some(1), Some(2)), Plan::Overlaps(_)));
-        assert_eq!(plan(&[state("0", (0, 0), (None, None))], "s1-2", Some(1), Some(2)), Plan::From(0));
+        assert!(matches!(
+            plan(&whole, "s1-2", Some(1), Some(2)),
+            Plan::Overlaps(_)
+        ));
+        assert_eq!(
+            plan(
+                &[state("0", (0, 0), (None, None))],
+                "s1-2",
+                Some(1),
+                Some(2)
+            ),
+            Plan::From(0)
+        );
     }
 }

@@ -89,7 +89,10 @@ pub fn rows(out: &Path, dataset: &str) -> Vec<Row> {
 }
 
 pub fn int(row: &Row, column: &str) -> Option<i64> {
-    match row.get(column).unwrap_or_else(|| panic!("no column {column}")) {
+    match row
+        .get(column)
+        .unwrap_or_else(|| panic!("no column {column}"))
+    {
         Field::Null => None,
         Field::Int(v) => Some(i64::from(*v)),
         Field::Long(v) => Some(*v),
@@ -98,7 +101,10 @@ pub fn int(row: &Row, column: &str) -> Option<i64> {
 }
 
 pub fn text(row: &Row, column: &str) -> Option<String> {
-    match row.get(column).unwrap_or_else(|| panic!("no column {column}")) {
+    match row
+        .get(column)
+        .unwrap_or_else(|| panic!("no column {column}"))
+    {
         Field::Null => None,
         Field::Str(s) => Some(s.clone()),
         other => panic!("{column}: not a string: {other:?}"),

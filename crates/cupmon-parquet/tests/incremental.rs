@@ -61,7 +61,10 @@ fn a_rerun_on_a_grown_dump_adds_only_the_new_chunks() {
     partial_dump(&dump, fixture, first_part);
     let first = export(&dump, &options(&out)).unwrap();
     let files_before = parquet_files(&out);
-    let bytes_before: Vec<Vec<u8>> = files_before.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let bytes_before: Vec<Vec<u8>> = files_before
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
     grow(&dump, fixture, first_part);
     let second = export(&dump, &options(&out)).unwrap();
     assert_eq!(second.chunks_already_exported, first_part as u64);
@@ -76,14 +79,23 @@ fn a_rerun_on_a_grown_dump_adds_only_the_new_chunks() {
     assert!(!new.is_empty());
     for f in &new {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.ends_with(&format!(".{first_part:010}.parquet")), "{name}");
+        assert!(
+            name.ends_with(&format!(".{first_part:010}.parquet")),
+            "{name}"
+        );
     }
     // Together: every row once, as a whole export gives.
     let whole = tempfile::tempdir().unwrap();
     export(&fixture_dir(fixture), &options(whole.path())).unwrap();
     for dataset in ["kernels", "memcpy", "memset", "api"] {
-        let mut a: Vec<_> = rows(&out, dataset).into_iter().map(|r| format!("{r:?}")).collect();
-        let mut b: Vec<_> = rows(whole.path(), dataset).into_iter().map(|r| format!("{r:?}")).collect();
+        let mut a: Vec<_> = rows(&out, dataset)
+            .into_iter()
+            .map(|r| format!("{r:?}"))
+            .collect();
+        let mut b: Vec<_> = rows(whole.path(), dataset)
+            .into_iter()
+            .map(|r| format!("{r:?}"))
+            .collect();
         a.sort();
         b.sort();
         assert_eq!(a.len(), b.len(), "{dataset}");
@@ -100,7 +112,11 @@ fn a_rerun_on_a_grown_dump_adds_only_the_new_chunks() {
     let third = export(&dump, &options(&out)).unwrap();
     assert_eq!(third.datasets.iter().map(|(_, t)| t.rows).sum::<u64>(), 0);
     assert_eq!(parquet_files(&out), before);
-    assert_eq!(rows(&out, "dumps").len(), 2, "one dumps row per export that took chunks");
+    assert_eq!(
+        rows(&out, "dumps").len(),
+        2,
+        "one dumps row per export that took chunks"
+    );
 }
 
 #[test]
@@ -118,7 +134,10 @@ fn a_slice_keeps_the_rows_that_start_inside_it() {
     let mut opts = options(out.path());
     (opts.from_ns, opts.to_ns) = (Some(from), Some(to));
     let e = export(&dir, &opts).unwrap();
-    let got: Vec<i64> = rows(out.path(), "kernels").iter().map(|r| int(r, "start_ns").unwrap()).collect();
+    let got: Vec<i64> = rows(out.path(), "kernels")
+        .iter()
+        .map(|r| int(r, "start_ns").unwrap())
+        .collect();
     assert_eq!(got.len(), 7);
     assert!(got.iter().all(|&t| (from..to).contains(&t)));
     assert!(e.rows_outside_slice > 0);
@@ -150,7 +169,11 @@ fn a_slice_keeps_the_rows_that_start_inside_it() {
 #[test]
 fn another_dump_with_the_same_host_rank_and_pid_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let (a, b, out) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("out"));
+    let (a, b, out) = (
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+        tmp.path().join("out"),
+    );
     partial_dump(&a, "cuda_workload", 1);
     partial_dump(&b, "cuda_workload", 1);
     // b: a later session of a process with the same pid.

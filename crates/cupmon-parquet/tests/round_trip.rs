@@ -32,7 +32,11 @@ fn fixture_exports_match_cupmon_stats_exactly() {
                 s.2 += d as u64;
             }
         }
-        assert_eq!(by_name.len(), stats.distinct_kernels, "{fixture}: distinct kernels");
+        assert_eq!(
+            by_name.len(),
+            stats.distinct_kernels,
+            "{fixture}: distinct kernels"
+        );
         for k in &stats.top_kernels {
             assert_eq!(
                 by_name.get(&k.name),
@@ -45,7 +49,10 @@ fn fixture_exports_match_cupmon_stats_exactly() {
         assert_eq!(memcpy.len() as u64, by_kind(ActivityKind::MEMCPY));
         let bytes: i64 = memcpy.iter().map(|r| int(r, "bytes").unwrap()).sum();
         assert_eq!(bytes as u64, stats.memcpy_bytes, "{fixture}: memcpy bytes");
-        assert_eq!(rows(out.path(), "memset").len() as u64, by_kind(ActivityKind::MEMSET));
+        assert_eq!(
+            rows(out.path(), "memset").len() as u64,
+            by_kind(ActivityKind::MEMSET)
+        );
         assert_eq!(
             rows(out.path(), "api").len() as u64,
             by_kind(ActivityKind::RUNTIME) + by_kind(ActivityKind::DRIVER)
@@ -72,14 +79,29 @@ fn fixture_exports_match_cupmon_stats_exactly() {
         assert_eq!(int(d, "first_ns"), Some(first));
         assert_eq!(int(d, "last_ns"), Some(last));
         assert_eq!(int(d, "cupti_version"), Some(130_001));
-        assert_eq!(int(d, "dropped_records"), None, "the fixtures' meta has no count");
-        assert!(text(d, "dropped_records_note").unwrap().contains("dropped_records"));
+        assert_eq!(
+            int(d, "dropped_records"),
+            None,
+            "the fixtures' meta has no count"
+        );
+        assert!(text(d, "dropped_records_note")
+            .unwrap()
+            .contains("dropped_records"));
     }
 }
 
 /// (start, duration, name, device, context, stream, correlation, grid, block,
 /// registers, shared memory, graph, queued, grid id) of a kernel.
-type KernelKey = (i64, Option<i64>, String, [i64; 4], [i64; 6], [i64; 3], [Option<i64>; 3], i64);
+type KernelKey = (
+    i64,
+    Option<i64>,
+    String,
+    [i64; 4],
+    [i64; 6],
+    [i64; 3],
+    [Option<i64>; 3],
+    i64,
+);
 
 #[test]
 fn every_kernel_row_holds_its_records_fields() {
@@ -90,21 +112,41 @@ fn every_kernel_row_holds_its_records_fields() {
         let dump = Dump::open(&dir).unwrap();
         let mut names = KernelNames::new(dump.kernel_names());
         let mut want: Vec<KernelKey> = Vec::new();
-        walk_records(&dump, |_| {}, |_, _, r| {
-            if let Record::Kernel(k) = r {
-                let nz = |v: i64| (v != 0).then_some(v);
-                want.push((
-                    k.start as i64,
-                    (k.start != 0 && k.end >= k.start).then(|| (k.end - k.start) as i64),
-                    names.name(k.name_ptr).0.to_owned(),
-                    [k.device_id.into(), k.context_id.into(), k.stream_id.into(), k.correlation_id.into()],
-                    [k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z].map(i64::from),
-                    [k.registers_per_thread.into(), k.static_shared_memory.into(), k.dynamic_shared_memory.into()],
-                    [nz(k.graph_id.into()), nz(k.graph_node_id as i64), nz(k.queued as i64)],
-                    k.grid_id,
-                ));
-            }
-        })
+        walk_records(
+            &dump,
+            |_| {},
+            |_, _, r| {
+                if let Record::Kernel(k) = r {
+                    let nz = |v: i64| (v != 0).then_some(v);
+                    want.push((
+                        k.start as i64,
+                        (k.start != 0 && k.end >= k.start).then(|| (k.end - k.start) as i64),
+                        names.name(k.name_ptr).0.to_owned(),
+                        [
+                            k.device_id.into(),
+                            k.context_id.into(),
+                            k.stream_id.into(),
+                            k.correlation_id.into(),
+                        ],
+                        [
+                            k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
+                        ]
+                        .map(i64::from),
+                        [
+                            k.registers_per_thread.into(),
+                            k.static_shared_memory.into(),
+                            k.dynamic_shared_memory.into(),
+                        ],
+                        [
+                            nz(k.graph_id.into()),
+                            nz(k.graph_node_id as i64),
+                            nz(k.queued as i64),
+                        ],
+                        k.grid_id,
+                    ));
+                }
+            },
+        )
         .unwrap();
         let i = |r: &Row, c: &str| int(r, c).unwrap();
         let mut got: Vec<KernelKey> = rows(out.path(), "kernels")
@@ -115,8 +157,16 @@ fn every_kernel_row_holds_its_records_fields() {
                     int(r, "duration_ns"),
                     text(r, "name").unwrap(),
                     ["device", "context", "stream", "correlation_id"].map(|c| i(r, c)),
-                    ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"].map(|c| i(r, c)),
-                    ["registers_per_thread", "static_shared_memory", "dynamic_shared_memory"].map(|c| i(r, c)),
+                    [
+                        "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                    ]
+                    .map(|c| i(r, c)),
+                    [
+                        "registers_per_thread",
+                        "static_shared_memory",
+                        "dynamic_shared_memory",
+                    ]
+                    .map(|c| i(r, c)),
                     ["graph_id", "graph_node_id", "queued_ns"].map(|c| int(r, c)),
                     i(r, "grid_id"),
                 )
@@ -133,15 +183,22 @@ fn copies_name_their_kinds_in_words() {
     let out = tempfile::tempdir().unwrap();
     export(&fixture_dir("cuda_workload"), &options(out.path())).unwrap();
     let memcpy = rows(out.path(), "memcpy");
-    let kinds: std::collections::BTreeSet<String> =
-        memcpy.iter().map(|r| text(r, "copy_kind").unwrap()).collect();
+    let kinds: std::collections::BTreeSet<String> = memcpy
+        .iter()
+        .map(|r| text(r, "copy_kind").unwrap())
+        .collect();
     // The workload copies HtoD (pinned and pageable), DtoD and DtoH.
     for k in ["HtoD", "DtoH", "DtoD"] {
         assert!(kinds.contains(k), "{kinds:?}");
     }
-    let src: std::collections::BTreeSet<String> =
-        memcpy.iter().map(|r| text(r, "src_kind").unwrap()).collect();
-    assert!(src.contains("pinned") && src.contains("pageable") && src.contains("device"), "{src:?}");
+    let src: std::collections::BTreeSet<String> = memcpy
+        .iter()
+        .map(|r| text(r, "src_kind").unwrap())
+        .collect();
+    assert!(
+        src.contains("pinned") && src.contains("pageable") && src.contains("device"),
+        "{src:?}"
+    );
 }
 
 #[test]
@@ -151,20 +208,28 @@ fn external_ids_join_kernels_and_calls_to_torch_ops() {
     export(&dir, &options(out.path())).unwrap();
     // CUSTOM0 (Kineto's ops) correlation -> external id, from the records.
     let mut want: HashMap<i64, i64> = HashMap::new();
-    walk_records(&Dump::open(&dir).unwrap(), |_| {}, |_, _, r| {
-        if let Record::ExternalCorrelation(x) = r {
-            if x.external_kind == 3 && x.correlation_id != 0 {
-                want.insert(x.correlation_id.into(), x.external_id as i64);
+    walk_records(
+        &Dump::open(&dir).unwrap(),
+        |_| {},
+        |_, _, r| {
+            if let Record::ExternalCorrelation(x) = r {
+                if x.external_kind == 3 && x.correlation_id != 0 {
+                    want.insert(x.correlation_id.into(), x.external_id as i64);
+                }
             }
-        }
-    })
+        },
+    )
     .unwrap();
     assert!(!want.is_empty());
     let mut joined = 0;
     for dataset in ["kernels", "api", "memcpy", "memset"] {
         for r in rows(out.path(), dataset) {
             let c = int(&r, "correlation_id").unwrap();
-            assert_eq!(int(&r, "external_id"), want.get(&c).copied(), "{dataset} correlation {c}");
+            assert_eq!(
+                int(&r, "external_id"),
+                want.get(&c).copied(),
+                "{dataset} correlation {c}"
+            );
             joined += usize::from(want.contains_key(&c));
         }
     }

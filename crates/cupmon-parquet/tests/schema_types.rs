@@ -14,7 +14,10 @@ fn check(c: &ColumnDescPtr, where_: &str) {
     assert!(
         matches!(
             c.physical_type(),
-            PhysicalType::INT32 | PhysicalType::INT64 | PhysicalType::BYTE_ARRAY | PhysicalType::BOOLEAN
+            PhysicalType::INT32
+                | PhysicalType::INT64
+                | PhysicalType::BYTE_ARRAY
+                | PhysicalType::BOOLEAN
         ),
         "{where_}: {name} is {:?}",
         c.physical_type()
@@ -24,12 +27,19 @@ fn check(c: &ColumnDescPtr, where_: &str) {
         Some(other) => panic!("{where_}: {name} has the logical type {other:?}"),
     }
     assert!(
-        matches!(c.converted_type(), ConvertedType::NONE | ConvertedType::UTF8),
+        matches!(
+            c.converted_type(),
+            ConvertedType::NONE | ConvertedType::UTF8
+        ),
         "{where_}: {name} has the converted type {:?}",
         c.converted_type()
     );
     if c.physical_type() == PhysicalType::BYTE_ARRAY {
-        assert_eq!(c.logical_type_ref(), Some(&LogicalType::String), "{where_}: {name}");
+        assert_eq!(
+            c.logical_type_ref(),
+            Some(&LogicalType::String),
+            "{where_}: {name}"
+        );
     }
 }
 
@@ -59,7 +69,13 @@ fn written_files_have_only_signed_integers_strings_and_booleans() {
             check(c, &f.display().to_string());
         }
         let kv = meta.key_value_metadata().unwrap();
-        let version = kv.iter().find(|k| k.key == "cupmon.schema_version").unwrap();
-        assert_eq!(version.value.as_deref(), Some(SCHEMA_VERSION.to_string().as_str()));
+        let version = kv
+            .iter()
+            .find(|k| k.key == "cupmon.schema_version")
+            .unwrap();
+        assert_eq!(
+            version.value.as_deref(),
+            Some(SCHEMA_VERSION.to_string().as_str())
+        );
     }
 }

@@ -42,7 +42,8 @@ pub fn run(args: &ExportParquetArgs) -> Result<i32> {
     let mut done = 0;
     let mut exports = Vec::new();
     for dir in &dumps {
-        let raw = std::fs::metadata(dir.join(cupmon_records::dump::RAW_BUFFERS_FILE)).map_or(0, |m| m.len());
+        let raw = std::fs::metadata(dir.join(cupmon_records::dump::RAW_BUFFERS_FILE))
+            .map_or(0, |m| m.len());
         let result = export_dump(dir, &opts, |p| progress.update(done + p.bytes_read));
         if result.is_err() {
             progress.finish();
@@ -111,7 +112,11 @@ fn check_out(out: &Path, dumps: &[PathBuf]) -> Result<()> {
         }
     }
     if out.join(META_FILE).exists() {
-        return Err(BadInput(format!("{}: is a dump directory; write the datasets elsewhere", out.display())).into());
+        return Err(BadInput(format!(
+            "{}: is a dump directory; write the datasets elsewhere",
+            out.display()
+        ))
+        .into());
     }
     Ok(())
 }
@@ -169,10 +174,14 @@ fn print_summary(out: &Path, exports: &[DumpExport]) {
     }
     out_lines.extend(lines);
     if skipped > 0 {
-        out_lines.push(format!("  {skipped} chunks were already exported (skipped)"));
+        out_lines.push(format!(
+            "  {skipped} chunks were already exported (skipped)"
+        ));
     }
     if outside > 0 {
-        out_lines.push(format!("  {outside} records outside --from/--to (left out)"));
+        out_lines.push(format!(
+            "  {outside} records outside --from/--to (left out)"
+        ));
     }
     out_lines.push(format!(
         "query it: cupmon sql {0} --top-kernels, or duckdb -init {0}/cupmon.sql",

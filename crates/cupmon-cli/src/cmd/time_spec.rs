@@ -46,7 +46,10 @@ fn fraction_ns(frac: &str) -> Option<i64> {
 
 /// `YYYY-MM-DD[(T| )HH:MM[:SS[.frac]]][Z]`.
 fn iso_utc(s: &str) -> Option<i64> {
-    let s = s.strip_suffix('Z').or_else(|| s.strip_suffix('z')).unwrap_or(s);
+    let s = s
+        .strip_suffix('Z')
+        .or_else(|| s.strip_suffix('z'))
+        .unwrap_or(s);
     let (date, time) = match s.split_once(['T', 't', ' ']) {
         Some((d, t)) => (d, Some(t)),
         None => (s, None),
@@ -116,16 +119,30 @@ mod tests {
         assert_eq!(parse_time("2026-12-01T07:51:00Z"), Ok(ns));
         assert_eq!(parse_time("2026-12-01 07:51"), Ok(ns));
         assert_eq!(parse_time("2026-12-01T07:51:00.5"), Ok(ns + 500_000_000));
-        assert_eq!(parse_time("2026-12-01"), Ok(ns - (7 * 60 + 51) * 60_000_000_000));
+        assert_eq!(
+            parse_time("2026-12-01"),
+            Ok(ns - (7 * 60 + 51) * 60_000_000_000)
+        );
         assert_eq!(parse_time("1970-01-01"), Ok(0));
-        assert_eq!(parse_time("2000-02-29T23:59:59Z"), Ok(951_868_799_000_000_000));
+        assert_eq!(
+            parse_time("2000-02-29T23:59:59Z"),
+            Ok(951_868_799_000_000_000)
+        );
     }
 
     #[test]
     fn other_spellings_are_refused_with_the_syntax() {
         for bad in [
-            "", "@", "@12x", "yesterday", "2026-13-01", "2026-02-30", "2026-12-01T25:00",
-            "2026-12-01T07:51:00+02:00", "26-12-01", "@1.1234567891",
+            "",
+            "@",
+            "@12x",
+            "yesterday",
+            "2026-13-01",
+            "2026-02-30",
+            "2026-12-01T25:00",
+            "2026-12-01T07:51:00+02:00",
+            "26-12-01",
+            "@1.1234567891",
         ] {
             let err = parse_time(bad).expect_err(bad);
             assert!(err.contains("@<Unix seconds>"), "{err}");

@@ -126,8 +126,7 @@ impl DumpRows {
             .push(r.timestamp_mode.as_deref().map(&mut text));
         self.clock_converted.push(r.clock_converted);
         self.off_clock.push(r.off_clock);
-        self.unresolved_kernel_names
-            .push(r.unresolved_kernel_names);
+        self.unresolved_kernel_names.push(r.unresolved_kernel_names);
         self.world_size.push(r.world_size);
         self.local_world_size.push(r.local_world_size);
         self.backend.push(r.backend.as_deref().map(&mut text));
