@@ -1,8 +1,9 @@
 #!/bin/bash
 # The whole test suite, as CI runs it (.ci/run): formatting, lints, the Rust
-# tests (golden, differential against the seed's merge when ../shared is beside
-# the checkout, CLI, monitor and multiplexer against the fake libcupti), and the
-# Python package's tests. No GPU needed; the GPU checks are tests/gpu/run.sh.
+# tests (golden, differential against PyTorch's merge_trace_window_into_chrome_trace
+# when ../shared is beside the checkout, CLI, monitor and multiplexer against the fake
+# libcupti), the Python package's tests, and HolisticTraceAnalysis reading cupmon's
+# traces. No GPU needed; the GPU checks are tests/gpu/run.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,6 +20,9 @@ cargo test --workspace --locked
 
 step "Python package"
 bash scripts/test-python.sh
+
+step "HolisticTraceAnalysis reads cupmon's traces"
+bash scripts/test-hta.sh
 
 echo
 echo "all tests passed"

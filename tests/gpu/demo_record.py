@@ -32,15 +32,26 @@ with torch.cuda.stream(s):
     for _ in range(2):
         static_out.copy_(torch.nn.functional.layer_norm(static_in * 0.5, (256,)))
 torch.cuda.current_stream().wait_stream(s)
-graph = torch.cuda.CUDAGraph()
-with torch.cuda.graph(graph):
-    static_out.copy_(torch.nn.functional.layer_norm(static_in * 0.5, (256,)))
+# Diagnostics switches (tests/gpu/diag_demo.sh): DEMO_NO_GRAPH, DEMO_PLAIN (torch.profiler
+# alone), DEMO_NO_SCHEDULE.
+use_graph = not os.environ.get("DEMO_NO_GRAPH")
+if use_graph:
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out.copy_(torch.nn.functional.layer_norm(static_in * 0.5, (256,)))
+
+
+plain = bool(os.environ.get("DEMO_PLAIN"))
 
 
 def step(annotate=True):
+    annotate = annotate and not plain
     with cupmon.annotate("data") if annotate else contextlib.nullcontext():
         static_in.copy_(x)
-        graph.replay()
+        if use_graph:
+            graph.replay()
+        else:
+            static_out.copy_(torch.nn.functional.layer_norm(static_in * 0.5, (256,)))
     with record_function("forward"):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = torch.nn.functional.cross_entropy(head(layer(static_out)).mean(1), y)
@@ -55,9 +66,16 @@ for _ in range(3):
     step(annotate=False)  # cupmon starts with the profiler below
 torch.cuda.synchronize()
 cpu_trace = os.path.join(out, "cpu_trace.json")
-with cupmon.torch.profile(os.path.join(out, "merged.json"), cupmon_output_dir=os.path.join(out, "dump"),
-                          schedule=schedule(wait=0, warmup=1, active=2),
-                          on_trace_ready=lambda p: p.export_chrome_trace(cpu_trace)) as prof:
+repeat = int(os.environ.get("DEMO_REPEAT", "1"))
+kw = {} if os.environ.get("DEMO_NO_SCHEDULE") else dict(
+    schedule=schedule(wait=0, warmup=1, active=2, repeat=repeat),
+    on_trace_ready=lambda p: p.export_chrome_trace(cpu_trace))
+if os.environ.get("DEMO_PLAIN"):
+    profiler = torch.profiler.profile(**kw)
+else:
+    profiler = cupmon.torch.profile(os.path.join(out, "merged.json"), cupmon_output_dir=os.path.join(out, "dump"),
+                                    **kw)
+with profiler as prof:
     for _ in range(3):
         step()
         prof.step()

@@ -17,6 +17,7 @@ dumps = sorted(glob.glob(os.path.join(run_dir, "rank*")))
 check("ranks: one dump per rank", len(dumps) == 2, str(dumps))
 text = open(window_out).read()
 for rank, d in enumerate(dumps):
+    # The window `cupmon window --for` took: the first one of each rank.
     w = os.path.join(d, "window-0.json")
     if not os.path.isfile(w):
         check(f"ranks: rank {rank} wrote a window", False, text[-500:])
@@ -31,8 +32,9 @@ for rank, d in enumerate(dumps):
           and info.get("world_size") == 2, json.dumps(info))
     flows = [e for e in t["traceEvents"] if e.get("cat") == "ac2g"]
     check(f"ranks: rank {rank}'s trace has launch arrows", len(flows) > 0, f"{len(flows)} ends")
-combined = glob.glob(os.path.join(run_dir, "window-*.combined.trace.json.gz"))
-check("ranks: cupmon window wrote one combined trace", len(combined) == 1, text[-300:])
+# One combined trace per `cupmon window` (--for, then --steps): the first is --for's.
+combined = sorted(glob.glob(os.path.join(run_dir, "window-*.combined.trace.json.gz")))
+check("ranks: each cupmon window wrote one combined trace", len(combined) == 2, str(combined))
 if combined:
     t = json.load(gzip.open(combined[0]))
     names = sorted({e["args"]["name"] for e in t["traceEvents"]

@@ -5,7 +5,10 @@
 # and a summary; exits 1 if any check failed.
 #
 # usage: tests/gpu/run.sh [PART,...]   parts: cuda (A,B), torch (C), signals (D,E),
-#        coexist (F: torch.profiler inside cupmon run); default all
+#        coexist (F: torch.profiler inside cupmon run), clock (G: cupmon.torch from
+#        plain Python), memory (H: MEMORY2/MEMORY_POOL), ranks (I: torchrun, 2 ranks),
+#        demo (J: records the demo), recorder (K: segments, _exit, prompt exit);
+#        default all. The Python package is installed from .gpu/*.whl when present.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -17,14 +20,28 @@ rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 cupmon=${CUPMON_BIN:-$root/.gpu/cupmon}
 export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
 export PYTHONUNBUFFERED=1
-results=$OUT/results.txt
+# Results go straight to $FINAL, so a run cut short by a time limit still reports.
+results=$FINAL/results.txt
 : >"$results"
+save_logs() {
+  for f in "$OUT"/*.err "$OUT"/*.out; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 6000 "$f"; }; done >"$FINAL/logs.txt"
+}
+trap 'save_logs; exit 124' TERM INT
 note() { echo "== $*" | tee -a "$results"; }
 pass_fail() { tee -a "$results"; }
 
 note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nvcc --version | tail -1)"
 [ -x "$cupmon" ] || { echo "FAIL missing $cupmon" | pass_fail; exit 1; }
-parts=${1:-cuda,torch,signals,coexist}
+parts=${1:-cuda,torch,signals,coexist,clock,memory,ranks,demo,recorder}
+# The cupmon Python package (an abi3 wheel built by scripts/gpu-bundle.sh).
+wheel=$(ls "$root"/.gpu/cupmon-*.whl 2>/dev/null | head -1)
+if [ -n "$wheel" ]; then
+  pip install --quiet --no-deps --no-index --target /tmp/cupmon-site "$wheel" >"$OUT/pip.log" 2>&1 \
+    && export PYTHONPATH=/tmp/cupmon-site${PYTHONPATH:+:$PYTHONPATH} \
+    || echo "FAIL pip install $wheel ($(tail -2 "$OUT/pip.log"))" | pass_fail
+else
+  echo "SKIPPED: no .gpu/cupmon-*.whl: the Python parts (clock, ranks, demo) cannot import cupmon" | pass_fail
+fi
 want() { case ",$parts," in *",$1,"*) return 0;; *) return 1;; esac; }
 nvcc -O2 -arch=sm_90 -std=c++17 -o "$OUT/workload" "$here/workload.cu" >"$OUT/nvcc.log" 2>&1 \
   || { echo "FAIL nvcc (see nvcc.log)"; tail -5 "$OUT/nvcc.log"; exit 1; } | pass_fail
@@ -70,7 +87,7 @@ note "D: SIGKILL mid-run"
 runner=$!
 for _ in $(seq 50); do sleep 0.2; d=$(ls -d "$OUT"/d/*/ 2>/dev/null | head -1); [ -n "$d" ] && break; done
 sleep 2
-victim=$(basename "${d:-/none}")
+victim=$(basename "${d:-/none}"); victim=${victim%%-*}   # DIR/<pid>-<start>
 kill -9 "$victim" 2>/dev/null
 wait $runner; code=$?
 [ "$code" = 137 ] && echo "PASS D: cupmon run exits with the program's code (137)" | pass_fail \
@@ -84,7 +101,7 @@ note "E: window on SIGUSR2"
 "$cupmon" run -o "$OUT/e" --window-on-signal -- "$OUT/workload" 40 0.05 >"$OUT/e.out" 2>"$OUT/e.err" &
 runner=$!
 for _ in $(seq 50); do sleep 0.2; e=$(ls -d "$OUT"/e/*/ 2>/dev/null | head -1); [ -n "$e" ] && break; done
-pid=$(basename "${e:-/none}")
+pid=$(basename "${e:-/none}"); pid=${pid%%-*}
 sleep 0.5; kill -USR2 "$pid"; sleep 0.6; kill -USR2 "$pid"
 wait $runner
 [ -f "$e/window-0.json" ] && python3 -c "
@@ -105,8 +122,56 @@ fdump=$(ls -d "$OUT"/f/*/ | head -1)
 python3 "$here/compare_kineto.py" "$OUT/f_plain.json" "$OUT/f_cupmon.json" "$cupmon" "${fdump%/}" "$OUT/f.out" | pass_fail
 fi
 
-for f in "$OUT"/*.err "$OUT"/*.out; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 6000 "$f"; }; done >"$FINAL/logs.txt"
-cp "$results" "$FINAL/"
+if want clock; then
+note "G: cupmon.torch.profile from plain Python (torch.profiler's clock replaces CUPTI's)"
+python3 "$here/clock_check.py" "$OUT/g" 5 >"$OUT/g.out" 2>"$OUT/g.err"
+grep -E '^(PASS|FAIL|INFO|SKIPPED)' "$OUT/g.out" | pass_fail
+grep -q '^PASS' "$OUT/g.out" || echo "FAIL G: no check ran ($(tail -3 "$OUT/g.err" | tr '\n' ' '))" | pass_fail
+fi
+
+if want memory; then
+note "H: MEMORY2 and MEMORY_POOL"
+nvcc -O2 -arch=sm_90 -o "$OUT/memory" "$here/memory.cu" >"$OUT/nvcc-memory.log" 2>&1 \
+  || echo "FAIL H: nvcc memory.cu ($(tail -3 "$OUT/nvcc-memory.log"))" | pass_fail
+"$cupmon" run -o "$OUT/h" --kinds CONCURRENT_KERNEL,MEMCPY,MEMSET,MEMORY2,MEMORY_POOL -- "$OUT/memory" >"$OUT/h.out" 2>"$OUT/h.err"
+hdump=$(ls -d "$OUT"/h/*/ | head -1)
+python3 "$here/memory_check.py" "$cupmon" "${hdump%/}" "$OUT/h.out" | pass_fail
+fi
+
+if want ranks; then
+note "I: torchrun with 2 ranks on one GPU (gloo), windowed from another shell"
+"$cupmon" run -o "$OUT/i" -- torchrun --nproc-per-node 2 "$here/ddp_train.py" 1500 0.02 >"$OUT/i.out" 2>"$OUT/i.err" &
+runner=$!
+for _ in $(seq 100); do sleep 0.2; [ "$(ls -d "$OUT"/i/rank*/ 2>/dev/null | wc -l)" = 2 ] && break; done
+# Past the ranks' start-up (gloo rendezvous, DDP's first broadcast): training runs.
+sleep 10
+"$cupmon" window "$OUT/i" --for 1s --timeout 30s >"$OUT/i.window" 2>&1
+"$cupmon" window "$OUT/i" --steps 3 --timeout 30s >"$OUT/i.steps" 2>&1
+"$cupmon" status "$OUT/i" >"$OUT/i.status" 2>&1
+wait $runner
+cat "$OUT/i.window" "$OUT/i.steps" "$OUT/i.status" >>"$OUT/i.out"
+python3 "$here/ranks_check.py" "$cupmon" "$OUT/i" "$OUT/i.window" "$OUT/i.steps" | pass_fail
+fi
+
+if want demo; then
+note "J: the recording built into cupmon demo"
+CUPMON_RAW=1 python3 "$here/demo_record.py" "$OUT/j" >"$OUT/j.out" 2>"$OUT/j.err"
+jdump=$(ls -d "$OUT"/j/dump/*/ 2>/dev/null | head -1)
+[ -n "$jdump" ] && "$cupmon" stats "$jdump" >"$OUT/j.stats" 2>&1 \
+  && echo "PASS J: demo recorded: $(grep -E 'CONCURRENT_KERNEL|RUNTIME' "$OUT/j.stats" | tr -s ' ' | tr '\n' ';')" | pass_fail \
+  || echo "FAIL J: no demo dump ($(tail -3 "$OUT/j.err" | tr '\n' ' '))" | pass_fail
+[ -n "$jdump" ] && tar -czf "$FINAL/demo-recording.tar.gz" -C "$OUT/j" dump cpu_trace.json 2>>"$OUT/j.err"
+fi
+
+if want recorder; then
+note "K: flight recorder: segments, _exit, prompt exit"
+"$cupmon" run -o "$OUT/k" -- "$OUT/workload" 20 0.01 >"$OUT/k.out" 2>"$OUT/k.err"
+kdump=$(ls -d "$OUT"/k/*/ | head -1)
+ls "$kdump/segments" >"$OUT/k.ls" 2>&1
+python3 "$here/recorder_check.py" "$cupmon" "${kdump%/}" "$OUT" | pass_fail
+fi
+
+save_logs
 passed=$(grep -c '^PASS' "$results"); failed=$(grep -c '^FAIL' "$results")
 echo "SUMMARY: $passed passed, $failed failed (details in $results)"
 [ "$failed" = 0 ]

@@ -10,7 +10,7 @@ Examples:
   cupmon run -o prof -- python train.py              record every kernel, copy and memset
   cupmon run --window-at 30 --window-for 2 -- ./app  also take a full trace window at t=30s
   cupmon stats prof/1234                             what a dump holds
-  cupmon decode prof/1234 --format chrome -o gpu.trace.json.gz
+  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
   cupmon demo                                        a trace from a real H200 recording
   cupmon export-parquet prof -o fleet/ --job j42     every rank of a run as Parquet datasets
@@ -46,32 +46,34 @@ pub struct Cli {
 pub enum Command {
     /// Run a program under cupmon (always-on collection, optional trace windows).
     #[command(
-        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to OUTPUT/<pid> (OUTPUT/rank<R>-<pid> under torchrun);\neach window becomes window-N.json and window-N.trace.json.gz there."
+        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to a new directory OUTPUT/<pid>-<start>\n(OUTPUT/rank<R>-<pid>-<start> under torchrun; <start> is the UTC start time, e.g.\n20261201T093005Z, with -1, -2, ... added when taken: a dump is never overwritten);\neach window becomes window-N.json and window-N.trace.json.gz there."
     )]
     Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
     #[command(
-        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is the seed's merge, byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."
+        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is what PyTorch's merge_trace_window_into_chrome_trace writes (with --exact), byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."
     )]
     Merge(MergeArgs),
     /// Write a trace window as a standalone Kineto-style trace.
     #[command(
-        after_help = "Example:\n  cupmon export --window prof/1234/window-0.json -o window-0.trace.json.gz"
+        after_help = "Example:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz"
     )]
     Export(ExportArgs),
     /// Decode a raw dump directory into a trace window or a trace.
     #[command(
-        after_help = "Examples:\n  cupmon decode prof/1234 -o window.json\n  cupmon decode prof/1234 --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234 --cpu torch_trace.json -o merged.json.gz"
+        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
     )]
     Decode(DecodeArgs),
     /// Summarise a raw dump directory: records per kind, time span, top kernels.
-    #[command(after_help = "Example:\n  cupmon stats prof/1234")]
+    #[command(
+        after_help = "Examples:\n  cupmon stats prof/1234-20261201T093005Z\n  cupmon stats prof/1234-20261201T093005Z --timeline 1m     where the job slowed down\n  cupmon stats prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00"
+    )]
     Stats(StatsArgs),
     /// Write a trace from a real H200 recording built into cupmon (no GPU needed).
     Demo(DemoArgs),
     /// Open a trace window now in running monitored processes (all ranks of a run).
     #[command(
-        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242 --steps 3   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json and window-N.trace.json.gz into its dump directory;\nwith several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
+        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242-20261201T093005Z --steps 3\n                                   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json and window-N.trace.json.gz into its dump directory;\nwith several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
     )]
     Window(WindowArgs),
     /// List the monitored processes of a run, a dump directory or a pid.
@@ -327,6 +329,8 @@ pub struct DecodeArgs {
     /// top-level member), e.g. 4GiB; a larger one is an error naming the file and the offset.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub max_event_size: u64,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -335,6 +339,10 @@ pub struct StatsArgs {
     /// How many kernels to list by total GPU time.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
+    #[command(flatten)]
+    pub timeline: crate::slice_args::TimelineArgs,
 }
 
 #[derive(Debug, Args)]

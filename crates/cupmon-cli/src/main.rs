@@ -4,8 +4,10 @@ mod cli;
 mod cmd;
 mod exit;
 mod interrupt;
+mod local_time;
 mod progress;
 mod setting_args;
+mod slice_args;
 
 use clap::Parser;
 

@@ -27,10 +27,29 @@ impl Progress {
         }
     }
 
-    /// A progress line over a dump's raw buffers file (`dir` is the dump).
+    /// A progress line over a dump's buffer files (`dir` is the dump): its raw buffers
+    /// file or its segments. A slice reads less; [`Progress::update_of`] corrects it.
     pub fn dump(what: &'static str, dir: &std::path::Path) -> Self {
         let raw = dir.join(cupmon_records::dump::RAW_BUFFERS_FILE);
-        Self::bytes(what, std::fs::metadata(raw).map_or(0, |m| m.len()))
+        let segments = std::fs::read_dir(dir.join(cupmon_records::dump::SEGMENTS_DIR))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum::<u64>();
+        Self::bytes(
+            what,
+            std::fs::metadata(raw).map_or(0, |m| m.len()) + segments,
+        )
+    }
+
+    /// [`Progress::update`] with the total the work itself reports.
+    pub fn update_of(&mut self, done: u64, total: u64) {
+        if total > 0 {
+            self.total = total;
+        }
+        self.update(done);
     }
 
     pub fn update(&mut self, done: u64) {

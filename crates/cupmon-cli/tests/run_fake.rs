@@ -43,16 +43,20 @@ fn app() -> &'static Path {
     })
 }
 
-fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
+/// `cupmon run -o DIR EXTRA -- APP STEPS` with the fake libcupti (the program is
+/// `launcher APP STEPS` when a launcher is given).
+pub(crate) fn command(dir: &Path, extra: &[&str], launcher: &[&str], steps: &[&str]) -> Command {
     // The app first: building it rebuilds the fake in place, so look for the fake after.
     let app = app();
     let fake = cupmon_test_support::fake_library_path();
-    Command::new(env!("CARGO_BIN_EXE_cupmon"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cupmon"));
+    command
         .arg("run")
         .arg("-o")
         .arg(dir)
         .args(extra)
         .arg("--")
+        .args(launcher)
         .arg(app)
         .args(steps)
         .env("CUPMON_LIBCUPTI", fake)
@@ -60,12 +64,17 @@ fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
         .env(
             "CUPMON_INJECT_LIBRARY",
             target_dir().join("libcupmon_inject.so"),
-        )
+        );
+    command
+}
+
+fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
+    command(dir, extra, &[], steps)
         .output()
         .expect("run cupmon")
 }
 
-fn only_dump(dir: &Path) -> PathBuf {
+pub(crate) fn only_dump(dir: &Path) -> PathBuf {
     let dumps: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("read_dir")
         .map(|e| e.expect("entry").path())
@@ -74,7 +83,7 @@ fn only_dump(dir: &Path) -> PathBuf {
     dumps.into_iter().next().expect("one")
 }
 
-fn kernels(dump: &Path) -> usize {
+pub(crate) fn kernels(dump: &Path) -> usize {
     let (window, _) = decode_dump_to_window(dump, |_| {}).expect("decode");
     window
         .events

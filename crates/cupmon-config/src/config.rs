@@ -38,6 +38,16 @@ pub struct MonitorConfig {
     pub libcupti: Option<PathBuf>,
     /// `false`: do not monitor this process (`CUPMON_ENABLE=0`).
     pub enable: bool,
+    /// Disk budget of the dump; `None`: [`crate::default_keep`] of the free space.
+    pub keep: Option<u64>,
+    /// Retire segments whose records all ended longer ago than this.
+    pub keep_for: Option<Duration>,
+    /// Roll to a new segment file past this many bytes...
+    pub segment_size: u64,
+    /// ...or this long after the segment started.
+    pub segment_period: Duration,
+    /// Write PyTorch's single uncompressed raw-buffer file instead of segments.
+    pub raw: bool,
 }
 
 /// Kernels, copies and memsets: the always-on set.
@@ -80,6 +90,11 @@ impl MonitorConfig {
             log: Level::Warn,
             libcupti: None,
             enable: true,
+            keep: None,
+            keep_for: None,
+            segment_size: 64 << 20,
+            segment_period: Duration::from_secs(600),
+            raw: false,
         }
     }
 

@@ -17,10 +17,13 @@
 mod config;
 pub mod env_vars;
 mod table;
+mod table_recorder;
+pub mod time_spec;
 pub mod units;
 
 pub use config::{MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
 pub use table::{setting, Setting, SETTINGS};
+pub use table_recorder::default_keep;
 
 /// A setting that cannot be used, naming it, the value and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 use cupmon_log::Level;
 use cupmon_records::ActivityKind;
 
+use crate::table_recorder as recorder;
 use crate::units::{format_duration, format_size, parse_duration, parse_size};
 use crate::MonitorConfig;
 
@@ -28,8 +29,8 @@ pub struct Setting {
     /// The allowed values, for error messages and help.
     pub allowed: &'static str,
     pub help: &'static str,
-    apply: fn(&mut MonitorConfig, &str) -> Result<(), String>,
-    show: fn(&MonitorConfig) -> Option<String>,
+    pub(crate) apply: fn(&mut MonitorConfig, &str) -> Result<(), String>,
+    pub(crate) show: fn(&MonitorConfig) -> Option<String>,
 }
 
 impl Setting {
@@ -52,7 +53,7 @@ impl Setting {
     }
 }
 
-fn size_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+pub(crate) fn size_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let n = parse_size(v)?;
     if n < lo || n > hi {
         return Err(format!("{} is out of range", format_size(n)));
@@ -60,7 +61,7 @@ fn size_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
     Ok(n)
 }
 
-fn duration_in(v: &str, lo: Duration, hi: Duration) -> Result<Duration, String> {
+pub(crate) fn duration_in(v: &str, lo: Duration, hi: Duration) -> Result<Duration, String> {
     let d = parse_duration(v)?;
     if d < lo || d > hi {
         return Err(format!("{} is out of range", format_duration(d)));
@@ -68,7 +69,7 @@ fn duration_in(v: &str, lo: Duration, hi: Duration) -> Result<Duration, String> 
     Ok(d)
 }
 
-fn flag(v: &str) -> Result<bool, String> {
+pub(crate) fn flag(v: &str) -> Result<bool, String> {
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" | "" => Ok(false),
@@ -93,7 +94,7 @@ fn kinds(v: &str) -> Result<Vec<ActivityKind>, String> {
     Ok(kinds)
 }
 
-const SEC: Duration = Duration::from_secs(1);
+pub(crate) const SEC: Duration = Duration::from_secs(1);
 
 /// Every setting, in the order help texts list them.
 pub static SETTINGS: &[Setting] = &[
@@ -104,7 +105,7 @@ pub static SETTINGS: &[Setting] = &[
         value: "DIR",
         default: "cupmon-out",
         allowed: "a directory cupmon can create and write",
-        help: "where the dumps go: one subdirectory per process (DIR/<pid>, DIR/rank<R>-<pid>)",
+        help: "where the dumps go: a new subdirectory per process, never reused (DIR/<pid>-<UTC start>, DIR/rank<R>-<pid>-<UTC start>)",
         apply: |c, v| {
             if v.is_empty() {
                 return Err("an empty path".to_owned());
@@ -271,6 +272,11 @@ pub static SETTINGS: &[Setting] = &[
         },
         show: |c| Some(if c.enable { "1" } else { "0" }.to_owned()),
     },
+    recorder::KEEP,
+    recorder::KEEP_FOR,
+    recorder::SEGMENT_SIZE,
+    recorder::SEGMENT_PERIOD,
+    recorder::RAW,
 ];
 
 /// The setting named `key`: its name (`buffer_size`), environment variable

@@ -13,6 +13,11 @@ pub const CONTROL_FILE: &str = "cupmon_control.json";
 pub struct ControlFile {
     pub socket: PathBuf,
     pub pid: u32,
+    /// When the process started, in clock ticks after boot (`/proc/PID/stat`): a
+    /// later process with the same pid is not this one. Absent in files of older
+    /// cupmon versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
 }
 
 impl ControlFile {
@@ -34,18 +39,40 @@ impl ControlFile {
 pub struct Found {
     pub dump_dir: PathBuf,
     pub control: ControlFile,
-    /// Whether the pid still runs (the socket may still be stale if it was reused).
+    /// Whether the process still runs: its pid exists and, where the control file
+    /// says when it started, started then (not a later process given the same pid).
     pub alive: bool,
 }
 
-fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+/// When process `pid` started, in clock ticks after boot (field 22 of
+/// `/proc/PID/stat`, read after the command name, which may hold spaces).
+pub fn process_start_ticks(pid: u32) -> Option<u64> {
+    start_ticks_in(&format!("/proc/{pid}/stat"))
+}
+
+/// [`process_start_ticks`] of the calling process (through `/proc/self`, right
+/// also where /proc belongs to another pid namespace than the process's pid).
+pub(crate) fn own_start_ticks() -> Option<u64> {
+    start_ticks_in("/proc/self/stat")
+}
+
+fn start_ticks_in(stat: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(stat).ok()?;
+    let (_, after_name) = stat.rsplit_once(')')?;
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn alive(control: &ControlFile) -> bool {
+    match control.started {
+        Some(started) => process_start_ticks(control.pid) == Some(started),
+        None => Path::new(&format!("/proc/{}", control.pid)).exists(),
+    }
 }
 
 fn found(dump_dir: &Path) -> Option<Found> {
     let control = ControlFile::read(dump_dir)?;
     Some(Found {
-        alive: alive(control.pid),
+        alive: alive(&control),
         dump_dir: dump_dir.to_path_buf(),
         control,
     })
@@ -85,7 +112,9 @@ pub fn find_processes(target: &str) -> Result<Vec<Found>, String> {
 }
 
 /// The dump directory of process `pid`, from its `CUPMON_OUTPUT_DIR` (or
-/// `cupmon-out` in its working directory).
+/// `cupmon-out` in its working directory): those whose control file names the pid.
+/// Several when earlier processes had the pid (dump directories are never reused);
+/// only the one that started when `pid` did is alive, and it comes first.
 fn by_pid(pid: u32) -> Result<Vec<Found>, String> {
     let environ = std::fs::read(format!("/proc/{pid}/environ"))
         .map_err(|e| format!("process {pid}: {e} (is it running, and yours?)"))?;
@@ -98,7 +127,7 @@ fn by_pid(pid: u32) -> Result<Vec<Found>, String> {
         Some(p) => PathBuf::from(format!("/proc/{pid}/cwd")).join(p),
         None => PathBuf::from(format!("/proc/{pid}/cwd/cupmon-out")),
     };
-    let hits: Vec<Found> = std::fs::read_dir(&base)
+    let mut hits: Vec<Found> = std::fs::read_dir(&base)
         .map_err(|e| {
             format!(
                 "process {pid}: its output directory {}: {e}",
@@ -109,6 +138,8 @@ fn by_pid(pid: u32) -> Result<Vec<Found>, String> {
         .filter_map(|e| found(&e.path()))
         .filter(|f| f.control.pid == pid)
         .collect();
+    // The live process first: `cupmon window PID` means the one running now.
+    hits.sort_by_key(|f| (!f.alive, f.dump_dir.clone()));
     if hits.is_empty() {
         return Err(format!(
             "process {pid} is not monitored by cupmon (no dump directory of it with a control \

@@ -75,6 +75,7 @@ pub fn serve(dump_dir: &Path, handler: impl Handler) -> Result<Server, ServerErr
     let file = ControlFile {
         socket: path.clone(),
         pid: std::process::id(),
+        started: crate::discover::own_start_ticks(),
     };
     file.write(dump_dir)
         .map_err(|err| ServerError::ControlFile {

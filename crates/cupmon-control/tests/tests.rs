@@ -106,3 +106,51 @@ fn a_dead_socket_and_a_missing_target_are_explained() {
     let err = find_processes("999999999").unwrap_err();
     assert!(err.contains("process 999999999"), "{err}");
 }
+
+/// Kills the child on drop, so that a failed assertion leaves no process behind.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_earlier_process_with_the_same_pid_is_not_taken_for_the_live_one() {
+    let run = tempfile::tempdir().unwrap();
+    let child = Child(
+        std::process::Command::new("sleep")
+            .arg("30")
+            .env("CUPMON_OUTPUT_DIR", run.path())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = child.0.id();
+    let started = cupmon_control::process_start_ticks(pid).expect("start time");
+    let t = std::time::SystemTime::now();
+    // The dump of an earlier process that had this pid (a container's pid 1), then
+    // the live one's: same pid and second, two directories.
+    let earlier = cupmon_control::create_dump_dir(run.path(), None, pid, t).unwrap();
+    let live = cupmon_control::create_dump_dir(run.path(), None, pid, t).unwrap();
+    assert_ne!(earlier, live);
+    for (dir, started) in [(&earlier, started.wrapping_sub(100)), (&live, started)] {
+        cupmon_control::ControlFile {
+            socket: dir.join("control.sock"),
+            pid,
+            started: Some(started),
+        }
+        .write(dir)
+        .unwrap();
+    }
+    let by_pid = find_processes(&pid.to_string()).unwrap();
+    let seen: Vec<_> = by_pid.iter().map(|f| (&f.dump_dir, f.alive)).collect();
+    assert_eq!(
+        seen,
+        [(&live, true), (&earlier, false)],
+        "the live one first"
+    );
+    let by_dir = find_processes(run.path().to_str().unwrap()).unwrap();
+    assert_eq!(by_dir.iter().filter(|f| f.alive).count(), 1);
+}

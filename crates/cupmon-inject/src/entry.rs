@@ -1,23 +1,29 @@
 //! `InitializeInjection`: where the CUDA driver hands control to cupmon.
 
 use std::panic::catch_unwind;
-
-use cupmon_monitor::MonitorError;
+use std::path::Path;
 
 /// Called by the CUDA driver during `cuInit` when `CUDA_INJECTION64_PATH`
 /// names this library. Returns 1 (success) even when cupmon cannot start, so
 /// that the program runs on unmonitored; the reason goes to stderr and to the
-/// status file of the would-be dump directory, where `cupmon run` finds it.
+/// status file of a dump directory of its own, where `cupmon run` finds it.
 #[no_mangle]
 pub extern "C" fn InitializeInjection() -> libc::c_int {
     crate::panics::quiet_in_callbacks();
     let started = catch_unwind(|| {
-        let config = match crate::session::config_from_env() {
+        let mut config = match crate::session::config_from_env() {
             Ok(config) if !config.enable => return,
             Ok(config) => config,
-            Err(e) => return refuse(&crate::session::dump_dir_from_env(), &e),
+            Err(e) => return refuse(&crate::session::output_dir_from_env(), &e.to_string()),
         };
         cupmon_log::set_level(config.log);
+        config.dump_dir = match crate::session::new_dump_dir(&config.output_dir) {
+            Ok(dir) => dir,
+            Err(e) => {
+                cupmon_log::error!("not monitoring this process: {e}");
+                return;
+            }
+        };
         let (dir, window) = (
             config.dump_dir.clone(),
             crate::schedule::Schedule::of(&config),
@@ -29,7 +35,7 @@ pub extern "C" fn InitializeInjection() -> libc::c_int {
                 crate::signals::install_handlers(on_signal);
                 window.start();
             }
-            Err(e) => refuse(&dir, &e),
+            Err(e) => refuse_in(&dir, &e.to_string()),
         }
     });
     if started.is_err() {
@@ -38,10 +44,22 @@ pub extern "C" fn InitializeInjection() -> libc::c_int {
     1
 }
 
-/// Say why this process is not monitored, on stderr and in the dump directory.
-fn refuse(dir: &std::path::Path, e: &MonitorError) {
-    cupmon_log::error!("not monitoring this process: {e}");
-    if let Err(write) = cupmon_records::dump::write_refusal(dir, &e.to_string()) {
+/// Say why this process is not monitored, on stderr and in a new dump directory
+/// under `output`.
+fn refuse(output: &Path, why: &str) {
+    match crate::session::new_dump_dir(output) {
+        Ok(dir) => refuse_in(&dir, why),
+        Err(e) => {
+            cupmon_log::error!("not monitoring this process: {why}");
+            cupmon_log::warn!("cannot write the reason down: {e}");
+        }
+    }
+}
+
+/// Say why this process is not monitored, on stderr and in its dump directory `dir`.
+fn refuse_in(dir: &Path, why: &str) {
+    cupmon_log::error!("not monitoring this process: {why}");
+    if let Err(write) = cupmon_records::dump::write_refusal(dir, why) {
         cupmon_log::warn!("cannot write the reason into {}: {write}", dir.display());
     }
 }

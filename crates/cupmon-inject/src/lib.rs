@@ -3,7 +3,8 @@
 //! - `InitializeInjection`: the CUDA driver calls it at `cuInit` when
 //!   `CUDA_INJECTION64_PATH` names this library; it starts the monitor with
 //!   settings from the `CUPMON_*` environment (see `cupmon_monitor::env_vars`),
-//!   schedules trace windows, and flushes at exit and on SIGTERM/SIGINT.
+//!   schedules trace windows, and flushes at exit, at `_exit`/`_Exit` (when
+//!   preloaded, as under `cupmon run`) and on SIGTERM/SIGINT.
 //! - `cupmon_call`: a JSON-in, JSON-out C ABI to the one monitor of the
 //!   process, used by the Python module (and anything else in the process).
 //!
@@ -16,7 +17,9 @@ mod clients;
 mod control;
 mod entry;
 mod exit;
+mod exit_hooks;
 pub mod interpose;
+mod owner;
 mod panics;
 mod schedule;
 mod session;
@@ -25,4 +28,4 @@ mod signals;
 pub use abi::{call, cupmon_call, cupmon_free, ABI_VERSION};
 pub use cupmon_error_code::ErrorCode;
 pub use entry::InitializeInjection;
-pub use session::{dump_dir_for_process, Session};
+pub use session::Session;

@@ -2,7 +2,7 @@
 //! point, the signal and schedule threads, and the C ABI.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats, StateError};
@@ -98,18 +98,13 @@ fn lock() -> MutexGuard<'static, Option<Arc<Session>>> {
     SESSION.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The running session, if any.
+/// The running session, if any. None in a child made by `fork`: the session is
+/// the parent's, and its threads are not in the child.
 pub(crate) fn current() -> Option<Arc<Session>> {
-    lock().clone()
-}
-
-/// `DIR/<pid>`, or `DIR/rank<R>-<pid>` in a distributed job, so that every
-/// process of a launcher gets a dump of its own.
-pub fn dump_dir_for_process(base: &Path, rank: Option<&str>, pid: u32) -> PathBuf {
-    match rank.filter(|r| !r.is_empty()) {
-        Some(rank) => base.join(format!("rank{rank}-{pid}")),
-        None => base.join(pid.to_string()),
+    if !crate::owner::is_owner() {
+        return None;
     }
+    lock().clone()
 }
 
 /// Start the session unless one is running.
@@ -132,6 +127,7 @@ pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), Monitor
         control_socket: Mutex::new(None),
     });
     crate::interpose::attach(&started);
+    crate::owner::claim();
     *session = Some(started.clone());
     drop(session);
     // The channel of `cupmon window` / `cupmon status`; without it the process is
@@ -160,8 +156,40 @@ pub(crate) fn with<T>(
     }
 }
 
-/// Stop the session (closing and writing an open window). None if none ran.
+/// Held for the length of a stop: a second caller (the signal thread, the flush
+/// at `_exit`, the C ABI) waits for the first to finish, so that the process does
+/// not end in the middle of it.
+static STOPPING: Mutex<()> = Mutex::new(());
+
+/// The thread that holds [`STOPPING`] (0: none): a stop called again from inside
+/// the stop (a CUPTI client's callback) returns at once instead of waiting for itself.
+static STOPPING_THREAD: AtomicI32 = AtomicI32::new(0);
+
+/// Whether the calling thread is stopping the session now. Async-signal-safe.
+pub(crate) fn stopping_here() -> bool {
+    STOPPING_THREAD.load(Ordering::SeqCst) == crate::owner::thread_id()
+}
+
+/// Clears [`STOPPING_THREAD`] however the stop ends.
+struct StoppingThread;
+
+impl Drop for StoppingThread {
+    fn drop(&mut self) {
+        STOPPING_THREAD.store(0, Ordering::SeqCst);
+    }
+}
+
+/// Stop the session (closing and writing an open window). None if none ran, if
+/// another thread stopped it (after waiting for that stop to end), if called from
+/// inside a stop, or in a child made by `fork` (which must not touch the parent's
+/// session).
 pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
+    if !crate::owner::is_owner() || stopping_here() {
+        return None;
+    }
+    let _one_at_a_time = STOPPING.lock().unwrap_or_else(|p| p.into_inner());
+    STOPPING_THREAD.store(crate::owner::thread_id(), Ordering::SeqCst);
+    let _clear = StoppingThread;
     let session = lock().take()?;
     let dir = session.monitor.config().dump_dir.clone();
     let written = session.windows_written.load(Ordering::Relaxed);
@@ -253,20 +281,27 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The settings of an injected session, from the environment (validated), and the
-/// process's dump directory under the output directory.
+/// The settings of an injected session, from the environment (validated). The
+/// dump directory comes from [`new_dump_dir`], once the session is to start.
 pub(crate) fn config_from_env() -> Result<MonitorConfig, MonitorError> {
-    let mut config = MonitorConfig::new("").with_env(|k| std::env::var(k).ok())?;
-    let rank = std::env::var(env_vars::RANK).ok();
-    config.dump_dir = dump_dir_for_process(&config.output_dir, rank.as_deref(), std::process::id());
-    Ok(config)
+    Ok(MonitorConfig::new("").with_env(|k| std::env::var(k).ok())?)
 }
 
-/// The dump directory this process would use, for the status file when the
-/// settings themselves are unusable.
-pub(crate) fn dump_dir_from_env() -> PathBuf {
-    let base = std::env::var_os("CUPMON_OUTPUT_DIR")
-        .map_or_else(|| PathBuf::from("cupmon-out"), PathBuf::from);
+/// A new dump directory for this process under `output`: never an existing one,
+/// so that a later process given the same pid (a container's pid 1 on a persistent
+/// volume) cannot overwrite this one's dump.
+pub(crate) fn new_dump_dir(output: &Path) -> Result<PathBuf, cupmon_control::DumpDirError> {
     let rank = std::env::var(env_vars::RANK).ok();
-    dump_dir_for_process(&base, rank.as_deref(), std::process::id())
+    cupmon_control::create_dump_dir(
+        output,
+        rank.as_deref(),
+        std::process::id(),
+        std::time::SystemTime::now(),
+    )
+}
+
+/// The output directory of the environment, for the status file when the
+/// settings themselves are unusable.
+pub(crate) fn output_dir_from_env() -> PathBuf {
+    std::env::var_os("CUPMON_OUTPUT_DIR").map_or_else(|| PathBuf::from("cupmon-out"), PathBuf::from)
 }

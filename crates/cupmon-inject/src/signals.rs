@@ -3,13 +3,27 @@
 //! process as they would have.
 //!
 //! A handler may only do async-signal-safe work, so it writes the signal
-//! number into a pipe; a thread reads the pipe and does the real work.
+//! number into a pipe; a thread reads the pipe and does the real work. In a
+//! child made by `fork` (no such thread, the pipe is the parent's) a signal
+//! takes its default action instead.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(sig: libc::c_int) {
+    if !crate::owner::is_owner() {
+        // A child made by `fork`: the pipe leads to the parent's thread, which would
+        // stop the parent's session and end the parent. The signal is the child's:
+        // it acts as it would without cupmon.
+        // SAFETY: signal(2) and raise(3) are async-signal-safe; the signal is
+        // blocked until this handler returns, then delivered with its default action.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+        return;
+    }
     let fd = PIPE_WRITE.load(Ordering::Relaxed);
     if fd >= 0 {
         let byte = sig as u8;

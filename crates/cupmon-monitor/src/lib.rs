@@ -16,6 +16,7 @@
 //! ```
 
 mod clock_log;
+mod dump_layout;
 mod error;
 mod flusher;
 mod meta;

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cupmon_cupti::{ActivityBuffer, ActivitySink, CompletedBuffer, Cupti};
+use cupmon_records::dump::Retired;
+use cupmon_records::MetaFile;
 
 use crate::clock_log::ClockLog;
 use crate::msg::Msg;
@@ -30,10 +32,20 @@ pub(crate) struct Shared {
     /// Sees every buffer after it is written (the CUPTI multiplexer of the
     /// injection library hands records on to other CUPTI clients).
     pub observer: RwLock<Option<Arc<dyn BufferObserver>>>,
+    /// The dump's meta as last written: the monitor rewrites it with its counts, the
+    /// worker with what the segment writer retired.
+    pub meta: Mutex<MetaFile>,
+    /// What the segment writer retired so far (the worker keeps it current).
+    pub retired: Mutex<Retired>,
 }
 
 impl Shared {
-    pub fn new(cupti: &'static Cupti, config: MonitorConfig, queue: Sender<Msg>) -> Self {
+    pub fn new(
+        cupti: &'static Cupti,
+        config: MonitorConfig,
+        queue: Sender<Msg>,
+        meta: MetaFile,
+    ) -> Self {
         Self {
             cupti,
             pool: Pool::new(
@@ -47,6 +59,29 @@ impl Shared {
             clock: ClockLog::default(),
             warned_backlog: AtomicBool::new(false),
             observer: RwLock::new(None),
+            meta: Mutex::new(meta),
+            retired: Mutex::new(Retired::default()),
+        }
+    }
+
+    /// Rewrite the meta with `edit` applied (and what was retired); a failure is a
+    /// warning: the dump's records matter more than its description.
+    pub fn write_meta(&self, edit: impl FnOnce(&mut MetaFile)) {
+        let mut meta = self.meta.lock().unwrap_or_else(|p| p.into_inner());
+        edit(&mut meta);
+        let retired = self
+            .retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if retired.segments > 0 {
+            meta.set(
+                "retired",
+                serde_json::to_value(&retired).unwrap_or_default(),
+            );
+        }
+        if let Err(e) = meta.write(self.config.dump_dir.join(cupmon_records::dump::META_FILE)) {
+            cupmon_log::warn!("{e}");
         }
     }
 

@@ -16,6 +16,12 @@ pub(crate) struct Counters {
     pub buffers_completed: AtomicU64,
     pub buffers_queued: AtomicU64,
     pub bytes_written: AtomicU64,
+    /// Activity-buffer bytes handed to the dump writer (before compression).
+    pub buffer_bytes: AtomicU64,
+    /// Buffers stored uncompressed because the worker was behind.
+    pub frames_stored: AtomicU64,
+    /// Records not written because a `--raw` dump reached its budget.
+    pub records_over_budget: AtomicU64,
     pub records: AtomicU64,
     /// Records CUPTI reported dropped (per buffer, `cuptiActivityGetNumDroppedRecords`).
     pub dropped_by_cupti: AtomicU64,
@@ -54,8 +60,19 @@ pub struct MonitorStats {
     /// How many buffers were out at once, against the cap.
     pub buffers: BufferUse,
     pub buffers_free: u64,
-    /// Bytes written to the raw dump (chunk headers included).
+    /// Bytes written to the dump's buffer files (headers included; compressed for
+    /// segments).
     pub bytes_written: u64,
+    /// Activity-buffer bytes CUPTI completed (what `bytes_written` compressed).
+    pub buffer_bytes: u64,
+    /// Buffers stored uncompressed because the worker was behind.
+    pub frames_stored: u64,
+    /// Records not written because a `--raw` dump reached its budget (also in
+    /// `dropped_records`).
+    pub records_over_budget: u64,
+    /// Older segments retired to keep the budget, and their bytes.
+    pub retired_segments: u64,
+    pub retired_bytes: u64,
     pub records: u64,
     pub records_by_kind: BTreeMap<String, u64>,
     /// Records lost: CUPTI's count plus records lost to an empty pool.

@@ -9,6 +9,7 @@ use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use cupmon_cupti::CompletedBuffer;
+use cupmon_records::dump::{BufferWritten, FrameIndex};
 use cupmon_records::{
     ActivityKind, BufferCompletion, DumpError, DumpWriter, KernelNames, Layout, Record, RecordIter,
 };
@@ -28,6 +29,7 @@ pub(crate) struct Worker {
     /// Records per CUPTI kind number (kinds are small numbers).
     by_kind: [u64; 64],
     warned_layout: bool,
+    warned_budget: bool,
     born: Instant,
 }
 
@@ -41,6 +43,7 @@ impl Worker {
             write_error: None,
             by_kind: [0; 64],
             warned_layout: false,
+            warned_budget: false,
             born: Instant::now(),
         }
     }
@@ -99,7 +102,11 @@ impl Worker {
         let shared = self.shared;
         let counters = &shared.counters;
         counters.add(&counters.dropped_by_cupti, buffer.dropped());
-        if let Err(e) = self.write(&buffer, cupti_ns, unix_ns) {
+        // Counting first gives the buffer's time index, which its frame carries.
+        let read_since = Instant::now();
+        let (layout, index) = self.count_records(&buffer);
+        counters.worker.note_read(read_since);
+        if let Err(e) = self.write(&buffer, cupti_ns, unix_ns, layout, &index) {
             if self.write_error.is_none() {
                 cupmon_log::error!(
                     "cannot write the dump in {}: {e}; recording continues in memory only",
@@ -108,8 +115,6 @@ impl Worker {
                 self.write_error = Some(e.to_string());
             }
         }
-        let read_since = Instant::now();
-        self.count_records(&buffer);
         let observer = shared
             .observer
             .read()
@@ -118,7 +123,6 @@ impl Worker {
         if let Some(observer) = observer {
             observer.on_buffer(buffer.bytes(), buffer.cupti_version());
         }
-        counters.worker.note_read(read_since);
         counters.add(&counters.buffers_completed, 1);
         shared.pool.give_back(buffer.into_buffer());
         shared.pool.refill();
@@ -132,12 +136,14 @@ impl Worker {
         buffer: &CompletedBuffer,
         cupti_ns: u64,
         unix_ns: u64,
+        layout: Option<Layout>,
+        index: &FrameIndex,
     ) -> Result<(), DumpError> {
         if self.write_error.is_some() {
             return Ok(());
         }
         let timer = WriteTimer::start();
-        let result = self.write_names_and_chunk(buffer, cupti_ns, unix_ns);
+        let result = self.write_names_and_chunk(buffer, cupti_ns, unix_ns, layout, index);
         self.shared.counters.worker.note_write(timer);
         result
     }
@@ -147,6 +153,8 @@ impl Worker {
         buffer: &CompletedBuffer,
         cupti_ns: u64,
         unix_ns: u64,
+        layout: Option<Layout>,
+        index: &FrameIndex,
     ) -> Result<(), DumpError> {
         let seen = &mut self.seen_names;
         // Consecutive kernels mostly share a name: skip the set for repeats.
@@ -166,26 +174,71 @@ impl Worker {
             let counters = &self.shared.counters;
             counters.add(&counters.kernel_names, names.len() as u64);
         }
-        let header = self.dump.write_chunk(
-            BufferCompletion {
-                stream_id: buffer.stream_id(),
-                context: buffer.context(),
-                cupti_completed_ns: cupti_ns,
-                unix_completed_ns: unix_ns,
-            },
-            buffer.bytes(),
-        )?;
-        self.dump.flush()?;
+        let completion = BufferCompletion {
+            stream_id: buffer.stream_id(),
+            context: buffer.context(),
+            cupti_completed_ns: cupti_ns,
+            unix_completed_ns: unix_ns,
+        };
+        let behind = self.behind();
+        let written = self
+            .dump
+            .write_buffer(completion, buffer.bytes(), layout, index, behind)?;
         let counters = &self.shared.counters;
-        counters.add(
-            &counters.bytes_written,
-            u64::from(header.valid_size) + cupmon_records::dump::CHUNK_HEADER_LEN as u64,
-        );
+        match written {
+            BufferWritten::Written { bytes, retired, .. } => {
+                self.dump.flush()?;
+                counters.add(&counters.bytes_written, bytes);
+                counters.add(&counters.buffer_bytes, buffer.bytes().len() as u64);
+                if behind {
+                    counters.add(&counters.frames_stored, 1);
+                }
+                if retired {
+                    self.note_retired();
+                }
+            }
+            BufferWritten::OverBudget => {
+                counters.add(&counters.records_over_budget, u64::from(index.records));
+                if !self.warned_budget {
+                    self.warned_budget = true;
+                    cupmon_log::warn!(
+                        "the raw dump in {} reached its budget (--keep); recording stopped \
+                         (records from now on are counted as dropped). Without --raw, cupmon \
+                         keeps recording and retires the oldest data instead",
+                        self.dump.dir().display()
+                    );
+                    self.shared.write_meta(|m| {
+                        m.set("raw_budget_reached", true);
+                    });
+                }
+            }
+        }
         Ok(())
     }
 
-    fn count_records(&mut self, buffer: &CompletedBuffer) {
+    /// The worker is falling behind CUPTI: store buffers instead of compressing them
+    /// until it catches up (CUPTI drops records when it runs out of buffers).
+    fn behind(&self) -> bool {
+        let c = &self.shared.counters;
+        let queued = c.buffers_queued.load(Ordering::Relaxed);
+        let done = c.buffers_completed.load(Ordering::Relaxed);
+        queued.saturating_sub(done) as usize * 4 > self.shared.config.max_buffers()
+    }
+
+    /// Segments went to keep the budget: the meta says so at once.
+    fn note_retired(&self) {
+        let retired = self.dump.retired();
+        *self
+            .shared
+            .retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = retired;
+        self.shared.write_meta(|_| {});
+    }
+
+    fn count_records(&mut self, buffer: &CompletedBuffer) -> (Option<Layout>, FrameIndex) {
         let counters = &self.shared.counters;
+        let mut index = FrameIndex::default();
         let Ok(layout) = Layout::for_api_version(buffer.cupti_version()) else {
             if !self.warned_layout {
                 cupmon_log::warn!(
@@ -196,13 +249,14 @@ impl Worker {
                 self.warned_layout = true;
             }
             counters.add(&counters.decode_errors, 1);
-            return;
+            return (None, index);
         };
         let mut n = 0u64;
         for item in RecordIter::new(buffer.bytes(), layout) {
             match item {
                 Ok(record) => {
                     n += 1;
+                    index.add(&record);
                     if let Some(count) = self.by_kind.get_mut(record.kind().as_u32() as usize) {
                         *count += 1;
                     }
@@ -232,13 +286,24 @@ impl Worker {
                     .or_default() = count;
             }
         }
+        (Some(layout), index)
     }
 
     fn finish(self) -> Option<String> {
         if let Some(e) = self.write_error {
             return Some(e);
         }
-        self.dump.finish().err().map(|e| e.to_string())
+        match self.dump.finish() {
+            Ok(retired) => {
+                *self
+                    .shared
+                    .retired
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = retired;
+                None
+            }
+            Err(e) => Some(e.to_string()),
+        }
     }
 }
 

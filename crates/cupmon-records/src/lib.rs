@@ -35,6 +35,15 @@
 //!   [`DumpWriter`] (a whole directory), [`MetaFile::write`], [`KernelNameTable::write`].
 //! - [`walk_records`]: every record of a dump in buffer order, with the damage rules;
 //!   [`dump_stats`] -> [`DumpStats`]: what `cupmon stats` prints.
+//! - Slices: [`walk_slice`] with a [`TimeRange`]; [`Dump::time_span`] (first and last
+//!   record, from the time index); [`Timeline::from_dump`]: busy %, kernels and copy
+//!   bytes per time bin (`cupmon stats --timeline`, `cupmon report`).
+//!
+//! # NCCL ([`nccl`])
+//! - [`nccl::NcclKernel::parse`]: the collective, type, reduction, algorithm and protocol
+//!   an NCCL kernel's name gives, and which of them describe the launch.
+//! - [`nccl::CollectiveShare`] -> [`nccl::CollectiveStats`]: per device, NCCL kernels'
+//!   time against all kernels' ([`IntervalUnion`]s), and the collectives by time.
 
 mod api_names;
 pub mod clock;
@@ -43,9 +52,13 @@ mod decode;
 mod demangle;
 pub mod dump;
 mod encode;
+mod interval_union;
 pub mod kinds;
 pub mod layout;
+pub mod nccl;
 mod stats;
+mod time_range;
+pub mod timeline;
 mod version;
 mod walk;
 
@@ -59,11 +72,14 @@ pub use dump::{
     DumpWriter, KernelNameTable, KernelNames, MetaFile, Truncation,
 };
 pub use encode::{encode_record, encoded_size, BufferFull, RecordWriter};
+pub use interval_union::IntervalUnion;
 pub use kinds::{
     ActivityRecord, ApiRecord, CudaEventRecord, ExternalCorrelationRecord, KernelRecord,
     MemcpyRecord, MemoryPoolRecord, MemoryRecord, MemsetRecord, OverheadRecord, Record, SyncRecord,
 };
 pub use layout::{Layout, UnsupportedVersion};
-pub use stats::{dump_stats, DumpStats, KernelStat};
+pub use stats::{dump_stats, dump_stats_slice, DumpStats, KernelStat};
+pub use time_range::TimeRange;
+pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;
-pub use walk::{walk_records, DecodeProgress, DecodeReport};
+pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport};

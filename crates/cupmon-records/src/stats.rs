@@ -6,8 +6,9 @@ use std::path::Path;
 
 use crate::dump::KernelNames;
 use crate::dump::{Dump, DumpError, MetaFile};
-use crate::walk::{walk_records, DecodeProgress, DecodeReport};
-use crate::Record;
+use crate::nccl::{CollectiveShare, CollectiveStats};
+use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
+use crate::{Record, TimeRange};
 
 /// GPU time of one kernel (by demangled name, all launches).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +54,8 @@ pub struct DumpStats {
     /// The dump's meta, for the keys its writer added (cupmon's buffer and
     /// worker figures).
     pub meta: MetaFile,
+    /// NCCL kernels' share of each device's kernel time, and the top collectives.
+    pub collectives: CollectiveStats,
 }
 
 impl DumpStats {
@@ -78,11 +81,25 @@ pub fn dump_stats(
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<DumpStats, DumpError> {
     let dump = Dump::open(dir)?;
+    dump_stats_slice(&dump, &TimeRange::default(), top, progress, |_| {})
+}
+
+/// [`dump_stats`] of the records of `dump` that [`walk_slice`] gives for `range`;
+/// `also` sees each of them too (one walk for the stats and, say, a timeline).
+pub fn dump_stats_slice(
+    dump: &Dump,
+    range: &TimeRange,
+    top: usize,
+    progress: impl FnMut(&DecodeProgress),
+    mut also: impl FnMut(&Record),
+) -> Result<DumpStats, DumpError> {
     let mut first: Option<u64> = None;
     let mut last: Option<u64> = None;
     let mut memcpy_bytes = 0u64;
     let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
-    let report = walk_records(&dump, progress, |_, _, record| {
+    let mut collectives = CollectiveShare::new();
+    let report = walk_slice(dump, range, progress, |_, _, record| {
+        also(record);
         if let Some((start, end)) = record.interval() {
             if start != 0 {
                 first = Some(first.map_or(start, |f| f.min(start)));
@@ -93,6 +110,7 @@ pub fn dump_stats(
         }
         match record {
             Record::Kernel(k) => {
+                collectives.add_record(k, dump.kernel_names());
                 let s = by_ptr.entry(k.name_ptr).or_default();
                 s.launches += 1;
                 if k.start != 0 && k.end >= k.start {
@@ -158,5 +176,6 @@ pub fn dump_stats(
         top_kernels,
         memcpy_bytes,
         meta: dump.meta().clone(),
+        collectives: collectives.finish(top),
     })
 }

@@ -120,7 +120,13 @@ fn bad_chunk_magic_of_the_last_chunk_is_a_skipped_range_not_an_error() {
 fn bad_chunk_version_of_the_last_chunk_is_a_skipped_range_not_an_error() {
     let dir = damaged(|b| b[SECOND_CHUNK as usize + 8] = 3);
     let s = skipped_last_chunk(dir.path());
-    assert_eq!(s.damage, ChunkDamage::BadVersion(3));
+    assert_eq!(
+        s.damage,
+        ChunkDamage::BadVersion {
+            found: 3,
+            expected: 2
+        }
+    );
     assert!(
         s.to_string()
             .contains("chunk 1 at byte 15464: unsupported chunk version 3, expected 2;"),

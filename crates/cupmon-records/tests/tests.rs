@@ -1,6 +1,8 @@
 //! cupmon-records' integration tests, one binary (ripgrep's layout): decoding against
 //! the ground truth of real H200 recordings, layouts of every CUPTI version, round
-//! trips, compact chunks, damaged dumps, the dump format and `cupmon stats`' summary.
+//! trips, compact chunks, damaged dumps, the dump format, `cupmon stats`' summary, NCCL
+//! kernel names and the collectives' share of GPU time, the time span of a dump and its
+//! timeline.
 
 mod common;
 mod compact;
@@ -9,7 +11,12 @@ mod demangle;
 mod dump_format;
 mod killed_session;
 mod layout;
+mod nccl_names;
+mod nccl_share;
 mod roundtrip;
+mod segments;
 mod side_file_damage;
 mod stats;
+mod time_span;
+mod timeline;
 mod truth;

@@ -1,12 +1,15 @@
-//! Decoding a whole dump into a trace window: every record in buffer order as
-//! PyTorch's window events (`kinds/`), kernel names resolved and demangled.
+//! Decoding a dump, or a time slice of one, into a trace window: its records in buffer
+//! order as PyTorch's window events (`kinds/`), kernel names resolved and demangled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use cupmon_records::{walk_records, DecodeProgress, DecodeReport, Dump, DumpError, KernelNames};
+use cupmon_records::{
+    walk_slice, DecodeProgress, DecodeReport, Dump, DumpError, ExternalCorrelationKind,
+    KernelNames, Record, TimeRange,
+};
 
-use crate::{CupmonInfo, TraceWindow, WindowEvent};
+use crate::{CupmonInfo, SliceInfo, TraceWindow, WindowEvent};
 
 /// Decode the dump in `dir` into a trace window (all records in buffer order, `start_ns`
 /// 0, the dump's user annotations) plus a report of counts and warnings.
@@ -23,18 +26,47 @@ pub fn decode_to_window(
     dump: &Dump,
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<(TraceWindow, DecodeReport), DumpError> {
+    decode_slice_to_window(dump, &TimeRange::default(), progress)
+}
+
+/// The window of the records whose interval overlaps `range` (see
+/// [`cupmon_records::walk_slice`]): `start_ns` is the slice's start, the user
+/// annotations are those the kept external correlations name, and the `cupmon` block
+/// says the slice. The whole dump when `range` is open at both ends.
+pub fn decode_slice_to_window(
+    dump: &Dump,
+    range: &TimeRange,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<(TraceWindow, DecodeReport), DumpError> {
     let mut names = KernelNames::new(dump.kernel_names());
     let mut events = Vec::new();
-    let mut report = walk_records(dump, progress, |_, _, record| {
+    // Annotations are named by CUSTOM1 external ids (cupmon's and Kineto's).
+    let mut annotated: HashSet<u64> = HashSet::new();
+    let mut report = walk_slice(dump, range, progress, |_, _, record| {
+        if let Record::ExternalCorrelation(x) = record {
+            if x.external_kind == ExternalCorrelationKind::CUSTOM1.0 {
+                annotated.insert(x.external_id);
+            }
+        }
         events.push(WindowEvent::from_record(record, &mut names));
     })?;
     report.unresolved_kernel_names = names.unresolved();
+    let sliced = !range.is_all();
+    let user_annotations: BTreeMap<u64, String> = if sliced {
+        dump.user_annotations()
+            .iter()
+            .filter(|(id, _)| annotated.contains(id))
+            .map(|(&id, name)| (id, name.clone()))
+            .collect()
+    } else {
+        dump.user_annotations().clone()
+    };
     let window = TraceWindow {
         events,
         extra_activities: Vec::new(),
-        user_annotations: dump.user_annotations().clone(),
+        user_annotations,
         thread_resource_map: BTreeMap::new(),
-        start_ns: 0,
+        start_ns: range.from_ns.unwrap_or(0),
         cupmon: Some(CupmonInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             dropped_records: report.dropped_records,
@@ -43,6 +75,11 @@ pub fn decode_to_window(
             unresolved_kernel_names: report.unresolved_kernel_names,
             clock_converted: report.clock_converted,
             off_clock_records: report.off_clock,
+            slice: sliced.then_some(SliceInfo {
+                from_ns: range.from_ns,
+                to_ns: range.to_ns,
+            }),
+            retired: (report.retired.segments > 0).then(|| report.retired.clone()),
         }),
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),

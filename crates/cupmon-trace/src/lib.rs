@@ -3,7 +3,8 @@
 //!
 //! - [`WindowEvent`] (one file per kind under `kinds/`) and [`TraceWindow`]: windows
 //!   as cupmon writes them (PyTorch's `trace_window` dict, plus extra fields);
-//!   [`decode_dump_to_window`]: a whole dump as a window.
+//!   [`decode_dump_to_window`]: a whole dump as a window; [`decode_slice_to_window`]: a
+//!   time slice of one.
 //! - [`MergeWindow`]: a window as the merge reads it, from JSON
 //!   ([`MergeWindow::from_json`]) or from a [`TraceWindow`].
 //! - [`merge_files`]: PyTorch's `merge_trace_window_into_chrome_trace`, streamed.
@@ -31,11 +32,11 @@ mod temp_files;
 mod window;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
-pub use combine::{combine_traces, CombineStats, RankSkew};
+pub use combine::{combine_traces, CombineStats, RankCollectives, RankSkew};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
-pub use from_records::{decode_dump_to_window, decode_to_window};
+pub use from_records::{decode_dump_to_window, decode_slice_to_window, decode_to_window};
 pub use kinds::{
     overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,
     MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SyncEvent, WindowEvent,
@@ -56,4 +57,4 @@ pub use out::{Arg, TraceOut};
 pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
 pub use spool::needs_spool;
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
-pub use window::{CupmonInfo, DistributedInfo, TraceWindow};
+pub use window::{CupmonInfo, DistributedInfo, SliceInfo, TraceWindow};

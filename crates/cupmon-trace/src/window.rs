@@ -106,6 +106,20 @@ pub struct CupmonInfo {
     /// Records of another clock that could not be converted and were left out.
     #[serde(skip_serializing_if = "is_zero")]
     pub off_clock_records: u64,
+    /// The time slice of the dump this holds (`cupmon decode --from/--to/--last`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice: Option<SliceInfo>,
+    /// What the dump had retired (removed to keep its disk budget) before: older data
+    /// is not in it, and not lost by accident.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired: Option<cupmon_records::dump::Retired>,
+}
+
+/// `[from_ns, to_ns)` in Unix ns; `null` ends are open (the dump's first or last record).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SliceInfo {
+    pub from_ns: Option<u64>,
+    pub to_ns: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -30,13 +30,17 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Combine and report the skew the NCCL kernels show.
+/// Combine, print each rank's share of GPU time in NCCL collectives, and report the
+/// skew the NCCL kernels show (for `cupmon combine` and `cupmon window`).
 pub fn combine_files(
     traces: &[PathBuf],
     output: &Path,
     offsets: &[(i64, i64)],
 ) -> Result<CombineStats> {
     let stats = combine_traces(traces, output, offsets)?;
+    for line in super::collective_report::rank_lines(&stats.collectives) {
+        println!("{line}");
+    }
     for s in &stats.skew {
         if s.median_ns.abs() > 100_000 {
             eprintln!(

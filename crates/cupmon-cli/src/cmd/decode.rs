@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use cupmon_records::DecodeReport;
-use cupmon_trace::decode_dump_to_window;
+use cupmon_records::{DecodeReport, Dump};
+use cupmon_trace::decode_slice_to_window;
 use cupmon_trace::{
     merge_files_strict, writes_in_place, AtomicOutput, MergeOptions, MergeWindow, TraceError,
     TraceWindow, WindowSource,
@@ -15,7 +15,9 @@ use super::{
     check_dump_dir, check_output, note_if_spooled, print_trace_written, say_written, Input,
 };
 use crate::cli::{DecodeArgs, DecodeFormat};
+use crate::exit::BadInput;
 use crate::progress::Progress;
+use crate::slice_args::{Slice, SliceArgs};
 
 pub fn run(args: &DecodeArgs) -> Result<i32> {
     check_dump_dir(&args.dump_dir)?;
@@ -27,12 +29,20 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     if let Some(cpu) = &args.cpu {
         note_if_spooled(cpu);
     }
-    let (window, report) = decode(&args.dump_dir)?;
-    print_report(&report);
+    let decoded = decode_slice(&args.dump_dir, &args.slice)?;
+    let (window, report) = (&decoded.window, &decoded.report);
+    print_report(report);
+    if let Some(slice) = &decoded.slice {
+        say_written(&args.output, &slice.line(&decoded.dump, report));
+        if window.events.is_empty() {
+            let msg = slice.empty_message(&decoded.dump);
+            return Err(BadInput(format!("{}: {msg}", args.dump_dir.display())).into());
+        }
+    }
     if let Some(cpu) = &args.cpu {
         let stats = merge_files_strict(
             cpu,
-            WindowSource::Loaded(&MergeWindow::from(&window)),
+            WindowSource::Loaded(&MergeWindow::from(window)),
             &args.output,
             &MergeOptions {
                 trace_name: args.trace_name.clone(),
@@ -46,7 +56,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     }
     match args.format {
         DecodeFormat::Window => {
-            write_window(&window, &args.output)?;
+            write_window(window, &args.output)?;
             let mut line = format!(
                 "wrote {} ({} events)",
                 args.output.display(),
@@ -61,7 +71,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             say_written(&args.output, &line);
         }
         DecodeFormat::Chrome => {
-            let window = MergeWindow::from(&window);
+            let window = MergeWindow::from(window);
             super::export_trace(&window, &args.output, args.trace_name.clone(), args.exact)?;
         }
     }
@@ -107,11 +117,35 @@ fn shell_quote(s: &str) -> String {
 
 /// Decode a dump with a progress line for large ones; errors name the dump.
 pub fn decode(dir: &Path) -> Result<(TraceWindow, DecodeReport)> {
+    let d = decode_slice(dir, &SliceArgs::default())?;
+    Ok((d.window, d.report))
+}
+
+/// A dump decoded, or the slice of it the flags name.
+pub struct Decoded {
+    pub dump: Dump,
+    pub slice: Option<Slice>,
+    pub window: TraceWindow,
+    pub report: DecodeReport,
+}
+
+/// [`decode`] of the slice `args` name (the whole dump without flags).
+pub fn decode_slice(dir: &Path, args: &SliceArgs) -> Result<Decoded> {
+    let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
+    let slice = args.resolve(&dump)?;
+    let range = slice.map(|s| s.range).unwrap_or_default();
     let mut progress = Progress::dump("decoding", dir);
-    let decoded = decode_dump_to_window(dir, |p| progress.update(p.bytes_read))
-        .with_context(|| dir.display().to_string())?;
+    let (window, report) = decode_slice_to_window(&dump, &range, |p| {
+        progress.update_of(p.bytes_read, p.total_bytes)
+    })
+    .with_context(|| dir.display().to_string())?;
     progress.finish();
-    Ok(decoded)
+    Ok(Decoded {
+        dump,
+        slice,
+        window,
+        report,
+    })
 }
 
 /// Warnings on stderr: the output is incomplete, and the user must know.

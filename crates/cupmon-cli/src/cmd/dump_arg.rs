@@ -12,7 +12,7 @@ use crate::exit::BadInput;
 const LISTED: usize = 8;
 
 /// `dir` must be a dump: a directory holding `cupti_monitor_meta.bin`. A
-/// `cupmon run -o DIR` output (dumps in `DIR/<pid>`, `DIR/rank<R>-<pid>`)
+/// `cupmon run -o DIR` output (dumps in `DIR/<pid>-<start>`, `DIR/rank<R>-<pid>-<start>`)
 /// is named as such, with its dumps.
 pub fn check_dump_dir(dir: &Path) -> Result<()> {
     let bad = |why: String| Err(BadInput(format!("{}: {why}", dir.display())).into());

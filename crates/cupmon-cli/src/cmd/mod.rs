@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+mod collective_report;
 pub mod combine;
 pub mod decode;
 pub mod demo;
@@ -15,6 +16,7 @@ pub mod sql;
 pub mod stats;
 pub mod status;
 pub mod time_spec;
+mod timeline_report;
 pub mod window;
 mod worker_report;
 

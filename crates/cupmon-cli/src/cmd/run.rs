@@ -193,13 +193,12 @@ fn summarise(output: &Path, before: &BTreeSet<PathBuf>, earlier_refusals: &[Refu
         return;
     }
     if new.is_empty() {
-        let dir = output.join(pid.to_string());
-        match write_empty_dump(&dir, pid) {
-            Ok(()) => eprintln!(
+        match write_empty_dump(output, pid) {
+            Ok(dir) => eprintln!(
                 "cupmon: the program never initialised CUDA, so nothing was recorded (empty dump in {})",
                 dir.display()
             ),
-            Err(e) => eprintln!("cupmon: the program never initialised CUDA; nothing was recorded ({e})"),
+            Err(e) => eprintln!("cupmon: the program never initialised CUDA; nothing was recorded ({e:#})"),
         }
         return;
     }
@@ -238,8 +237,16 @@ fn refusals(output: &Path) -> Vec<Refusal> {
         .collect()
 }
 
-/// A dump with no chunks, so that every run leaves one.
-fn write_empty_dump(dir: &Path, pid: u32) -> Result<()> {
+/// A dump with no chunks, so that every run leaves one: a new directory of the
+/// program's pid under `output` (named as the injection library names them).
+fn write_empty_dump(output: &Path, pid: u32) -> Result<PathBuf> {
+    let rank = std::env::var(env_vars::RANK).ok();
+    let dir = cupmon_control::create_dump_dir(
+        output,
+        rank.as_deref(),
+        pid,
+        std::time::SystemTime::now(),
+    )?;
     let mut meta = cupmon_records::MetaFile::new();
     meta.set("meta_version", 2)
         .set("pid", pid)
@@ -249,7 +256,7 @@ fn write_empty_dump(dir: &Path, pid: u32) -> Result<()> {
         .set("cuda_initialized", false)
         .set("chunks_written", 0)
         .set("dropped_records", 0);
-    let writer = cupmon_records::DumpWriter::create(dir, &meta)?;
+    let writer = cupmon_records::DumpWriter::create(&dir, &meta)?;
     writer.finish()?;
-    Ok(())
+    Ok(dir)
 }

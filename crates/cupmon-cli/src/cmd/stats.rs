@@ -3,20 +3,55 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use cupmon_records::{dump_stats, DumpStats};
+use cupmon_config::units::format_size;
+use cupmon_records::dump::Retired;
+use cupmon_records::{dump_stats_slice, Dump, DumpStats, TimelineBuilder, TimelineError};
 
 use crate::cli::StatsArgs;
+use crate::exit::BadInput;
+use crate::local_time;
 use crate::progress::Progress;
 
 pub fn run(args: &StatsArgs) -> Result<i32> {
     super::check_dump_dir(&args.dump_dir)?;
-    let mut progress = Progress::dump("reading", &args.dump_dir);
-    let stats = dump_stats(&args.dump_dir, args.top, |p| progress.update(p.bytes_read))
-        .with_context(|| args.dump_dir.display().to_string())?;
+    let dir = &args.dump_dir;
+    let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
+    let slice = args.slice.resolve(&dump)?;
+    let range = slice.map(|s| s.range).unwrap_or_default();
+    let mut timeline = match args.timeline.timeline {
+        Some(bin) => Some(
+            TimelineBuilder::for_dump(&dump, &range, bin.duration()).map_err(|e| match e {
+                TimelineError::Dump(e) => anyhow::Error::from(e).context(dir.display().to_string()),
+                e => BadInput(format!("--timeline: {e}")).into(),
+            })?,
+        ),
+        None => None,
+    };
+    let mut progress = Progress::dump("reading", dir);
+    let stats = dump_stats_slice(
+        &dump,
+        &range,
+        args.top,
+        |p| progress.update_of(p.bytes_read, p.total_bytes),
+        |r| {
+            if let Some(t) = &mut timeline {
+                t.add(r);
+            }
+        },
+    )
+    .with_context(|| dir.display().to_string())?;
     progress.finish();
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();
-    print_stats(&mut out, &args.dump_dir, &stats)?;
+    let mut head = Vec::new();
+    if let Some(slice) = &slice {
+        head.push(slice.line(&dump, &stats.report));
+    }
+    if let Some(line) = retired_line(&stats.report.retired) {
+        head.push(line);
+    }
+    print_stats(&mut out, dir, &head, &stats)?;
+    super::collective_report::write(&mut out, &stats.collectives, &stats.meta)?;
     for line in super::worker_report::lines(&stats.meta) {
         writeln!(out, "{line}")?;
     }
@@ -25,12 +60,42 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
             writeln!(out, "{hint}")?;
         }
     }
+    if let Some(t) = timeline {
+        super::timeline_report::write(&mut out, &t.finish(stats.report.dropped_records))?;
+    }
     Ok(0)
 }
 
-fn print_stats(out: &mut impl Write, dir: &std::path::Path, s: &DumpStats) -> std::io::Result<()> {
+/// `retired: 3 segments, 1.2GiB, 14:00:00.000 - 14:20:00.000 local (...)`.
+fn retired_line(r: &Retired) -> Option<String> {
+    if r.segments == 0 {
+        return None;
+    }
+    let span = match (r.first_ns, r.last_ns) {
+        (Some(a), Some(b)) => format!(", {}", local_time::span(Some(a), Some(b))),
+        _ => String::new(),
+    };
+    Some(format!(
+        "retired: {} segments, {}{span} ({} records, {} kernels removed to keep the dump's \
+         budget: older data is not in this dump)",
+        r.segments,
+        format_size(r.bytes),
+        r.records,
+        r.kernels
+    ))
+}
+
+fn print_stats(
+    out: &mut impl Write,
+    dir: &std::path::Path,
+    head: &[String],
+    s: &DumpStats,
+) -> std::io::Result<()> {
     let r = &s.report;
     writeln!(out, "dump:            {}", dir.display())?;
+    for line in head {
+        writeln!(out, "{line}")?;
+    }
     writeln!(
         out,
         "CUPTI:           {} ({} chunks, {:.1} MB of activity buffers)",

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use cupmon_cupti::{callback_stats, ActivityKind, Cupti, FlushFlag, ThreadIdType};
 use cupmon_records::dump::AnnotationLog;
-use cupmon_records::{DumpWriter, MetaFile};
 use cupmon_trace::TraceWindow;
 
 use crate::flusher::Flusher;
@@ -65,7 +64,6 @@ pub struct Monitor {
     annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
     next_annotation: AtomicU64,
     annotation_log: Mutex<AnnotationLogState>,
-    meta: Mutex<MetaFile>,
     started: Instant,
     devices: std::sync::OnceLock<serde_json::Value>,
 }
@@ -95,9 +93,9 @@ impl Monitor {
     pub fn start_with(cupti: &'static Cupti, config: MonitorConfig) -> Result<Self, MonitorError> {
         config.validate()?;
         let meta = session_meta(cupti, &config)?;
-        let dump = DumpWriter::create(&config.dump_dir, &meta)?;
+        let dump = crate::dump_layout::create_dump(&config, &meta)?;
         let (tx, rx) = mpsc::channel();
-        let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx)));
+        let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx, meta)));
         let worker = Worker::new(shared, dump);
         let worker = std::thread::Builder::new()
             .name("cupmon-worker".into())
@@ -114,7 +112,6 @@ impl Monitor {
             annotation_stacks: Mutex::new(std::collections::HashMap::new()),
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
             annotation_log: Mutex::new(AnnotationLogState::Closed),
-            meta: Mutex::new(meta),
             started: Instant::now(),
             devices: std::sync::OnceLock::new(),
         };

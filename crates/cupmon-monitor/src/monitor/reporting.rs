@@ -87,6 +87,8 @@ impl Monitor {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let callbacks = callback_stats();
         let queued = load(&c.buffers_queued).saturating_sub(load(&c.buffers_completed));
+        // One lock at a time: temporaries of a struct literal live to its end.
+        let retired = lock(&s.retired).clone();
         MonitorStats {
             running: lock(&self.worker).is_some(),
             dump_dir: s.config.dump_dir.display().to_string(),
@@ -103,9 +105,14 @@ impl Monitor {
                 mapped_on_request: s.pool.mapped_on_request(),
             },
             bytes_written: load(&c.bytes_written),
+            buffer_bytes: load(&c.buffer_bytes),
+            frames_stored: load(&c.frames_stored),
+            records_over_budget: load(&c.records_over_budget),
+            retired_segments: retired.segments,
+            retired_bytes: retired.bytes,
             records: load(&c.records),
             records_by_kind: lock(&c.records_by_kind).clone(),
-            dropped_records: load(&c.dropped_by_cupti),
+            dropped_records: load(&c.dropped_by_cupti) + load(&c.records_over_budget),
             buffers_lost: load(&c.buffers_lost),
             buffer_requests_refused: s.pool.refused(),
             decode_errors: load(&c.decode_errors),
@@ -153,28 +160,27 @@ impl Monitor {
     fn write_meta(&self, session_open: bool) {
         let stats = self.stats();
         let devices = self.device_properties();
-        let mut meta = lock(&self.meta);
-        if let Some(devices) = devices {
-            meta.set("device_properties", devices);
-        }
         let samples = self.shared.clock.pairs();
-        if !samples.is_empty() {
-            meta.set("clock_samples", serde_json::json!(samples));
-        }
-        meta.set("dropped_records", stats.dropped_records)
-            .set("session_open", session_open)
-            .set("buffer_requests_refused", stats.buffer_requests_refused)
-            .set("records", stats.records)
-            .set("chunks_written", stats.buffers_completed);
-        stats.buffers.write_to(&mut meta);
-        stats.worker.write_to(&mut meta);
-        if let Err(e) = meta.write(
-            self.shared
-                .config
-                .dump_dir
-                .join(cupmon_records::dump::META_FILE),
-        ) {
-            cupmon_log::warn!("{e}");
-        }
+        self.shared.write_meta(|meta| {
+            if let Some(devices) = devices {
+                meta.set("device_properties", devices);
+            }
+            if !samples.is_empty() {
+                meta.set("clock_samples", serde_json::json!(samples));
+            }
+            meta.set("dropped_records", stats.dropped_records)
+                .set("session_open", session_open)
+                .set("buffer_requests_refused", stats.buffer_requests_refused)
+                .set("records", stats.records)
+                .set("chunks_written", stats.buffers_completed)
+                .set("bytes_written", stats.bytes_written)
+                .set("buffer_bytes", stats.buffer_bytes)
+                .set("frames_stored", stats.frames_stored);
+            if stats.records_over_budget > 0 {
+                meta.set("records_over_budget", stats.records_over_budget);
+            }
+            stats.buffers.write_to(meta);
+            stats.worker.write_to(meta);
+        });
     }
 }

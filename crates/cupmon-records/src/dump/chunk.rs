@@ -2,9 +2,20 @@
 //! `<8sIIIIQQQ>` (`b"CUPMRBUF"`, version 2, chunk index, CUPTI stream id, valid size,
 //! context pointer, CUPTI timestamp at completion, Unix ns at completion) followed by
 //! `valid size` bytes: the activity buffer exactly as CUPTI completed it.
+//!
+//! Version 3 (cupmon's segments, `segment.rs`) is the same header over a *frame*: the
+//! buffer's time index and its compact encoding (`frame.rs`); `valid size` is then the
+//! frame's length. PyTorch's raw-buffer file only ever holds version 2.
 
 pub const CHUNK_MAGIC: [u8; 8] = *b"CUPMRBUF";
 pub const CHUNK_VERSION: u32 = 2;
+/// A chunk whose data is a frame (time index + compact buffer).
+pub const CHUNK_VERSION_FRAME: u32 = 3;
+
+/// A version a reader knows.
+pub(crate) fn known_version(version: u32) -> bool {
+    version == CHUNK_VERSION || version == CHUNK_VERSION_FRAME
+}
 pub const CHUNK_HEADER_LEN: usize = 48;
 
 /// Where and when CUPTI completed a buffer: the header fields other than the index and
@@ -25,6 +36,8 @@ pub struct BufferCompletion {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChunkHeader {
     pub index: u32,
+    /// The data is a frame (version 3), not the buffer itself (version 2).
+    pub frame: bool,
     pub valid_size: u32,
     pub completion: BufferCompletion,
 }
@@ -34,7 +47,12 @@ impl ChunkHeader {
         let mut b = [0u8; CHUNK_HEADER_LEN];
         let c = &self.completion;
         b[0..8].copy_from_slice(&CHUNK_MAGIC);
-        b[8..12].copy_from_slice(&CHUNK_VERSION.to_le_bytes());
+        let version = if self.frame {
+            CHUNK_VERSION_FRAME
+        } else {
+            CHUNK_VERSION
+        };
+        b[8..12].copy_from_slice(&version.to_le_bytes());
         b[12..16].copy_from_slice(&self.index.to_le_bytes());
         b[16..20].copy_from_slice(&c.stream_id.to_le_bytes());
         b[20..24].copy_from_slice(&self.valid_size.to_le_bytes());
@@ -52,6 +70,7 @@ impl ChunkHeader {
         magic.copy_from_slice(&b[..8]);
         let header = Self {
             index: u32_at(12),
+            frame: u32_at(8) == CHUNK_VERSION_FRAME,
             valid_size: u32_at(20),
             completion: BufferCompletion {
                 stream_id: u32_at(16),

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::chunk::{ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION};
+use super::chunk::{ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC};
 use super::chunk_resync::read_full;
 use super::{ChunkReader, RAW_BUFFERS_FILE};
 
@@ -23,7 +23,11 @@ pub fn chunk_headers(path: &Path) -> io::Result<Vec<ChunkHeader>> {
         let got = read_full(&mut |b| file.read(b), &mut raw)?;
         let (magic, version, header) = ChunkHeader::parse(&raw);
         let end = pos + CHUNK_HEADER_LEN as u64 + u64::from(header.valid_size);
-        if got < CHUNK_HEADER_LEN || magic != CHUNK_MAGIC || version != CHUNK_VERSION || end > len {
+        if got < CHUNK_HEADER_LEN
+            || magic != CHUNK_MAGIC
+            || !super::chunk::known_version(version)
+            || end > len
+        {
             // Damage: let the reader find what survives after it.
             file.seek(SeekFrom::Start(pos))?;
             let mut rest = ChunkReader::new(file, RAW_BUFFERS_FILE, Some(len - pos))

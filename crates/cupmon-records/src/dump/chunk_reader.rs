@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
-use super::chunk::{Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION};
+use super::chunk::{Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC};
 use super::chunk_resync::{read_full, scan, Expect, Scan};
 use super::error::{DumpError, Magic};
 use super::meta::file_label;
@@ -39,6 +39,8 @@ pub struct ChunkReader<R> {
     file: String,
     file_len: Option<u64>,
     max_chunk_size: Option<u64>,
+    /// The chunk version the file holds: 2 (raw buffers) or 3 (a segment's frames).
+    version: u32,
     /// Header index the next chunk should carry (what a scan after damage expects).
     next_index: u32,
     pos: u64,
@@ -87,6 +89,7 @@ impl<R: Read> ChunkReader<R> {
             file: file.into(),
             file_len,
             max_chunk_size: None,
+            version: super::chunk::CHUNK_VERSION,
             next_index: 0,
             pos: 0,
             number: 0,
@@ -101,6 +104,12 @@ impl<R: Read> ChunkReader<R> {
     /// rather than a truncated last chunk.
     pub fn with_max_chunk_size(mut self, max: Option<u64>) -> Self {
         self.max_chunk_size = max;
+        self
+    }
+
+    /// Read a segment: chunks of version 3 (frames) instead of 2.
+    pub fn with_frames(mut self) -> Self {
+        self.version = super::chunk::CHUNK_VERSION_FRAME;
         self
     }
 
@@ -193,14 +202,18 @@ impl<R: Read> ChunkReader<R> {
             return Ok(self.truncate(start, CHUNK_HEADER_LEN as u64, got as u64));
         }
         let (_, version, header) = ChunkHeader::parse(&raw);
-        if version != CHUNK_VERSION {
+        if version != self.version {
             let fatal = DumpError::BadChunkVersion {
                 file: self.file.clone(),
                 chunk: self.number,
                 byte: start,
                 version,
+                expected: self.version,
             };
-            let damage = ChunkDamage::BadVersion(version);
+            let damage = ChunkDamage::BadVersion {
+                found: version,
+                expected: self.version,
+            };
             return self.recover(start, raw.to_vec(), damage, fatal);
         }
         let size = u64::from(header.valid_size);
@@ -329,6 +342,7 @@ impl<R: Read> ChunkReader<R> {
     /// there already; bytes read past a header found are served next.
     fn scan_from(&mut self, start: u64, seen: Vec<u8>) -> Result<Scan, DumpError> {
         let expect = Expect {
+            version: self.version,
             from: start,
             next_index: self.next_index,
             max_size: self.max_chunk_size,

@@ -10,7 +10,9 @@
 
 use std::io;
 
-use super::chunk::{ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION};
+#[cfg(test)]
+use super::chunk::CHUNK_VERSION;
+use super::chunk::{ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC};
 
 /// How much the scan reads at a time: memory stays bounded whatever the damage.
 const SCAN_BLOCK: usize = 1 << 20;
@@ -18,6 +20,8 @@ const SCAN_BLOCK: usize = 1 << 20;
 /// What a header found by the scan must satisfy.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Expect {
+    /// The chunk version of the file.
+    pub version: u32,
     /// File offset of the damaged header, where the skipped bytes start.
     pub from: u64,
     /// Index the chunk at `from` should have had.
@@ -33,7 +37,7 @@ impl Expect {
         let size = u64::from(header.valid_size);
         let lost_at_most = (at - self.from) / CHUNK_HEADER_LEN as u64;
         magic == CHUNK_MAGIC
-            && version == CHUNK_VERSION
+            && version == self.version
             && u64::from(header.index.wrapping_sub(self.next_index)) <= lost_at_most
             && self.max_size.is_none_or(|max| size <= max)
             && self
@@ -146,6 +150,7 @@ mod tests {
     fn header(index: u32, valid_size: u32) -> [u8; CHUNK_HEADER_LEN] {
         ChunkHeader {
             index,
+            frame: false,
             valid_size,
             completion: BufferCompletion::default(),
         }
@@ -160,6 +165,7 @@ mod tests {
 
     fn expect(next_index: u32, file_len: usize) -> Expect {
         Expect {
+            version: CHUNK_VERSION,
             from: 0,
             next_index,
             max_size: Some(64),

@@ -49,6 +49,24 @@ impl<W: Write> ChunkWriter<W> {
         completion: BufferCompletion,
         data: &[u8],
     ) -> io::Result<ChunkHeader> {
+        self.write(completion, data, false)
+    }
+
+    /// Write one version-3 chunk: `frame` is a time index and a compact buffer.
+    pub fn write_frame(
+        &mut self,
+        completion: BufferCompletion,
+        frame: &[u8],
+    ) -> io::Result<ChunkHeader> {
+        self.write(completion, frame, true)
+    }
+
+    fn write(
+        &mut self,
+        completion: BufferCompletion,
+        data: &[u8],
+        frame: bool,
+    ) -> io::Result<ChunkHeader> {
         let valid_size = u32::try_from(data.len()).map_err(|_| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -60,6 +78,7 @@ impl<W: Write> ChunkWriter<W> {
         })?;
         let header = ChunkHeader {
             index: self.next_index,
+            frame,
             valid_size,
             completion,
         };

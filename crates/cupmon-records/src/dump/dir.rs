@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use super::segment::{list_segments, SegmentList};
 use super::{
     read_dump_annotations, ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile,
     KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
@@ -20,6 +21,8 @@ pub struct Dump {
     kernel_names: KernelNameTable,
     user_annotations: BTreeMap<u64, String>,
     warnings: Vec<DumpWarning>,
+    /// `None` for PyTorch's single-file layout.
+    segments: Option<SegmentList>,
 }
 
 impl Dump {
@@ -32,13 +35,48 @@ impl Dump {
         let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE))?;
         let (user_annotations, mut warnings) = read_dump_annotations(&dir)?;
         warnings.splice(0..0, kernel_names.damage().cloned());
+        let segments = list_segments(&dir)?;
+        if let Some(list) = &segments {
+            warnings.extend(list.warnings.iter().cloned());
+            if list.retired.segments > 0 {
+                warnings.push(DumpWarning::Retired(list.retired.clone()));
+            }
+        }
         Ok(Self {
             dir,
             meta,
             kernel_names,
             user_annotations,
             warnings,
+            segments,
         })
+    }
+
+    /// The dump's segments (cupmon's flight-recorder layout); `None` for PyTorch's
+    /// single raw-buffer file.
+    pub fn segments(&self) -> Option<&SegmentList> {
+        self.segments.as_ref()
+    }
+
+    /// What older data was retired to keep the budget (nothing for a raw file).
+    pub fn retired(&self) -> super::Retired {
+        self.segments
+            .as_ref()
+            .map(|s| s.retired.clone())
+            .unwrap_or_default()
+    }
+
+    /// Total bytes of the activity buffers' files (raw file or segments).
+    pub fn buffer_file_bytes(&self) -> u64 {
+        match &self.segments {
+            Some(list) => list
+                .live
+                .iter()
+                .filter_map(|f| std::fs::metadata(&f.path).ok())
+                .map(|m| m.len())
+                .sum(),
+            None => std::fs::metadata(self.raw_buffers_path()).map_or(0, |m| m.len()),
+        }
     }
 
     /// Damage the side files showed at open (a cut last line): warnings to print with
@@ -101,12 +139,29 @@ impl Dump {
                 }
             }
         }
-        if let Ok(headers) = super::chunk_headers(&self.raw_buffers_path()) {
-            for h in headers {
-                samples.add(
-                    h.completion.cupti_completed_ns,
-                    h.completion.unix_completed_ns,
-                );
+        let add_headers = |samples: &mut ClockSamples, path: &Path| {
+            if let Ok(headers) = super::chunk_headers(path) {
+                for h in headers {
+                    samples.add(
+                        h.completion.cupti_completed_ns,
+                        h.completion.unix_completed_ns,
+                    );
+                }
+            }
+        };
+        match &self.segments {
+            None => add_headers(&mut samples, &self.raw_buffers_path()),
+            Some(list) => {
+                for file in &list.live {
+                    match &file.summary {
+                        Some(s) => {
+                            for [c, u] in &s.clock {
+                                samples.add(*c, *u);
+                            }
+                        }
+                        None => add_headers(&mut samples, &file.path),
+                    }
+                }
             }
         }
         samples

@@ -51,12 +51,13 @@ pub enum DumpError {
         found: Magic,
     },
     #[error(
-        "{file}: chunk {chunk} at byte {byte}: unsupported chunk version {version}, expected 2"
+        "{file}: chunk {chunk} at byte {byte}: unsupported chunk version {version}, expected {expected}"
     )]
     BadChunkVersion {
         file: String,
         chunk: u64,
         byte: u64,
+        expected: u32,
         version: u32,
     },
     #[error(

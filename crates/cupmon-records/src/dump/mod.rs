@@ -5,6 +5,7 @@
 
 mod annotation_log;
 mod annotations;
+mod buffers;
 mod chunk;
 mod chunk_headers;
 mod chunk_reader;
@@ -13,12 +14,16 @@ mod chunk_writer;
 pub mod compact;
 mod dir;
 mod error;
+mod frame;
 mod kernel_name_resolver;
 mod kernel_names;
 mod meta;
 mod replace;
+mod segment;
+mod segment_writer;
 mod side_lines;
 mod status;
+mod time_span;
 mod warning;
 mod writer;
 
@@ -29,8 +34,10 @@ pub use annotations::{
     parse_user_annotations, read_dump_annotations, read_user_annotations, user_annotations_bytes,
     write_user_annotations,
 };
+pub use buffers::{Buffer, BufferReader};
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
+    CHUNK_VERSION_FRAME,
 };
 pub use chunk_headers::chunk_headers;
 pub use chunk_reader::ChunkReader;
@@ -40,12 +47,18 @@ pub use compact::{
 };
 pub use dir::Dump;
 pub use error::{DumpError, Magic};
+pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub use segment::{
+    list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
+    SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
+};
+pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal};
 pub use warning::{ChunkDamage, DumpWarning, SkippedBytes, Truncation, ZeroTail, SESSION_OPEN};
-pub use writer::DumpWriter;
+pub use writer::{BufferWritten, DumpWriter};
 
 /// Session description (CUPMMETA v2).
 pub const META_FILE: &str = "cupti_monitor_meta.bin";

@@ -42,7 +42,10 @@ impl fmt::Display for Truncation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChunkDamage {
     BadMagic(Magic),
-    BadVersion(u32),
+    BadVersion {
+        found: u32,
+        expected: u32,
+    },
     /// The valid size exceeds the meta's activity-buffer size.
     TooLarge {
         size: u64,
@@ -60,7 +63,9 @@ impl fmt::Display for ChunkDamage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::BadMagic(m) => write!(f, "bad magic {m}, expected b\"CUPMRBUF\""),
-            Self::BadVersion(v) => write!(f, "unsupported chunk version {v}, expected 2"),
+            Self::BadVersion { found, expected } => {
+                write!(f, "unsupported chunk version {found}, expected {expected}")
+            }
             Self::TooLarge { size, max } => write!(
                 f,
                 "valid size {size} exceeds the activity buffer size {max} that the meta declares"
@@ -198,6 +203,16 @@ pub enum DumpWarning {
     /// The process ended (its session still open) before cupmon wrote its first
     /// buffer: the raw-buffer file is empty or absent, the dump holds no records.
     NothingWritten { file: String, absent: bool },
+    /// A segment's frame has a sound chunk header but a payload that does not decode:
+    /// that buffer was skipped, reading went on with the next.
+    BadFrame {
+        file: String,
+        byte: u64,
+        problem: String,
+    },
+    /// Older segments were removed to keep the dump within its budget: the dump
+    /// starts later than the process did. Not damage: what `--keep`/`--keep-for` asked.
+    Retired(super::Retired),
 }
 
 impl fmt::Display for DumpWarning {
@@ -251,6 +266,29 @@ impl fmt::Display for DumpWarning {
                     None => Ok(()),
                 }?;
                 f.write_str("; records still in CUPTI's buffers at the end were lost")
+            }
+            Self::BadFrame {
+                file,
+                byte,
+                problem,
+            } => write!(
+                f,
+                "{file}: the frame at byte {byte} does not decode ({problem}); skipped that \
+                 activity buffer"
+            ),
+            Self::Retired(r) => {
+                write!(
+                    f,
+                    "{} older segment{} ({} records, {} bytes",
+                    r.segments,
+                    if r.segments == 1 { "" } else { "s" },
+                    r.records,
+                    r.bytes
+                )?;
+                if let (Some(a), Some(b)) = (r.first_ns, r.last_ns) {
+                    write!(f, ", Unix ns {a}..{b}")?;
+                }
+                f.write_str(") were retired to keep the dump within its budget (--keep/--keep-for)")
             }
             Self::NothingWritten { file, absent } => {
                 let state = if *absent { "absent" } else { "empty" };

@@ -1,14 +1,46 @@
-//! Writing a whole dump directory: meta, raw buffers, and the side files.
+//! Writing a whole dump directory: meta, activity buffers (PyTorch's single raw file,
+//! or cupmon's compressed segments), and the side files.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use super::frame::FrameIndex;
+use super::segment::{Retired, SEGMENTS_DIR};
+use super::segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 use super::{
     write_kernel_name_line, AnnotationLog, BufferCompletion, ChunkHeader, ChunkWriter, DumpError,
-    KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
+    KernelNameTable, MetaFile, CHUNK_HEADER_LEN, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
 };
+use crate::Layout;
+
+/// Where the activity buffers go.
+#[derive(Debug)]
+enum Buffers {
+    /// PyTorch's `cupti_monitor_raw_buffers.bin`; with a budget, writing stops there.
+    Raw {
+        chunks: ChunkWriter<BufWriter<File>>,
+        budget: Option<u64>,
+        full: bool,
+    },
+    Segments(Box<SegmentWriter>),
+}
+
+/// What one buffer write came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferWritten {
+    /// Written: its chunk header and the bytes it took on disk; `retired`: segments were
+    /// retired on the way (see [`DumpWriter::retired`]; the meta is the caller's to
+    /// rewrite, [`DumpWriter::update_meta`] adds the `retired` key).
+    Written {
+        header: ChunkHeader,
+        bytes: u64,
+        retired: bool,
+    },
+    /// Not written: a `--raw` dump reached its budget.
+    OverBudget,
+}
 
 /// Writes a dump directory. Kernel names are appended to `kernel_names.tsv` the first
 /// time a pointer is seen, so a crash loses at most the buffered tail; annotations are
@@ -17,7 +49,7 @@ use super::{
 #[derive(Debug)]
 pub struct DumpWriter {
     dir: PathBuf,
-    chunks: ChunkWriter<BufWriter<File>>,
+    buffers: Buffers,
     names: KernelNameTable,
     names_out: BufWriter<File>,
     annotations: Option<AnnotationLog>,
@@ -25,19 +57,51 @@ pub struct DumpWriter {
 }
 
 impl DumpWriter {
-    /// Create `dir` (if needed) and its files, writing `meta` first.
+    /// Create `dir` (if needed) and its files, writing `meta` first: PyTorch's layout,
+    /// one raw-buffer file without a budget.
     pub fn create(dir: impl AsRef<Path>, meta: &MetaFile) -> Result<Self, DumpError> {
+        Self::create_raw(dir, meta, None)
+    }
+
+    /// PyTorch's layout; past `budget` bytes of raw buffers, buffers are refused.
+    pub fn create_raw(
+        dir: impl AsRef<Path>,
+        meta: &MetaFile,
+        budget: Option<u64>,
+    ) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|e| DumpError::io(&dir.display().to_string(), e))?;
-        meta.write(dir.join(META_FILE))?;
         let chunks = ChunkWriter::create(dir.join(RAW_BUFFERS_FILE))
             .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
+        let buffers = Buffers::Raw {
+            chunks,
+            budget,
+            full: false,
+        };
+        Self::with_buffers(dir, meta, buffers)
+    }
+
+    /// cupmon's flight-recorder layout: compressed segments under `policy`.
+    pub fn create_segmented(
+        dir: impl AsRef<Path>,
+        meta: &MetaFile,
+        policy: SegmentPolicy,
+    ) -> Result<Self, DumpError> {
+        let dir = dir.as_ref().to_path_buf();
+        fs::create_dir_all(&dir).map_err(|e| DumpError::io(&dir.display().to_string(), e))?;
+        let segments =
+            SegmentWriter::create(&dir, policy).map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
+        Self::with_buffers(dir, meta, Buffers::Segments(Box::new(segments)))
+    }
+
+    fn with_buffers(dir: PathBuf, meta: &MetaFile, buffers: Buffers) -> Result<Self, DumpError> {
+        meta.write(dir.join(META_FILE))?;
         let names_out = File::create(dir.join(KERNEL_NAMES_FILE))
             .map(BufWriter::new)
             .map_err(|e| DumpError::io(KERNEL_NAMES_FILE, e))?;
         Ok(Self {
             dir,
-            chunks,
+            buffers,
             names: KernelNameTable::new(),
             names_out,
             annotations: None,
@@ -49,15 +113,104 @@ impl DumpWriter {
         &self.dir
     }
 
-    /// Append one completed activity buffer's valid bytes as a chunk.
+    /// Append one completed activity buffer's valid bytes as a chunk (a raw dump's
+    /// chunk, or an uncompressed frame without time index in a segmented one: use
+    /// [`DumpWriter::write_buffer`] there).
     pub fn write_chunk(
         &mut self,
         completion: BufferCompletion,
         data: &[u8],
     ) -> Result<ChunkHeader, DumpError> {
-        self.chunks
-            .write_chunk(completion, data)
-            .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))
+        match self.write_buffer(completion, data, None, &FrameIndex::default(), true)? {
+            BufferWritten::Written { header, .. } => Ok(header),
+            BufferWritten::OverBudget => Err(DumpError::io(
+                RAW_BUFFERS_FILE,
+                std::io::Error::other("the dump reached its budget"),
+            )),
+        }
+    }
+
+    /// Append one completed activity buffer. For segments, `layout` (its record layout,
+    /// when known) and `index` (its records' time index) make the frame; `behind`
+    /// stores it uncompressed (the writer is late). Segments retired on the way are
+    /// recorded in the meta.
+    pub fn write_buffer(
+        &mut self,
+        completion: BufferCompletion,
+        data: &[u8],
+        layout: Option<Layout>,
+        index: &FrameIndex,
+        behind: bool,
+    ) -> Result<BufferWritten, DumpError> {
+        match &mut self.buffers {
+            Buffers::Raw {
+                chunks,
+                budget,
+                full,
+            } => {
+                let bytes = (CHUNK_HEADER_LEN + data.len()) as u64;
+                if *full || budget.is_some_and(|b| chunks.bytes_written() + bytes > b) {
+                    *full = true;
+                    return Ok(BufferWritten::OverBudget);
+                }
+                let header = chunks
+                    .write_chunk(completion, data)
+                    .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
+                Ok(BufferWritten::Written {
+                    header,
+                    bytes,
+                    retired: false,
+                })
+            }
+            Buffers::Segments(segments) => {
+                let before = segments.stats().bytes_written;
+                let (header, retired) = segments
+                    .write(completion, data, layout, index, behind)
+                    .map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
+                let bytes = segments.stats().bytes_written - before;
+                Ok(BufferWritten::Written {
+                    header,
+                    bytes,
+                    retired,
+                })
+            }
+        }
+    }
+
+    /// What the segment writer did (`None` for a raw dump).
+    pub fn segment_stats(&self) -> Option<SegmentStats> {
+        match &self.buffers {
+            Buffers::Segments(s) => Some(s.stats()),
+            Buffers::Raw { .. } => None,
+        }
+    }
+
+    /// Whether a `--raw` dump has reached its budget.
+    pub fn over_budget(&self) -> bool {
+        matches!(self.buffers, Buffers::Raw { full: true, .. })
+    }
+
+    /// What was retired so far (nothing for a raw dump).
+    pub fn retired(&self) -> Retired {
+        match &self.buffers {
+            Buffers::Segments(s) => s.retired().clone(),
+            Buffers::Raw { .. } => Retired::default(),
+        }
+    }
+
+    /// `meta` plus what this writer knows: what was retired, whether a `--raw` dump
+    /// reached its budget.
+    pub fn annotate_meta(&self, meta: &mut MetaFile) {
+        let retired = self.retired();
+        if retired.segments > 0 {
+            meta.set(
+                "retired",
+                serde_json::to_value(&retired).unwrap_or_default(),
+            );
+        }
+        if self.over_budget() {
+            meta.set("raw_budget_reached", true);
+        }
     }
 
     /// Record a kernel name; a pointer already written is ignored.
@@ -100,30 +253,46 @@ impl DumpWriter {
         Ok(())
     }
 
-    /// Rewrite the meta (e.g. with `dropped_records` at the end of a session).
+    /// Rewrite the meta (e.g. with `dropped_records` at the end of a session); the
+    /// writer adds what was retired.
     pub fn update_meta(&mut self, meta: &MetaFile) -> Result<(), DumpError> {
+        let mut meta = meta.clone();
+        self.annotate_meta(&mut meta);
         meta.write(self.dir.join(META_FILE))
     }
 
     /// Flush buffered chunk bytes and names to the files.
     pub fn flush(&mut self) -> Result<(), DumpError> {
-        self.chunks
-            .flush()
-            .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
+        match &mut self.buffers {
+            Buffers::Raw { chunks, .. } => chunks
+                .flush()
+                .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?,
+            Buffers::Segments(s) => s.flush().map_err(|e| DumpError::io(SEGMENTS_DIR, e))?,
+        }
         self.names_out
             .flush()
             .map_err(|e| DumpError::io(KERNEL_NAMES_FILE, e))
     }
 
-    /// Flush everything and close the files.
-    pub fn finish(mut self) -> Result<(), DumpError> {
+    /// Flush everything and close the files (the active segment is closed: its line
+    /// in the index is written, and the budget applied). Returns what was retired in
+    /// all, for the final meta.
+    pub fn finish(mut self) -> Result<Retired, DumpError> {
         self.flush()?;
-        let file = self
-            .chunks
-            .finish()
-            .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
-        file.get_ref()
-            .sync_data()
-            .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))
+        match self.buffers {
+            Buffers::Raw { chunks, .. } => {
+                let file = chunks
+                    .finish()
+                    .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
+                file.get_ref()
+                    .sync_data()
+                    .map_err(|e| DumpError::io(RAW_BUFFERS_FILE, e))?;
+                Ok(Retired::default())
+            }
+            Buffers::Segments(ref mut s) => {
+                s.finish().map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
+                Ok(s.retired().clone())
+            }
+        }
     }
 }

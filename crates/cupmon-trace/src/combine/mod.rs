@@ -5,8 +5,10 @@
 //! trace's `distributedInfo` (else the order given). Clocks: CUPTI's timestamps are
 //! Unix ns per host, so the ranks of one host line up as they are; for several hosts
 //! per-rank offsets can be given, and the skew seen at the ends of NCCL kernels (which
-//! end together across ranks) is reported.
+//! end together across ranks) is reported, with each rank's share of GPU busy time
+//! spent in NCCL kernels.
 
+mod collectives;
 mod remap;
 mod skew;
 
@@ -17,6 +19,7 @@ use serde_json::Value;
 
 use crate::output::{is_gz, AtomicOutput};
 use crate::TraceError;
+pub use collectives::RankCollectives;
 use remap::RankRemap;
 pub use skew::RankSkew;
 
@@ -29,6 +32,8 @@ pub struct CombineStats {
     /// Per rank after the first: the median difference of NCCL kernel ends against
     /// the lowest rank, where both have such kernels.
     pub skew: Vec<RankSkew>,
+    /// Per rank with kernels: NCCL kernels' share of each device's busy time.
+    pub collectives: Vec<RankCollectives>,
 }
 
 /// One input trace, read.
@@ -106,6 +111,7 @@ pub fn combine_traces(
     let mut w = out.writer()?;
     let mut stats = CombineStats::default();
     let mut skew = skew::SkewFinder::default();
+    let mut collectives = collectives::CollectiveFinder::default();
     w.write_all(b"{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",")?;
     if let Some(props) = loaded.iter().find_map(|i| i.trace.get("deviceProperties")) {
         w.write_all(b"\"deviceProperties\":")?;
@@ -126,6 +132,7 @@ pub fn combine_traces(
             emit(&mut w, &mut first, &event)?;
         }
         for event in input.trace["traceEvents"].as_array().into_iter().flatten() {
+            collectives.note(input.rank, event, input.base_ns);
             let Some(event) = remap.event(event, shift_us) else {
                 continue;
             };
@@ -137,6 +144,7 @@ pub fn combine_traces(
         stats.ranks.push((input.rank, count));
     }
     stats.skew = skew.medians();
+    stats.collectives = collectives.finish(3);
     let info = serde_json::json!({
         "combined": loaded.iter().zip(&stats.ranks).map(|(i, (rank, n))| serde_json::json!({
             "rank": rank, "file": i.path.display().to_string(), "events": n,

@@ -27,7 +27,7 @@ impl SkewFinder {
             && event
                 .get("name")
                 .and_then(Value::as_str)
-                .is_some_and(|n| n.contains("nccl"));
+                .is_some_and(|n| cupmon_records::nccl::NcclKernel::parse(n).is_some());
         if !is_nccl {
             return;
         }

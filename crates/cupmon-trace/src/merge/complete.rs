@@ -7,6 +7,8 @@
 
 use rustc_hash::FxHashMap;
 
+use super::nccl_args::collective_args;
+use super::param_comms::ParamComms;
 use super::window_input::{GpuDetail, GpuEvent, MergeEvent, MergeWindow};
 use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits, Occupancy};
 
@@ -29,6 +31,8 @@ pub(crate) struct Complete {
     lanes: FxHashMap<usize, i128>,
     /// Every lane above 0, for thread names.
     pub overlap_tracks: Vec<OverlapTrack>,
+    /// External id -> collective metadata of the CPU trace's `record_param_comms` ops.
+    comms: FxHashMap<i128, Box<ParamComms>>,
 }
 
 impl Complete {
@@ -63,7 +67,14 @@ impl Complete {
             external_ids,
             lanes,
             overlap_tracks,
+            comms: FxHashMap::default(),
         }
+    }
+
+    /// With the CPU trace's collective metadata, by External id.
+    pub fn with_comms(mut self, comms: FxHashMap<i128, Box<ParamComms>>) -> Self {
+        self.comms = comms;
+        self
     }
 
     /// The thread of GPU event `index` on stream `tid`: its overlap lane's.
@@ -134,13 +145,15 @@ pub(crate) enum KinetoArg {
     Int(i128),
     Raw(String),
     Ints([i32; 3]),
+    Str(String),
 }
 
-/// Kineto's args of a GPU op, in its order, for the complete trace. The caller adds
-/// the args PyTorch's merge writes after these.
+/// Kineto's args of a GPU op, in its order, for the complete trace, then a kernel's
+/// collective args. The caller adds the args PyTorch's merge writes after these.
 pub(crate) fn kineto_args(c: &Complete, g: &GpuEvent) -> Vec<(&'static str, KinetoArg)> {
     let mut args = Vec::with_capacity(16);
-    if let Some(id) = c.external_id(g.correlation_id) {
+    let external_id = c.external_id(g.correlation_id);
+    if let Some(id) = external_id {
         args.push(("External id", KinetoArg::Int(id)));
     }
     match (&g.detail, &g.launch) {
@@ -197,6 +210,10 @@ pub(crate) fn kineto_args(c: &Complete, g: &GpuEvent) -> Vec<(&'static str, Kine
             }
         }
         (GpuDetail::Kernel, None) => {}
+    }
+    if matches!(g.detail, GpuDetail::Kernel) {
+        let comms = external_id.and_then(|id| c.comms.get(&id)).map(|b| &**b);
+        args.extend(collective_args(&g.name, comms));
     }
     args
 }

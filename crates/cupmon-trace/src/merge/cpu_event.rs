@@ -3,6 +3,7 @@
 //! The seed loads the whole trace into Python objects; cupmon looks at each
 //! event once, keeps only these facts and copies the event's text unchanged.
 
+use super::param_comms::{ParamComms, OP_NAME as PARAM_COMMS};
 use crate::json::read::{RawNum, ReadResult, Reader};
 use crate::json::value::{py_float_from_str, Value};
 
@@ -32,6 +33,8 @@ pub(crate) enum Name {
     ProfilerSpan,
     /// "Iteration Start: PyTorch Profiler" or "Record Window End"
     ProfilerInstant,
+    /// "record_param_comms": PyTorch's op carrying a collective's metadata.
+    ParamComms,
     Unhashable,
     #[default]
     Other,
@@ -81,6 +84,9 @@ pub(crate) struct CpuEvent {
     pub ts: f64,
     pub dur: f64,
     pub external_id: ExternalId,
+    /// The collective metadata among the args (any event's; the scan keeps those of
+    /// `record_param_comms` ops). `None` when the args have none of its keys.
+    pub comms: Option<Box<ParamComms>>,
 }
 
 /// Parse one element of `traceEvents`. `Ok(None)`: the element is not an object.
@@ -110,7 +116,7 @@ pub(crate) fn scan_event(r: &mut Reader<'_>) -> ReadResult<Option<CpuEvent>> {
                 b"tid" => ev.tid = int_literal(r)?,
                 b"ts" => ts = num(r)?,
                 b"dur" => dur = num(r)?,
-                b"args" => ev.external_id = args_external_id(r)?,
+                b"args" => (ev.external_id, ev.comms) = args_external_id(r)?,
                 _ => r.skip_value()?,
             }
             if !r.comma_or(b'}')? {
@@ -172,6 +178,8 @@ fn name(r: &mut Reader<'_>) -> ReadResult<Name> {
             } else if s.eq_str("Iteration Start: PyTorch Profiler") || s.eq_str("Record Window End")
             {
                 Name::ProfilerInstant
+            } else if s.eq_str(PARAM_COMMS) {
+                Name::ParamComms
             } else {
                 Name::Other
             })
@@ -217,20 +225,34 @@ fn num<'a>(r: &mut Reader<'a>) -> ReadResult<Num<'a>> {
     }
 }
 
-/// `args.get("External id")` converted with `int()`, when args is a dict.
-fn args_external_id(r: &mut Reader<'_>) -> ReadResult<ExternalId> {
+/// `args.get("External id")` converted with `int()`, when args is a dict, and the
+/// collective metadata's values as JSON text.
+fn args_external_id(r: &mut Reader<'_>) -> ReadResult<(ExternalId, Option<Box<ParamComms>>)> {
     if r.peek()? != b'{' {
         r.skip_value()?;
-        return Ok(ExternalId::None);
+        return Ok((ExternalId::None, None));
     }
     r.pos += 1;
     let mut id = ExternalId::None;
+    let mut comms: Option<Box<ParamComms>> = None;
     if r.empty_close(b'}')? {
-        return Ok(id);
+        return Ok((id, comms));
     }
     loop {
         let key = r.key()?;
-        if key.eq_str("External id") {
+        let comms_key = if key.escaped {
+            ParamComms::key_index(key.decode().as_bytes())
+        } else {
+            ParamComms::key_index(key.raw)
+        };
+        if let Some(index) = comms_key {
+            r.peek()?;
+            let start = r.pos;
+            r.skip_value()?;
+            comms
+                .get_or_insert_with(Box::default)
+                .set(index, &r.b[start..r.pos]);
+        } else if key.eq_str("External id") {
             id = match r.peek()? {
                 b'-' | b'0'..=b'9' => match r.number()? {
                     n if n.is_int => n.as_i128().map_or_else(
@@ -250,7 +272,7 @@ fn args_external_id(r: &mut Reader<'_>) -> ReadResult<ExternalId> {
             r.skip_value()?;
         }
         if !r.comma_or(b'}')? {
-            return Ok(id);
+            return Ok((id, comms));
         }
     }
 }
@@ -288,6 +310,22 @@ mod tests {
         assert_eq!(e.ts, 5122246331940.841);
         assert_eq!(e.dur, 202.423);
         assert_eq!(e.external_id, ExternalId::Id(513));
+    }
+
+    #[test]
+    fn the_collective_metadata_of_record_param_comms_is_kept_as_json_text() {
+        let e = scan(
+            r#"{"ph":"X","cat":"cpu_op","name":"record_param_comms","args":{"External id":9,"Collective name":"allreduce","In msg nelems":1024,"Out msg nelems":1024,"Group size":2,"dtype":"Float","Process Group Name":"0","Process Group Ranks":"[0, 1]","Rank":1}} "#,
+        );
+        assert_eq!(e.name, Name::ParamComms);
+        assert_eq!(e.external_id, ExternalId::Id(9));
+        let args = e.comms.expect("comms").kernel_args();
+        assert_eq!(args[0], ("Collective name", "\"allreduce\"".to_owned()));
+        assert_eq!(args[1], ("In msg nelems", "1024".to_owned()));
+        assert_eq!(args.last().unwrap(), &("out_msg_bytes", "4096".to_owned()));
+        assert!(scan(r#"{"name":"aten::mm","args":{"External id":3}} "#)
+            .comms
+            .is_none());
     }
 
     #[test]

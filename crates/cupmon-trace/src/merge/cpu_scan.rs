@@ -1,13 +1,15 @@
 //! Pass 1 over a Kineto CPU trace: validate it as Python's `json.load` would,
 //! and collect what the merge needs without keeping the events: the top-level
 //! members, which events stay (as byte ranges to copy in pass 2), the External
-//! id -> (pid, tid) map, and the time range of the duration events.
+//! id -> (pid, tid) map, the collective metadata of `record_param_comms` ops, and
+//! the time range of the duration events.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::io::Read;
 use std::ops::Range;
 
 use super::cpu_event::{scan_event, Cat, ExternalId, Name, Ph};
+use super::param_comms::ParamComms;
 use super::span::TimeRange;
 use super::stream::{format_size, StreamBuf, StreamError};
 use crate::json::dict::DictSlots;
@@ -45,6 +47,11 @@ pub(crate) struct CpuScan {
     candidates: Vec<(i128, (i128, i128))>,
     /// External id -> (pid, tid) (later ops win, as in the seed's dict).
     pub thread_by_external_id: FxHashMap<i128, (i128, i128)>,
+    /// (External id, collective metadata) of every `record_param_comms` op, until
+    /// [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
+    comms_candidates: Vec<(i128, Box<ParamComms>)>,
+    /// External id -> collective metadata, for the complete trace's kernel args.
+    pub comms_by_external_id: FxHashMap<i128, Box<ParamComms>>,
     pub range: TimeRange,
 }
 
@@ -76,6 +83,12 @@ impl CpuScan {
             }
         }
         self.candidates = Vec::new();
+        for (id, comms) in self.comms_candidates.drain(..) {
+            if wanted.contains(&id) {
+                self.comms_by_external_id.insert(id, comms);
+            }
+        }
+        self.comms_candidates = Vec::new();
     }
 }
 
@@ -114,6 +127,7 @@ pub(crate) fn scan_cpu_trace(
             let raw_value = if key == "traceEvents" {
                 scan.events = KeptEvents::default();
                 scan.candidates.clear();
+                scan.comms_candidates.clear();
                 scan.range = TimeRange::default();
                 scan_events(&mut s, &mut scan, progress)?;
                 None
@@ -220,7 +234,7 @@ fn scan_events<R: Read>(
     loop {
         s.skip_ws()?;
         let (event, range) = s.step(scan_event)?;
-        let Some(event) = event else {
+        let Some(mut event) = event else {
             return Err(ScanError::At {
                 offset: range.start,
                 msg: format!("traceEvents[{index}] is not a JSON object"),
@@ -233,6 +247,11 @@ fn scan_events<R: Read>(
             });
         }
         if event.ph == Ph::X && event.cat == Cat::Op {
+            if let (Name::ParamComms, ExternalId::Id(id), Some(comms)) =
+                (event.name, &event.external_id, event.comms.take())
+            {
+                scan.comms_candidates.push((*id, comms));
+            }
             if let (Some(pid), Some(tid)) = (event.pid, event.tid) {
                 match &event.external_id {
                     ExternalId::Id(id) => scan.candidates.push((*id, (pid, tid))),

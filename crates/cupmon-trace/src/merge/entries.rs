@@ -271,6 +271,7 @@ impl<'w> Entries<'w> {
                         KinetoArg::Raw(text) => {
                             w.with(key, |b| b.extend_from_slice(text.as_bytes()))
                         }
+                        KinetoArg::Str(text) => w.str(key, text),
                         KinetoArg::Ints(v) => w.with(key, |b| {
                             b.extend_from_slice(
                                 format!("[{}, {}, {}]", v[0], v[1], v[2]).as_bytes(),

@@ -11,6 +11,8 @@ mod entries;
 mod from_typed;
 #[cfg(feature = "internals")]
 pub mod internals;
+mod nccl_args;
+mod param_comms;
 mod sink;
 mod span;
 mod stream;
@@ -237,6 +239,7 @@ pub(crate) fn merge_source(
                 .map(|v| String::from_utf8_lossy(v).into_owned())
         });
         complete::Complete::new(window, props.as_deref())
+            .with_comms(std::mem::take(&mut scan.comms_by_external_id))
     });
     let exact = options.exact;
     let entries = Entries::new(window, base_ns, &scan.thread_by_external_id, complete);

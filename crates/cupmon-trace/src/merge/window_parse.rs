@@ -265,5 +265,36 @@ fn cupmon_info(v: &Value) -> Option<CupmonInfo> {
         unresolved_kernel_names: int("unresolved_kernel_names").unwrap_or(0),
         clock_converted: int("clock_converted").unwrap_or(0),
         off_clock_records: int("off_clock_records").unwrap_or(0),
+        slice: get("slice").and_then(slice_info),
+        retired: get("retired").and_then(retired),
+    })
+}
+
+/// The integer member `name` of an object's members.
+fn member_u64(members: &[(String, Value)], name: &str) -> Option<u64> {
+    match members.iter().find(|(k, _)| k == name).map(|(_, v)| v) {
+        Some(Value::Int(i)) => u64::try_from(*i).ok(),
+        _ => None,
+    }
+}
+
+/// `{"from_ns": .., "to_ns": ..}` of a sliced window (kept when it is exported).
+fn slice_info(v: &Value) -> Option<crate::SliceInfo> {
+    let Value::Object(m) = v else { return None };
+    Some(crate::SliceInfo {
+        from_ns: member_u64(m, "from_ns"),
+        to_ns: member_u64(m, "to_ns"),
+    })
+}
+
+fn retired(v: &Value) -> Option<cupmon_records::dump::Retired> {
+    let Value::Object(m) = v else { return None };
+    Some(cupmon_records::dump::Retired {
+        segments: member_u64(m, "segments").unwrap_or(0),
+        bytes: member_u64(m, "bytes").unwrap_or(0),
+        records: member_u64(m, "records").unwrap_or(0),
+        kernels: member_u64(m, "kernels").unwrap_or(0),
+        first_ns: member_u64(m, "first_ns"),
+        last_ns: member_u64(m, "last_ns"),
     })
 }

@@ -172,6 +172,27 @@ impl ChunkCompressor {
         Ok(())
     }
 
+    /// Encode `data` stored (no transform, no compression) into `out`: what the dump
+    /// writer does when it falls behind CUPTI, at the cost of a copy.
+    pub fn store_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), CompactError> {
+        let len = u32::try_from(data.len())
+            .map_err(|_| CompactError::BufferTooLong { len: data.len() })?;
+        let header = CompactHeader {
+            codec: Codec::Stored,
+            transform: Transform::Raw,
+            api_version: 0,
+            decompressed_len: len,
+            record_count: 0,
+            tail_len: len,
+            section_len: len,
+            body_len: len,
+        };
+        out.clear();
+        out.extend_from_slice(&header.to_bytes());
+        out.extend_from_slice(data);
+        Ok(())
+    }
+
     /// [`ChunkCompressor::compress_into`] a new vector.
     pub fn compress(&mut self, data: &[u8]) -> Result<Vec<u8>, CompactError> {
         let mut out = Vec::new();

@@ -1,0 +1,280 @@
+//! Every activity buffer of a dump, in the order it was written, from either layout:
+//! PyTorch's single raw file, or cupmon's segments (frames decompressed on the way).
+//! With a [`TimeRange`], segments and frames whose time index shows no overlap are not
+//! read or not decompressed: the cost of a slice follows the slice, not the dump.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use super::compact::{max_section_len, ChunkDecompressor, COMPACT_HEADER_LEN};
+use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
+use super::segment::{SegmentFile, SEGMENTS_DIR};
+use super::warning::DumpWarning;
+use super::{ChunkHeader, ChunkReader, Dump, DumpError, RAW_BUFFERS_FILE};
+use crate::time_range::TimeRange;
+use crate::{ForeignClock, Layout};
+
+/// One buffer: its chunk header (for a frame, `valid_size` is the frame's length) and
+/// its activity records' bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Buffer<'a> {
+    pub header: ChunkHeader,
+    /// Position of the buffer in the dump, from 0 (across segments).
+    pub number: u64,
+    /// The file it came from, as messages name it.
+    pub file: &'a str,
+    /// File offset of its chunk's data (a frame's first byte, for segments).
+    pub data_offset: u64,
+    pub data: &'a [u8],
+}
+
+#[derive(Debug)]
+struct Source {
+    path: PathBuf,
+    label: String,
+    bytes: u64,
+}
+
+/// Reads the buffers of a dump; see the module docs.
+#[derive(Debug)]
+pub struct BufferReader {
+    sources: Vec<Source>,
+    next_source: usize,
+    current: Option<(String, ChunkReader<BufReader<File>>)>,
+    /// Largest chunk a raw file / a segment may hold (a frame can be a little longer
+    /// than the buffer it holds).
+    max_chunk: Option<u64>,
+    max_frame: Option<u64>,
+    layout: Option<Layout>,
+    decompressor: Option<ChunkDecompressor>,
+    out: Vec<u8>,
+    range: Option<TimeRange>,
+    clock: Option<ForeignClock>,
+    number: u64,
+    bytes_before: u64,
+    total_bytes: u64,
+    warnings: Vec<DumpWarning>,
+    /// Frames the time index let the reader skip.
+    pub frames_skipped: u64,
+    /// Segments the index let the reader leave closed.
+    pub segments_skipped: u64,
+}
+
+impl BufferReader {
+    /// The buffers of `dump` overlapping `range` (all of them for `None`); `clock`
+    /// converts the index's spans of records on another clock.
+    pub fn open(
+        dump: &Dump,
+        range: Option<TimeRange>,
+        clock: Option<ForeignClock>,
+    ) -> Result<Self, DumpError> {
+        let mut sources = Vec::new();
+        let mut segments_skipped = 0;
+        match dump.segments() {
+            Some(list) => {
+                for file in &list.live {
+                    if range.is_some_and(|r| !segment_may_overlap(file, &r, clock.as_ref())) {
+                        segments_skipped += 1;
+                        continue;
+                    }
+                    let name = file.path.file_name().unwrap_or_default().to_string_lossy();
+                    sources.push(Source {
+                        bytes: std::fs::metadata(&file.path).map_or(0, |m| m.len()),
+                        path: file.path.clone(),
+                        label: format!("{SEGMENTS_DIR}/{name}"),
+                    });
+                }
+            }
+            None => sources.push(Source {
+                path: dump.raw_buffers_path(),
+                label: RAW_BUFFERS_FILE.to_owned(),
+                bytes: std::fs::metadata(dump.raw_buffers_path()).map_or(0, |m| m.len()),
+            }),
+        }
+        let buffer_size = dump.meta().buffer_size();
+        let layout = dump.meta().cupti_version().and_then(|_| dump.layout().ok());
+        Ok(Self {
+            total_bytes: sources.iter().map(|s| s.bytes).sum(),
+            sources,
+            next_source: 0,
+            current: None,
+            max_chunk: buffer_size,
+            max_frame: buffer_size.map(|b| {
+                max_section_len(b.min(u64::from(u32::MAX)) as u32)
+                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN) as u64
+            }),
+            layout,
+            decompressor: None,
+            out: Vec::new(),
+            range,
+            clock,
+            number: 0,
+            bytes_before: 0,
+            warnings: Vec::new(),
+            frames_skipped: 0,
+            segments_skipped,
+        })
+    }
+
+    /// Bytes of the files to read.
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_before + self.current.as_ref().map_or(0, |(_, r)| r.bytes_read())
+    }
+
+    /// Damage stepped over so far, in file order.
+    pub fn warnings(&self) -> &[DumpWarning] {
+        &self.warnings
+    }
+
+    /// The next buffer overlapping the range; `None` at the end.
+    pub fn next_buffer(&mut self) -> Result<Option<Buffer<'_>>, DumpError> {
+        loop {
+            if self.current.is_none() && !self.open_next()? {
+                return Ok(None);
+            }
+            let (label, reader) = self.current.as_mut().expect("opened above");
+            let chunk = match reader.next_chunk() {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => {
+                    self.warnings.extend_from_slice(reader.warnings());
+                    self.bytes_before += reader.bytes_read();
+                    self.current = None;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let number = self.number;
+            self.number += 1;
+            let (header, data_offset) = (chunk.header, chunk.data_offset());
+            if !header.frame {
+                self.out.clear();
+                self.out.extend_from_slice(chunk.data);
+            } else {
+                let Some(index) = FrameIndex::parse(chunk.data) else {
+                    self.warnings.push(DumpWarning::BadFrame {
+                        file: label.clone(),
+                        byte: data_offset,
+                        problem: "shorter than its time index".to_owned(),
+                    });
+                    continue;
+                };
+                if let Some(range) = &self.range {
+                    if !frame_may_overlap(&index, range, self.clock.as_ref()) {
+                        self.frames_skipped += 1;
+                        continue;
+                    }
+                }
+                let Some(layout) = self.layout else {
+                    return Err(DumpError::meta(
+                        super::META_FILE,
+                        "no usable cupti_version key: cannot decompress the segments' frames",
+                    ));
+                };
+                let d = self
+                    .decompressor
+                    .get_or_insert_with(|| ChunkDecompressor::new(layout));
+                let max = self.max_chunk.map_or(usize::MAX, |m| m as usize);
+                if let Err(e) =
+                    d.decompress_into(&chunk.data[FRAME_INDEX_LEN..], max, &mut self.out)
+                {
+                    self.warnings.push(DumpWarning::BadFrame {
+                        file: label.clone(),
+                        byte: data_offset,
+                        problem: e.to_string(),
+                    });
+                    continue;
+                }
+            }
+            let (label, _) = self.current.as_ref().expect("still open");
+            return Ok(Some(Buffer {
+                header,
+                number,
+                file: label,
+                data_offset,
+                data: &self.out,
+            }));
+        }
+    }
+
+    fn open_next(&mut self) -> Result<bool, DumpError> {
+        let Some(source) = self.sources.get(self.next_source) else {
+            return Ok(false);
+        };
+        self.next_source += 1;
+        let file = File::open(&source.path).map_err(|e| DumpError::io(&source.label, e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| DumpError::io(&source.label, e))?
+            .len();
+        let reader = ChunkReader::new(
+            BufReader::with_capacity(1 << 20, file),
+            source.label.clone(),
+            Some(len),
+        )
+        .with_max_chunk_size(if source.label == RAW_BUFFERS_FILE {
+            self.max_chunk
+        } else {
+            self.max_frame
+        });
+        let reader = if source.label == RAW_BUFFERS_FILE {
+            reader
+        } else {
+            reader.with_frames()
+        };
+        self.current = Some((source.label.clone(), reader));
+        Ok(true)
+    }
+}
+
+/// Whether a span (native, or foreign converted by `clock`) may overlap `range`.
+fn spans_may_overlap(
+    native: TimeSpan,
+    foreign: TimeSpan,
+    range: &TimeRange,
+    clock: Option<&ForeignClock>,
+) -> bool {
+    if let Some((first, last)) = native.get() {
+        if range.overlaps(first, last) {
+            return true;
+        }
+    }
+    match (foreign.get(), clock) {
+        (Some((first, last)), Some(c)) => range.overlaps(c.to_unix(first), c.to_unix(last)),
+        // Records on a clock that cannot be converted are left out by the walk anyway.
+        _ => false,
+    }
+}
+
+fn frame_may_overlap(index: &FrameIndex, range: &TimeRange, clock: Option<&ForeignClock>) -> bool {
+    // A frame written without its index (records 0 but data) must be read.
+    if index.records == 0 {
+        return true;
+    }
+    spans_may_overlap(index.native, index.foreign, range, clock)
+}
+
+fn segment_may_overlap(
+    file: &SegmentFile,
+    range: &TimeRange,
+    clock: Option<&ForeignClock>,
+) -> bool {
+    let Some(s) = &file.summary else {
+        return true;
+    };
+    let span = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(first), Some(last)) => TimeSpan { first, last },
+        _ => TimeSpan::EMPTY,
+    };
+    spans_may_overlap(
+        span(s.first_ns, s.last_ns),
+        span(s.foreign_first, s.foreign_last),
+        range,
+        clock,
+    )
+}

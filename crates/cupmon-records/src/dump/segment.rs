@@ -1,0 +1,210 @@
+//! The segments of a flight-recorder dump: `segments/seg-NNNNNN.cupmr`, files of
+//! version-3 chunks (frames), numbered from 1 in the order they were written, and
+//! `segments/index.jsonl`, one line appended per event: a segment closed (its time
+//! span, counts, bytes and two clock samples) or retired (removed to keep the budget).
+//! A segment with no `closed` line is the active one, or the one a killed process left:
+//! readers scan its frames instead. A `retired` line is written before the file is
+//! removed, so a file with one is retired even if it is still there.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::DumpError;
+use super::side_lines::parse_lines;
+use super::warning::DumpWarning;
+
+/// The folder of a dump that holds its segments.
+pub const SEGMENTS_DIR: &str = "segments";
+/// Its append-only log of closed and retired segments.
+pub const SEGMENT_INDEX_FILE: &str = "index.jsonl";
+
+/// `seg-000001.cupmr` for segment 1.
+pub fn segment_file_name(segment: u32) -> String {
+    format!("seg-{segment:06}.cupmr")
+}
+
+/// The segment number of a file named by [`segment_file_name`].
+pub fn parse_segment_file_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("seg-")?.strip_suffix(".cupmr")?;
+    (digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// What the index says of a closed segment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentSummary {
+    pub segment: u32,
+    /// Bytes of the file.
+    pub bytes: u64,
+    /// Activity-buffer bytes its frames hold once decompressed.
+    pub buffer_bytes: u64,
+    pub chunks: u64,
+    pub records: u64,
+    pub kernels: u64,
+    /// First start and last end of its records on the Unix clock (ns).
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    /// The same for records on another client's clock, raw.
+    pub foreign_first: Option<u64>,
+    pub foreign_last: Option<u64>,
+    /// (CUPTI clock, Unix ns) at the completion of its buffers while another client's
+    /// clock set CUPTI's timestamps (none otherwise): what converts those records.
+    pub clock: Vec<[u64; 2]>,
+    pub opened_unix_ns: u64,
+    pub closed_unix_ns: u64,
+}
+
+/// Why a segment was retired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetireReason {
+    /// The dump would have exceeded `--keep`.
+    Keep,
+    /// Its records all ended longer ago than `--keep-for`.
+    KeepFor,
+}
+
+/// One line of `index.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum IndexLine {
+    Closed(SegmentSummary),
+    Retired {
+        segment: u32,
+        reason: RetireReason,
+        at_unix_ns: u64,
+    },
+}
+
+/// What was retired, in all: the meta's `retired` key, and what `stats` and traces say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retired {
+    pub segments: u64,
+    pub bytes: u64,
+    pub records: u64,
+    pub kernels: u64,
+    /// The span of the retired records (Unix ns).
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+}
+
+impl Retired {
+    pub fn add(&mut self, s: &SegmentSummary) {
+        self.segments += 1;
+        self.bytes += s.bytes;
+        self.records += s.records;
+        self.kernels += s.kernels;
+        self.first_ns = min_some(self.first_ns, s.first_ns);
+        self.last_ns = self.last_ns.max(s.last_ns);
+    }
+}
+
+fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Appends lines to `index.jsonl`, each in one write.
+#[derive(Debug)]
+pub struct SegmentIndexLog {
+    file: File,
+}
+
+impl SegmentIndexLog {
+    pub fn open(segments_dir: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(segments_dir.join(SEGMENT_INDEX_FILE))?;
+        Ok(Self { file })
+    }
+
+    pub fn append(&mut self, line: &IndexLine) -> io::Result<()> {
+        let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        self.file.write_all(&bytes)
+    }
+}
+
+/// A segment file of a dump, with what the index says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentFile {
+    pub segment: u32,
+    pub path: PathBuf,
+    /// `None`: the active segment, or one a killed process left unclosed.
+    pub summary: Option<SegmentSummary>,
+}
+
+/// The live segments of a dump (in order), what was retired, and any damage to the
+/// index's last line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SegmentList {
+    pub live: Vec<SegmentFile>,
+    pub retired: Retired,
+    pub warnings: Vec<DumpWarning>,
+}
+
+/// Read `dir/segments`: `None` when the dump has no such folder (a single-file dump).
+pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> {
+    let dir = dump_dir.join(SEGMENTS_DIR);
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(DumpError::io(SEGMENTS_DIR, e)),
+    };
+    let label = format!("{SEGMENTS_DIR}/{SEGMENT_INDEX_FILE}");
+    let mut closed = BTreeMap::new();
+    let mut retired_ids = BTreeMap::new();
+    let mut list = SegmentList::default();
+    match fs::read(dir.join(SEGMENT_INDEX_FILE)) {
+        Ok(bytes) => {
+            let damage = parse_lines(&bytes, &label, |line| {
+                match serde_json::from_str::<IndexLine>(line).map_err(|e| e.to_string())? {
+                    IndexLine::Closed(s) => {
+                        closed.insert(s.segment, s);
+                    }
+                    IndexLine::Retired { segment, .. } => {
+                        retired_ids.insert(segment, ());
+                    }
+                }
+                Ok(())
+            })?;
+            list.warnings.extend(damage);
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(DumpError::io(&label, e)),
+    }
+    for id in retired_ids.keys() {
+        if let Some(s) = closed.remove(id) {
+            list.retired.add(&s);
+        } else {
+            list.retired.segments += 1;
+        }
+    }
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
+        let name = entry.file_name();
+        let Some(segment) = name.to_str().and_then(parse_segment_file_name) else {
+            continue;
+        };
+        if retired_ids.contains_key(&segment) {
+            continue;
+        }
+        files.push(SegmentFile {
+            segment,
+            path: entry.path(),
+            summary: closed.get(&segment).cloned(),
+        });
+    }
+    files.sort_by_key(|f| f.segment);
+    list.live = files;
+    Ok(Some(list))
+}

@@ -1,0 +1,313 @@
+//! Writing a flight-recorder dump's segments: each completed buffer becomes one frame
+//! (its time index and its compact encoding) appended to the active segment, which is
+//! closed when it reaches the segment size or age; closed segments are retired, oldest
+//! first, to keep the dump within its budget (`--keep`) and age (`--keep-for`).
+//!
+//! The active segment is crash-safe as PyTorch's raw file is: each frame is written
+//! whole, and a reader stops at a cut last frame. The budget counts every segment
+//! file and the side files; it is kept at each close by retiring closed segments until
+//! they and one full segment fit, so the dump exceeds it by at most one segment.
+
+use std::collections::VecDeque;
+use std::fs::{self, File};
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::compact::{ChunkCompressor, DEFAULT_LEVEL};
+use super::frame::{FrameIndex, TimeSpan};
+use super::segment::{
+    segment_file_name, IndexLine, RetireReason, Retired, SegmentIndexLog, SegmentSummary,
+    SEGMENTS_DIR,
+};
+use super::{BufferCompletion, ChunkHeader, ChunkWriter, CHUNK_HEADER_LEN};
+use crate::Layout;
+
+/// Samples of a foreign clock kept per segment (its index line stays small).
+const MAX_CLOCK_SAMPLES: usize = 4096;
+
+/// When segments roll and what is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentPolicy {
+    /// Close the active segment past this many bytes...
+    pub segment_size: u64,
+    /// ...or this long after it was opened.
+    pub segment_period: Duration,
+    /// The dump's disk budget.
+    pub keep: u64,
+    /// Retire segments whose records all ended longer ago than this.
+    pub keep_for: Option<Duration>,
+}
+
+impl SegmentPolicy {
+    /// The size segments actually roll at: never more than a quarter of the budget, so
+    /// that a small budget still holds several segments.
+    pub fn roll_size(&self) -> u64 {
+        self.segment_size.min(self.keep / 4).max(4 << 10)
+    }
+}
+
+/// What the writer did, for the monitor's counters and the meta.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SegmentStats {
+    /// Activity-buffer bytes handed in.
+    pub buffer_bytes: u64,
+    /// Bytes written to segment files (frames and their chunk headers).
+    pub bytes_written: u64,
+    /// Frames stored uncompressed because the writer was behind.
+    pub frames_stored: u64,
+}
+
+#[derive(Debug)]
+struct Active {
+    writer: ChunkWriter<BufWriter<File>>,
+    summary: SegmentSummary,
+    opened: Instant,
+    native: TimeSpan,
+    foreign: TimeSpan,
+}
+
+/// Writes the segments of one dump.
+#[derive(Debug)]
+pub struct SegmentWriter {
+    dir: PathBuf,
+    policy: SegmentPolicy,
+    next_segment: u32,
+    active: Option<Active>,
+    closed: VecDeque<SegmentSummary>,
+    retired: Retired,
+    index: SegmentIndexLog,
+    compressor: Option<ChunkCompressor>,
+    frame: Vec<u8>,
+    stats: SegmentStats,
+}
+
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl SegmentWriter {
+    /// Create `dump_dir/segments` (it must not hold segments yet).
+    pub fn create(dump_dir: &Path, policy: SegmentPolicy) -> io::Result<Self> {
+        let dir = dump_dir.join(SEGMENTS_DIR);
+        fs::create_dir_all(&dir)?;
+        let index = SegmentIndexLog::open(&dir)?;
+        Ok(Self {
+            dir,
+            policy,
+            next_segment: 1,
+            active: None,
+            closed: VecDeque::new(),
+            retired: Retired::default(),
+            index,
+            compressor: None,
+            frame: Vec::new(),
+            stats: SegmentStats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> SegmentStats {
+        self.stats
+    }
+
+    /// What was retired so far.
+    pub fn retired(&self) -> &Retired {
+        &self.retired
+    }
+
+    /// Append one buffer as a frame. `layout` is the buffer's record layout (`None`
+    /// when this cupmon does not know the CUPTI version: stored as it is); `index` its
+    /// time index; `behind`: the writer is falling behind CUPTI, so store, not compress.
+    /// Returns the segments retired by this write (the caller rewrites the meta).
+    pub fn write(
+        &mut self,
+        completion: BufferCompletion,
+        data: &[u8],
+        layout: Option<Layout>,
+        index: &FrameIndex,
+        behind: bool,
+    ) -> io::Result<(ChunkHeader, bool)> {
+        self.encode(data, layout, index, behind)?;
+        if self.active.is_none() {
+            self.open_next()?;
+        }
+        let active = self.active.as_mut().expect("opened above");
+        let header = active.writer.write_frame(completion, &self.frame)?;
+        let written = (CHUNK_HEADER_LEN + self.frame.len()) as u64;
+        let s = &mut active.summary;
+        s.bytes += written;
+        s.buffer_bytes += data.len() as u64;
+        s.chunks += 1;
+        s.records += u64::from(index.records);
+        s.kernels += u64::from(index.kernels);
+        // Samples of another client's clock convert its records; CUPTI's own clock
+        // (Unix ns) needs none. Kept whole up to a bound, then every other one.
+        if crate::clock::is_foreign(completion.cupti_completed_ns) {
+            s.clock
+                .push([completion.cupti_completed_ns, completion.unix_completed_ns]);
+            if s.clock.len() > MAX_CLOCK_SAMPLES {
+                let mut keep = false;
+                s.clock.retain(|_| {
+                    keep = !keep;
+                    keep
+                });
+            }
+        }
+        active.native.join(index.native);
+        active.foreign.join(index.foreign);
+        self.stats.buffer_bytes += data.len() as u64;
+        self.stats.bytes_written += written;
+        let full = s.bytes >= self.policy.roll_size()
+            || active.opened.elapsed() >= self.policy.segment_period;
+        let mut retired = false;
+        if full {
+            self.close_active()?;
+            retired = self.retire()?;
+        } else if self.policy.keep_for.is_some() {
+            retired = self.retire()?;
+        }
+        Ok((header, retired))
+    }
+
+    fn encode(
+        &mut self,
+        data: &[u8],
+        layout: Option<Layout>,
+        index: &FrameIndex,
+        behind: bool,
+    ) -> io::Result<()> {
+        let mut body = std::mem::take(&mut self.frame);
+        let result = match layout {
+            Some(layout) if !behind => {
+                let compressor = match &mut self.compressor {
+                    Some(c) => c,
+                    None => self
+                        .compressor
+                        .insert(ChunkCompressor::new(layout, DEFAULT_LEVEL)),
+                };
+                compressor.compress_into(data, &mut body)
+            }
+            _ => {
+                self.stats.frames_stored += 1;
+                ChunkCompressor::store_into(data, &mut body)
+            }
+        };
+        result.map_err(io::Error::other)?;
+        let mut frame = Vec::with_capacity(body.len() + super::frame::FRAME_INDEX_LEN);
+        frame.extend_from_slice(&index.to_bytes());
+        frame.extend_from_slice(&body);
+        self.frame = frame;
+        Ok(())
+    }
+
+    fn open_next(&mut self) -> io::Result<()> {
+        let segment = self.next_segment;
+        let path = self.dir.join(segment_file_name(segment));
+        // create_new: a segment file is never overwritten.
+        let file = File::options().write(true).create_new(true).open(&path)?;
+        self.next_segment += 1;
+        self.active = Some(Active {
+            writer: ChunkWriter::new(BufWriter::with_capacity(1 << 20, file)),
+            summary: SegmentSummary {
+                segment,
+                opened_unix_ns: unix_ns(),
+                ..SegmentSummary::default()
+            },
+            opened: Instant::now(),
+            native: TimeSpan::EMPTY,
+            foreign: TimeSpan::EMPTY,
+        });
+        Ok(())
+    }
+
+    /// Close the active segment: its bytes on disk, then its line in the index.
+    fn close_active(&mut self) -> io::Result<()> {
+        let Some(active) = self.active.take() else {
+            return Ok(());
+        };
+        let file = active.writer.finish()?;
+        file.get_ref().sync_data()?;
+        let mut summary = active.summary;
+        summary.first_ns = active.native.get().map(|s| s.0);
+        summary.last_ns = active.native.get().map(|s| s.1);
+        summary.foreign_first = active.foreign.get().map(|s| s.0);
+        summary.foreign_last = active.foreign.get().map(|s| s.1);
+        summary.closed_unix_ns = unix_ns();
+        self.index.append(&IndexLine::Closed(summary.clone()))?;
+        self.closed.push_back(summary);
+        Ok(())
+    }
+
+    /// Retire the oldest closed segments while they and one full segment exceed the
+    /// budget, or while the oldest is older than `keep_for`. True when any went.
+    fn retire(&mut self) -> io::Result<bool> {
+        let mut any = false;
+        let side = side_file_bytes(self.dir.parent().unwrap_or(&self.dir));
+        let allowed = self
+            .policy
+            .keep
+            .saturating_sub(self.policy.roll_size())
+            .saturating_sub(side);
+        let cutoff = self
+            .policy
+            .keep_for
+            .map(|d| unix_ns().saturating_sub(d.as_nanos() as u64));
+        loop {
+            let closed_bytes: u64 = self.closed.iter().map(|s| s.bytes).sum();
+            let Some(oldest) = self.closed.front() else {
+                break;
+            };
+            let reason = if closed_bytes > allowed {
+                RetireReason::Keep
+            } else if cutoff.is_some_and(|c| oldest.last_ns.is_some_and(|last| last < c)) {
+                RetireReason::KeepFor
+            } else {
+                break;
+            };
+            let oldest = self.closed.pop_front().expect("checked above");
+            // The line first: a crash between the two leaves a file readers ignore.
+            self.index.append(&IndexLine::Retired {
+                segment: oldest.segment,
+                reason,
+                at_unix_ns: unix_ns(),
+            })?;
+            match fs::remove_file(self.dir.join(segment_file_name(oldest.segment))) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            self.retired.add(&oldest);
+            any = true;
+        }
+        Ok(any)
+    }
+
+    /// Write what is buffered to the active segment's file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        match &mut self.active {
+            Some(a) => a.writer.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Close the active segment (a clean end of the session) and apply the budget.
+    pub fn finish(&mut self) -> io::Result<bool> {
+        self.close_active()?;
+        self.retire()
+    }
+}
+
+/// Bytes of the dump's files outside `segments/` (meta and side files).
+fn side_file_bytes(dump_dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dump_dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
