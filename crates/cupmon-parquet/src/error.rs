@@ -50,6 +50,16 @@ pub enum ExportError {
         other_start: String,
         this_start: String,
     },
+    #[error(
+        "{dir}: {segments} segments before its first live one were removed without a line in \
+         segments/index.jsonl, so cupmon cannot tell which of its chunks {out} already holds; \
+         export this dump into another directory (or with --from/--to)"
+    )]
+    UncountedSegments {
+        dir: PathBuf,
+        out: PathBuf,
+        segments: u64,
+    },
 }
 
 impl ExportError {

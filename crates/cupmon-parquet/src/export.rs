@@ -1,12 +1,14 @@
 //! Exporting one dump: its records through `walk_records` into a
 //! [`RecordExport`], from the chunk where earlier exports stopped, then the
-//! `dumps` row that records what this export took.
+//! `dumps` row that records what this export took. Chunks are numbered over the
+//! dump's whole history ([`chunk_base`]), so retired segments do not shift them.
 
 use std::path::{Path, PathBuf};
 
 use cupmon_records::{walk_records, DecodeProgress, DecodeReport, Dump};
 use parquet::file::metadata::KeyValue;
 
+use crate::chunk_numbers::chunk_base;
 use crate::dump_info::{dump_row, run_info};
 use crate::error::ExportError;
 use crate::record_export::RecordExport;
@@ -60,6 +62,9 @@ pub struct DumpExport {
     pub chunks_already_exported: u64,
     /// Rows left out by `--from/--to`.
     pub rows_outside_slice: u64,
+    /// Chunks the flight recorder retired after the last export and before this one
+    /// could read them: their rows are in no export.
+    pub chunks_retired_unread: u64,
 }
 
 /// Export the dump in `dir` into `opts.out`.
@@ -98,7 +103,8 @@ pub fn export_dump(
     let slice = (opts.from_ns, opts.to_ns);
     let sliced = slice != (None, None);
     let slice_seq = sliced.then(|| slice_seq(slice));
-    let start_chunk = match plan(
+    let base = chunk_base(&dump)?;
+    let planned = match plan(
         &earlier,
         slice_seq.as_deref().unwrap_or(""),
         slice.0,
@@ -114,6 +120,20 @@ pub fn export_dump(
             })
         }
     };
+    if base.uncounted_segments > 0 && planned > 0 {
+        return Err(ExportError::UncountedSegments {
+            dir: dir.to_path_buf(),
+            out: opts.out.clone(),
+            segments: base.uncounted_segments,
+        });
+    }
+    // Chunks between the last export and the first live one were retired unread.
+    let chunks_retired_unread = if planned > 0 {
+        base.first_live.saturating_sub(planned)
+    } else {
+        0
+    };
+    let start_chunk = planned.max(base.first_live);
     let seq = slice_seq.unwrap_or_else(|| format!("{start_chunk:010}"));
     let extra = vec![KeyValue::new(
         "cupmon.dump".to_owned(),
@@ -131,10 +151,11 @@ pub fn export_dump(
     );
     let mut error = None;
     let mut skipped = (None, 0u64);
-    let mut report = walk_records(&dump, progress, |chunk, _, record| {
+    let mut report = walk_records(&dump, progress, |live_chunk, _, record| {
         if error.is_some() {
             return;
         }
+        let chunk = base.first_live + live_chunk;
         if chunk < start_chunk {
             if skipped.0 != Some(chunk) {
                 skipped = (Some(chunk), skipped.1 + 1);
@@ -188,6 +209,7 @@ pub fn export_dump(
         datasets: totals.datasets,
         report,
         chunks_already_exported: skipped.1,
+        chunks_retired_unread,
     })
 }
 

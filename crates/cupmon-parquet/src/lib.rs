@@ -17,6 +17,7 @@
 //! writer: no Arrow), so that nothing else recompiles it and the Python extension
 //! does not carry it.
 
+mod chunk_numbers;
 mod columns;
 mod correlations;
 mod datasets;
