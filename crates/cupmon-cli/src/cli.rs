@@ -87,6 +87,10 @@ pub enum Command {
     /// Write dumps as Parquet datasets (kernels, memcpy, memset, api, dumps) for SQL engines.
     #[command(
         name = "export-parquet",
+        // Rows by start time, not decode's overlap: adjacent slices share no row.
+        mut_arg("from", |a| a.help("Only rows that start at or after T: +12.5 or +90s (after the dump's first record), @1764567890.25 (Unix seconds), ISO-8601 (2026-12-01T14:32:00Z, ...+01:00; without zone: local time) or HH:MM:SS[.fff] (local time on the day of the dump's first record); relative forms count from each dump's own first record")),
+        mut_arg("to", |a| a.help("Only rows that start before T (same forms as --from)")),
+        mut_arg("last", |a| a.help("Only rows that start in the last DURATION before the dump's last record (e.g. 30s, 5m)")),
         after_help = "Examples:\n  cupmon export-parquet prof -o fleet --job train-42      every dump of a `cupmon run` output\n  cupmon export-parquet prof/rank0-4242 -o fleet --from 2026-12-01T02:00Z --to @1796180400\n\nLayout: OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet (UTC).\nRunning it again on a grown dump adds only the new chunks; several hosts may write into one\nshared OUT. Then: cupmon sql OUT --top-kernels, or duckdb -init OUT/cupmon.sql.\nColumns, Spark and Trino: docs/parquet.md."
     )]
     ExportParquet(ExportParquetArgs),
@@ -106,12 +110,10 @@ pub struct ExportParquetArgs {
     /// The dataset directory (created; other exports may already be in it).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
-    /// Only rows that start at or after this time: @<Unix seconds> or ISO-8601 UTC.
-    #[arg(long, value_name = "TIME", value_parser = crate::cmd::time_spec::parse_time)]
-    pub from: Option<i64>,
-    /// Only rows that start before this time.
-    #[arg(long, value_name = "TIME", value_parser = crate::cmd::time_spec::parse_time)]
-    pub to: Option<i64>,
+    /// `--from`, `--to`, `--last`, as `cupmon decode` reads them, resolved against each
+    /// dump; the help below says what they select here.
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
     /// The record datasets to write (dumps/ is always written).
     #[arg(long, value_name = "KIND,...", default_value = "kernel,memcpy,memset,api", value_parser = parse_kinds)]
     pub kinds: cupmon_parquet::Kinds,

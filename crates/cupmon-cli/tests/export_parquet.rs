@@ -102,7 +102,7 @@ fn bad_arguments_and_inputs_are_refused_with_exit_code_2() {
     );
     bad_input(
         &cupmon(&["export-parquet", &dump, "-o", &out, "--from", "yesterday"]),
-        &["yesterday", "@<Unix seconds>"],
+        &["yesterday", "@UNIX_SECONDS", "HH:MM:SS"],
     );
     bad_input(
         &cupmon(&[
@@ -115,7 +115,7 @@ fn bad_arguments_and_inputs_are_refused_with_exit_code_2() {
             "--to",
             "@10",
         ]),
-        &["--from", "must come before --to"],
+        &["rank0-100", "--from @20", "is not before --to @10"],
     );
     bad_input(
         &cupmon(&[
@@ -200,5 +200,56 @@ fn cupmon_sql_needs_an_export_and_says_how_to_get_duckdb() {
     assert!(
         stderr.contains("cannot run /nonexistent/python"),
         "{stderr}"
+    );
+}
+
+/// The kernel rows the summary says were written (0 when it has no `kernels` line).
+fn kernel_rows(stdout: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("kernels"))
+        .map_or(0, |rest| {
+            rest.split_whitespace().next().unwrap().parse().unwrap()
+        })
+}
+
+#[test]
+fn relative_slices_count_from_each_dump_and_split_its_rows() {
+    let run = run_dir();
+    let dump = run.path().join("rank0-100").display().to_string();
+    let export = |out: &str, slice: &[&str]| {
+        let out = run.path().join(out).display().to_string();
+        let mut args = vec!["export-parquet", &dump, "-o", &out];
+        args.extend_from_slice(slice);
+        let o = cupmon(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // cuda_workload: 16 kernels, 259-262 ms after its first record (an API call). A
+    // boundary 261 ms after it puts 8 on each side, each kernel on exactly one.
+    let all = kernel_rows(&export("all", &[]));
+    assert_eq!(all, 16);
+    let before = kernel_rows(&export("before", &["--to", "+0.261"]));
+    let after = export("after", &["--from", "+0.261"]);
+    assert!(after.contains("outside --from/--to"), "{after}");
+    assert_eq!(before + kernel_rows(&after), all);
+    assert!(
+        before > 0 && before < all,
+        "{before} of {all} before +0.1 s"
+    );
+    // --last: the last 10 minutes hold the whole 0.263 s.
+    assert_eq!(kernel_rows(&export("last", &["--last", "10m"])), all);
+    bad_input(
+        &cupmon(&[
+            "export-parquet",
+            &dump,
+            "-o",
+            "x",
+            "--last",
+            "1m",
+            "--from",
+            "+1",
+        ]),
+        &["--last", "--from"],
     );
 }

@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use cupmon_parquet::{export_dump, write_sql, DumpExport, ExportError, ExportOptions};
 use cupmon_records::dump::META_FILE;
+use cupmon_records::Dump;
 
 use crate::cli::ExportParquetArgs;
 use crate::exit::BadInput;
@@ -12,44 +13,39 @@ use crate::progress::Progress;
 
 pub fn run(args: &ExportParquetArgs) -> Result<i32> {
     let dumps = dumps_of(&args.targets)?;
-    if let (Some(from), Some(to)) = (args.from, args.to) {
-        if from >= to {
-            return Err(BadInput(format!(
-                "--from ({from} Unix ns) must come before --to ({to} Unix ns)"
-            ))
-            .into());
-        }
-    }
     check_out(&args.output, &dumps)?;
+    // Every dump's slice before anything is written: a bad --from names its dump.
+    let slices = dumps
+        .iter()
+        .map(|dir| slice_of(dir, args))
+        .collect::<Result<Vec<_>>>()?;
     std::fs::create_dir_all(&args.output)
         .map_err(|e| BadInput(format!("{}: cannot create: {e}", args.output.display())))?;
     let opts = ExportOptions {
         out: args.output.clone(),
         kinds: args.kinds,
-        from_ns: args.from,
-        to_ns: args.to,
+        from_ns: None,
+        to_ns: None,
         job: args.job.clone(),
         host: args.host.clone(),
         default_host: this_host(),
     };
-    let total: u64 = dumps
-        .iter()
-        .map(|d| {
-            std::fs::metadata(d.join(cupmon_records::dump::RAW_BUFFERS_FILE)).map_or(0, |m| m.len())
-        })
-        .sum();
-    let mut progress = Progress::bytes("exporting", total);
+    let sizes: Vec<u64> = dumps.iter().map(|d| Progress::dump_bytes(d)).collect();
+    let mut progress = Progress::bytes("exporting", sizes.iter().sum());
     let mut done = 0;
     let mut exports = Vec::new();
-    for dir in &dumps {
-        let raw = std::fs::metadata(dir.join(cupmon_records::dump::RAW_BUFFERS_FILE))
-            .map_or(0, |m| m.len());
+    for ((dir, &(from_ns, to_ns)), size) in dumps.iter().zip(&slices).zip(&sizes) {
+        let opts = ExportOptions {
+            from_ns,
+            to_ns,
+            ..opts.clone()
+        };
         let result = export_dump(dir, &opts, |p| progress.update(done + p.bytes_read));
         if result.is_err() {
             progress.finish();
         }
         exports.push(result.map_err(export_error)?);
-        done += raw;
+        done += size;
     }
     progress.finish();
     for export in &exports {
@@ -61,6 +57,22 @@ pub fn run(args: &ExportParquetArgs) -> Result<i32> {
     write_sql(&args.output).map_err(export_error)?;
     print_summary(&args.output, &exports);
     Ok(0)
+}
+
+/// `--from/--to/--last` resolved against the dump in `dir` (relative forms count from
+/// its own first record), as the Unix-ns bounds of the rows' start times.
+fn slice_of(dir: &Path, args: &ExportParquetArgs) -> Result<(Option<i64>, Option<i64>)> {
+    if !args.slice.given() {
+        return Ok((None, None));
+    }
+    let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
+    let slice = args
+        .slice
+        .resolve(&dump)
+        .with_context(|| dir.display().to_string())?;
+    // Unix ns past i64 (the year 2262) bound nothing a dump holds.
+    let ns = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+    Ok(slice.map_or((None, None), |s| (ns(s.range.from_ns), ns(s.range.to_ns))))
 }
 
 /// The dump directories of the targets: a dump is itself, a `cupmon run` output
@@ -163,6 +175,7 @@ fn print_summary(out: &Path, exports: &[DumpExport]) {
     }
     let skipped: u64 = exports.iter().map(|e| e.chunks_already_exported).sum();
     let outside: u64 = exports.iter().map(|e| e.rows_outside_slice).sum();
+    let lost: u64 = exports.iter().map(|e| e.chunks_retired_unread).sum();
     let mut out_lines = vec![format!(
         "exported {} dump{} into {} ({files} new files):",
         exports.len(),
@@ -176,6 +189,12 @@ fn print_summary(out: &Path, exports: &[DumpExport]) {
     if skipped > 0 {
         out_lines.push(format!(
             "  {skipped} chunks were already exported (skipped)"
+        ));
+    }
+    if lost > 0 {
+        out_lines.push(format!(
+            "  {lost} chunks were retired by the flight recorder (--keep/--keep-for) after the \
+             last export and before this one: their rows are in no export; export more often"
         ));
     }
     if outside > 0 {

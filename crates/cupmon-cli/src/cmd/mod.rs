@@ -15,7 +15,6 @@ mod run_summary;
 pub mod sql;
 pub mod stats;
 pub mod status;
-pub mod time_spec;
 mod timeline_report;
 pub mod window;
 mod worker_report;

@@ -15,7 +15,7 @@ dataset! {
         last_ns: OptI64Col [Plain] "latest end among the exported rows",
         dump: StrCol [Dict] "the dump directory, as the exporting host saw it",
         export_seq: StrCol [Dict] "the `<seq>` of this export's file names",
-        first_chunk: I64Col [Plain] "first chunk of the raw buffers file this export read",
+        first_chunk: I64Col [Plain] "first chunk (activity buffer) this export read, counted over the dump's whole history (retired segments included)",
         end_chunk: I64Col [Plain] "one past the last chunk it read (the next export starts there)",
         from_ns: OptI64Col [Plain] "`--from` of the export, Unix ns; NULL: from the start",
         to_ns: OptI64Col [Plain] "`--to`; NULL: to the end",
