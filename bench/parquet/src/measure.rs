@@ -61,14 +61,13 @@ pub fn export(out: PathBuf, inputs: &[String], runs: usize) -> Result<(), String
     if dumps.is_empty() {
         return Err("no dumps in the inputs".to_owned());
     }
+    // The raw buffers file, or a flight-recorder dump's segments.
     let raw: u64 = dumps
         .iter()
-        .map(|d| {
-            std::fs::metadata(d.join(cupmon_records::dump::RAW_BUFFERS_FILE)).map_or(0, |m| m.len())
-        })
+        .map(|d| Dump::open(d).map_or(0, |dump| dump.buffer_file_bytes()))
         .sum();
     println!(
-        "{} dumps, {:.1} MB of raw buffers, {runs} runs",
+        "{} dumps, {:.1} MB of buffer files, {runs} runs",
         dumps.len(),
         raw as f64 / 1e6
     );
