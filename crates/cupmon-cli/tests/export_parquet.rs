@@ -253,3 +253,44 @@ fn relative_slices_count_from_each_dump_and_split_its_rows() {
         &["--last", "--from"],
     );
 }
+
+#[test]
+fn a_relative_slice_skips_a_dump_without_timed_records() {
+    let run = run_dir();
+    let last = |out: &str| {
+        let out = run.path().join(out).display().to_string();
+        let target = run.path().display().to_string();
+        cupmon(&["export-parquet", &target, "-o", &out, "--last", "10m"])
+    };
+    let want = kernel_rows(&String::from_utf8_lossy(&last("before").stdout));
+    assert!(want > 0);
+    // The dump of a process that never used CUDA: a meta saying no chunk was written.
+    let empty = run.path().join("rank2-102");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut meta = cupmon_records::MetaFile::read(
+        fixture("cuda_workload").join(cupmon_records::dump::META_FILE),
+    )
+    .unwrap();
+    meta.set("chunks_written", 0).set("session_open", false);
+    meta.write(empty.join(cupmon_records::dump::META_FILE))
+        .unwrap();
+    let out = run.path().join("fleet").display().to_string();
+    let o = last("fleet");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("rank2-102: no timed records"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("exported 2 dumps"), "{stdout}");
+    assert_eq!(kernel_rows(&stdout), want);
+    // An absolute slice needs no records to count from: the empty dump is exported
+    // (nothing in it) like the others.
+    let o = cupmon(&[
+        "export-parquet",
+        &empty.display().to_string(),
+        "-o",
+        &format!("{out}2"),
+        "--from",
+        "@0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

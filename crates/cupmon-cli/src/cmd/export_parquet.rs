@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use cupmon_config::time_spec::TimeSpec;
 use cupmon_parquet::{export_dump, write_sql, DumpExport, ExportError, ExportOptions};
 use cupmon_records::dump::META_FILE;
 use cupmon_records::Dump;
@@ -34,7 +35,15 @@ pub fn run(args: &ExportParquetArgs) -> Result<i32> {
     let mut progress = Progress::bytes("exporting", sizes.iter().sum());
     let mut done = 0;
     let mut exports = Vec::new();
-    for ((dir, &(from_ns, to_ns)), size) in dumps.iter().zip(&slices).zip(&sizes) {
+    for ((dir, slice), size) in dumps.iter().zip(&slices).zip(&sizes) {
+        let Some((from_ns, to_ns)) = *slice else {
+            eprintln!(
+                "cupmon: {}: no timed records, so nothing in a slice counted from them (skipped)",
+                dir.display()
+            );
+            done += size;
+            continue;
+        };
         let opts = ExportOptions {
             from_ns,
             to_ns,
@@ -60,19 +69,37 @@ pub fn run(args: &ExportParquetArgs) -> Result<i32> {
 }
 
 /// `--from/--to/--last` resolved against the dump in `dir` (relative forms count from
-/// its own first record), as the Unix-ns bounds of the rows' start times.
-fn slice_of(dir: &Path, args: &ExportParquetArgs) -> Result<(Option<i64>, Option<i64>)> {
+/// its own first record), as the Unix-ns bounds of the rows' start times. `None`: a
+/// slice counted from the dump's records, of a dump without timed records (the
+/// launcher of a `cupmon run` that never used CUDA): nothing to export, not an error,
+/// so that `--last 1h` over a run directory works.
+fn slice_of(dir: &Path, args: &ExportParquetArgs) -> Result<Option<(Option<i64>, Option<i64>)>> {
     if !args.slice.given() {
-        return Ok((None, None));
+        return Ok(Some((None, None)));
     }
     let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
-    let slice = args
-        .slice
-        .resolve(&dump)
-        .with_context(|| dir.display().to_string())?;
+    let slice = match args.slice.resolve(&dump) {
+        Ok(slice) => slice,
+        Err(e) => {
+            let s = &args.slice;
+            let relative = s.last.is_some()
+                || [&s.from, &s.to]
+                    .into_iter()
+                    .flatten()
+                    .any(TimeSpec::needs_first_record);
+            // Checked only on failure: for a raw dump the span is a whole walk.
+            let timeless = dump.time_span().ok().is_some_and(|t| t.get().is_none());
+            if relative && timeless {
+                return Ok(None);
+            }
+            return Err(e.context(dir.display().to_string()));
+        }
+    };
     // Unix ns past i64 (the year 2262) bound nothing a dump holds.
     let ns = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
-    Ok(slice.map_or((None, None), |s| (ns(s.range.from_ns), ns(s.range.to_ns))))
+    Ok(Some(slice.map_or((None, None), |s| {
+        (ns(s.range.from_ns), ns(s.range.to_ns))
+    })))
 }
 
 /// The dump directories of the targets: a dump is itself, a `cupmon run` output
