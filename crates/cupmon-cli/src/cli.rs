@@ -15,6 +15,8 @@ Examples:
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
   cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace
   cupmon demo                                        a trace from a real H200 recording
+  cupmon export-parquet prof -o fleet/ --job j42     every rank of a run as Parquet datasets
+  cupmon sql fleet/ --stragglers                     the slowest rank per minute (DuckDB)
 
 Traces open in https://ui.perfetto.dev (drag the file onto the page) or chrome://tracing.
 Trace formats: Chrome JSON (Kineto's: .json, .json.gz), or Perfetto's protobuf trace when
@@ -93,6 +95,21 @@ pub enum Command {
         after_help = "Examples:\n  cupmon report prof -o report.html            every process (rank) of `cupmon run -o prof`\n  cupmon report prof/rank0-4242-20261201T093005Z --last 1h --bin 10s\n\nThe page is self-contained (no network when it is viewed): header, GPU busy % per\ndevice and rank over time with kernels/s, copy bandwidth and the trace windows, top\nkernels, copies, streams, ranks side by side with the slowest rank per minute, and the\n`cupmon decode` command for the slowest minute. Its numbers are `cupmon stats`' numbers."
     )]
     Report(ReportArgs),
+    /// Write dumps as Parquet datasets (kernels, memcpy, memset, api, dumps) for SQL engines.
+    #[command(
+        name = "export-parquet",
+        // Rows by start time, not decode's overlap: adjacent slices share no row.
+        mut_arg("from", |a| a.help("Only rows that start at or after T: +12.5 or +90s (after the dump's first record), @1764567890.25 (Unix seconds), ISO-8601 (2026-12-01T14:32:00Z, ...+01:00; without zone: local time) or HH:MM:SS[.fff] (local time on the day of the dump's first record); relative forms count from each dump's own first record")),
+        mut_arg("to", |a| a.help("Only rows that start before T (same forms as --from)")),
+        mut_arg("last", |a| a.help("Only rows that start in the last DURATION before the dump's last record (e.g. 30s, 5m)")),
+        after_help = "Examples:\n  cupmon export-parquet prof -o fleet --job train-42      every dump of a `cupmon run` output\n  cupmon export-parquet prof/rank0-4242 -o fleet --from 2026-12-01T02:00Z --to @1796180400\n\nLayout: OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet (UTC).\nRunning it again on a grown dump adds only the new chunks; several hosts may write into one\nshared OUT. Then: cupmon sql OUT --top-kernels, or duckdb -init OUT/cupmon.sql.\nColumns, Spark and Trino: docs/parquet.md."
+    )]
+    ExportParquet(ExportParquetArgs),
+    /// Query an export-parquet directory through DuckDB (the duckdb Python package).
+    #[command(
+        after_help = "Examples:\n  cupmon sql fleet --top-kernels\n  cupmon sql fleet --stragglers\n  cupmon sql fleet -c \"SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank\"\n\nThe views and macros are those of OUT/cupmon.sql (kernels, memcpy, memset, api, dumps,\ntop_kernels, busy_per_minute, stragglers, comm_overlap). Needs the duckdb Python package:\npip install 'cupmon[sql]' (or pip install duckdb); the Python used is $CUPMON_PYTHON, else python3."
+    )]
+    Sql(SqlArgs),
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +127,101 @@ pub struct ReportArgs {
     pub top: usize,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportParquetArgs {
+    /// Dump directories, `cupmon run` output directories (every dump in them), or
+    /// PyTorch-format dumps.
+    #[arg(required = true, value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// The dataset directory (created; other exports may already be in it).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// `--from`, `--to`, `--last`, as `cupmon decode` reads them, resolved against each
+    /// dump; the help below says what they select here.
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
+    /// The record datasets to write (dumps/ is always written).
+    #[arg(long, value_name = "KIND,...", default_value = "kernel,memcpy,memset,api", value_parser = parse_kinds)]
+    pub kinds: cupmon_parquet::Kinds,
+    /// The job's id, a column of every row.
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// The host column (default: the dump's hostname, else this machine's name).
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
+    pub host: Option<String>,
+}
+
+/// `kernel,memcpy` (also `kernels`, `api`; case-insensitive).
+fn parse_kinds(text: &str) -> Result<cupmon_parquet::Kinds, String> {
+    let mut kinds = cupmon_parquet::Kinds {
+        kernel: false,
+        memcpy: false,
+        memset: false,
+        api: false,
+    };
+    for word in text.split(',').map(|w| w.trim().to_ascii_lowercase()) {
+        match word.as_str() {
+            "kernel" | "kernels" => kinds.kernel = true,
+            "memcpy" => kinds.memcpy = true,
+            "memset" => kinds.memset = true,
+            "api" | "runtime" | "driver" => kinds.api = true,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a kind; use kernel, memcpy, memset, api (comma-separated)"
+                ))
+            }
+        }
+    }
+    Ok(kinds)
+}
+
+/// A host name for the `host` column and the file names: letters, digits, `.`, `-`, `_`.
+fn parse_host(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?}: a host name of letters, digits, '.', '-' and '_' (it names files)"
+        ))
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true))]
+pub struct SqlArgs {
+    /// A directory written by `cupmon export-parquet` (holding cupmon.sql).
+    #[arg(value_name = "OUT")]
+    pub dir: PathBuf,
+    /// Run this SQL (DuckDB's dialect) over the views.
+    #[arg(short = 'c', long = "command", value_name = "QUERY", group = "what")]
+    pub query: Option<String>,
+    /// The kernels with the most GPU time, per rank (`--top N` of each).
+    #[arg(long, group = "what")]
+    pub top_kernels: bool,
+    /// Busy time of each device per minute.
+    #[arg(long, group = "what")]
+    pub busy: bool,
+    /// Per minute, the slowest rank against the fleet and the busiest one.
+    #[arg(long, group = "what")]
+    pub stragglers: bool,
+    /// NCCL time overlapped with compute, per rank and device.
+    #[arg(long, group = "what")]
+    pub comm_overlap: bool,
+    /// How many kernels per rank --top-kernels lists.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: u32,
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Most rows a table shows (CSV shows all).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_rows: u32,
 }
 
 #[derive(Debug, Args)]

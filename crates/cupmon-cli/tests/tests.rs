@@ -2,11 +2,12 @@
 //! input, the regressions of the I/O issue, Perfetto outputs, `cupmon run` / `window` /
 //! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
 //! NCCL collectives in `stats` and traces, the demo checked by values, time slices and
-//! `stats --timeline`.
+//! `stats --timeline`, `export-parquet` and `sql`, and `report`.
 
 mod bad_input;
 mod collectives;
 mod demo;
+mod export_parquet;
 mod pftrace;
 mod regression;
 mod report;

@@ -137,7 +137,10 @@ fn an_earlier_process_with_the_same_pid_is_not_taken_for_the_live_one() {
         .windows(17)
         .any(|w| w == b"CUPMON_OUTPUT_DIR")
     {
-        assert!(std::time::Instant::now() < deadline, "no environment in {environ}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no environment in {environ}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let started = cupmon_control::process_start_ticks(pid).expect("start time");

@@ -6,12 +6,14 @@ pub mod decode;
 pub mod demo;
 mod dump_arg;
 pub mod export;
+pub mod export_parquet;
 pub mod merge;
 mod output_check;
 pub mod report;
 pub mod run;
 mod run_signal;
 mod run_summary;
+pub mod sql;
 pub mod stats;
 pub mod status;
 mod timeline_report;
@@ -27,7 +29,7 @@ use cupmon_trace::{
     TraceFormat,
 };
 
-pub use dump_arg::check_dump_dir;
+pub use dump_arg::{check_dump_dir, dumps_in};
 pub use output_check::{check_output, Input};
 
 /// Write `window` as a standalone trace at `output` and say so.
