@@ -39,7 +39,7 @@ interrupted by Ctrl-C, SIGTERM (temporary files are removed first).
     version,
     about = "A low-overhead GPU activity monitor for CUDA programs",
     long_about = "cupmon records every kernel, memcpy and memset of a CUDA program through \
-CUPTI at a cost close to CUPTI's own, writes them to raw dumps, and turns dumps and trace \
+CUPTI at a cost close to CUPTI's own, writes them to compressed dumps within a disk budget, and turns dumps and trace \
 windows into Kineto/PyTorch-profiler-compatible Chrome traces (Perfetto, chrome://tracing, HTA).",
     after_help = AFTER_HELP
 )]
@@ -65,12 +65,12 @@ pub enum Command {
         after_help = "Examples:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace     Perfetto's protobuf format"
     )]
     Export(ExportArgs),
-    /// Decode a raw dump directory into a trace window or a trace.
+    /// Decode a dump directory (or a time slice of it) into a trace window or a trace.
     #[command(
         after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z -o gpu.pftrace                  a Perfetto protobuf trace\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
     )]
     Decode(DecodeArgs),
-    /// Summarise a raw dump directory: records per kind, time span, top kernels.
+    /// Summarise a dump directory (or a time slice): records per kind, time span, top kernels.
     #[command(
         after_help = "Examples:\n  cupmon stats prof/1234-20261201T093005Z\n  cupmon stats prof/1234-20261201T093005Z --timeline 1m     where the job slowed down\n  cupmon stats prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00"
     )]
