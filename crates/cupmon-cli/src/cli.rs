@@ -339,6 +339,14 @@ pub struct ExportArgs {
     /// byte offset. It bounds the memory that reading takes beyond the window itself.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub max_event_size: u64,
+    /// The process's rank, for a window that does not say it (a dump recorded without
+    /// torchrun's environment): written as the trace's distributedInfo, so that
+    /// HolisticTraceAnalysis and `cupmon combine` tell the ranks apart.
+    #[arg(long, value_name = "R", requires = "world_size")]
+    pub rank: Option<i64>,
+    /// The job's number of ranks (with --rank).
+    #[arg(long, value_name = "N", requires = "rank")]
+    pub world_size: Option<i64>,
 }
 
 /// A trace's format, on the command line.
