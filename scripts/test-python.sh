@@ -1,7 +1,9 @@
 #!/bin/bash
-# Tests of the Python package `cupmon` (no GPU needed): a venv with maturin and
-# pytest from PyPI, `pip install .` (which builds the extension, the injection
-# library and the cupmon binary), the fake libcupti, then pytest tests/python.
+# Tests of the Python package `cupmon` (no GPU needed): a venv with maturin,
+# pytest, perfetto (for the .pftrace checks), duckdb and pyspark from PyPI (Spark
+# also needs Java 17+; without it test_spark.py says SKIPPED), `pip install .` (which
+# builds the extension, the injection library and the cupmon binary), the fake
+# libcupti and bench/parquet's fleet generator, then pytest tests/python.
 #
 # usage: scripts/test-python.sh [PYTEST ARGS...]
 # env:   CUPMON_PY_VENV   venv to use or create (default target/python-venv)
@@ -22,17 +24,25 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The maturin backend runs the `maturin` command: the venv's.
 export PATH="$venv/bin:$PATH"
-step "installing maturin and pytest from PyPI"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9,<2.0" pytest
+step "installing maturin, pytest, duckdb and pyspark from PyPI"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9,<2.0" pytest \
+  "duckdb>=1.1" "pyspark>=3.5"
+# The .pftrace checks (tests/python/test_pftrace.py, and cupmon-pftrace's
+# python_check test) read traces with Perfetto's own protos from this package;
+# without it they are skipped, loudly.
+step "installing perfetto and protobuf from PyPI (Perfetto's trace protos)"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check perfetto protobuf ||
+  echo "SKIPPED: cannot install the perfetto package: the .pftrace checks will be skipped" >&2
 
 # Built here, visibly, so the long part shows progress (pip hides the
 # backend's output); the pip build below then finds them up to date and
 # builds the thin extension module.
-step "cargo build: the fake libcupti, the injection library, the CLI"
+step "cargo build: the fake libcupti, the injection library, the CLI, the fleet generator"
 cargo build --profile "$CUPMON_CARGO_PROFILE" -p cupmon-inject -p cupmon-cli
-cargo build -p cupmon-fake-cupti
-fake=${CARGO_TARGET_DIR:-$root/target}/debug/libcupmon_fake_cupti.so
-case $fake in /*) ;; *) fake=$root/$fake ;; esac
+cargo build -p cupmon-fake-cupti -p cupmon-bench-parquet
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+case $target_dir in /*) ;; *) target_dir=$root/$target_dir ;; esac
+fake=$target_dir/debug/libcupmon_fake_cupti.so
 
 step "pip install . (profile $CUPMON_CARGO_PROFILE: extension, injection library, cupmon binary)"
 # No build isolation: maturin is in the venv already, so no second download.
@@ -43,6 +53,8 @@ step "pytest tests/python"
 # From the repository root, `import cupmon` finds the installed package
 # (python/ is not on sys.path), so the test covers what `pip install` made.
 status=0
-CUPMON_FAKE_CUPTI=$fake "$venv/bin/python" -m pytest tests/python -q "$@" || status=$?
+# -rs: say why a test was skipped (no perfetto package, no fake libcupti, no Java).
+CUPMON_FAKE_CUPTI=$fake CUPMON_BENCH_PARQUET=$target_dir/debug/bench-parquet \
+  "$venv/bin/python" -m pytest tests/python -q -rs "$@" || status=$?
 step "done in $((SECONDS - started)) s (exit $status)"
 exit $status

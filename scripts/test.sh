@@ -3,7 +3,7 @@
 # tests (golden, differential against PyTorch's merge_trace_window_into_chrome_trace
 # when ../shared is beside the checkout, CLI, monitor and multiplexer against the fake
 # libcupti), the Python package's tests, and HolisticTraceAnalysis reading cupmon's
-# traces. No GPU needed; the GPU checks are tests/gpu/run.sh.
+# traces, and `cupmon report`'s page in headless Chromium. No GPU needed; the GPU checks are tests/gpu/run.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -23,6 +23,9 @@ bash scripts/test-python.sh
 
 step "HolisticTraceAnalysis reads cupmon's traces"
 bash scripts/test-hta.sh
+
+step "cupmon report in headless Chromium"
+bash scripts/test-report.sh
 
 echo
 echo "all tests passed"

@@ -19,6 +19,9 @@ def main() -> None:
         sys.exit(
             f"cupmon: the cupmon binary is missing from the package ({path}); reinstall cupmon"
         )
+    # `cupmon sql` runs DuckDB in this Python (where `pip install 'cupmon[sql]'`
+    # put it), unless the user chose another.
+    os.environ.setdefault("CUPMON_PYTHON", sys.executable)
     # exec, not a child: signals, Ctrl-C and the exit code stay the binary's own.
     os.execv(path, ["cupmon", *sys.argv[1:]])
 

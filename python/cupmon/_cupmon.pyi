@@ -8,10 +8,13 @@ Errors: ``OSError`` for files, :class:`cupmon.TraceInputError` /
 """
 
 import os
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 _Path = Union[str, "os.PathLike[str]"]
-_Stats = Dict[str, int]  # cpu_events_kept, cpu_events_replaced, window_events, events_written
+# cpu_events_kept, cpu_events_replaced, window_events, events_written; and for a
+# Perfetto trace "pftrace": {bytes, slices, instants, counter_values,
+# flow_events_bound, flow_events_unbound, overlap_slices, warnings}
+_Stats = Dict[str, Any]
 
 __version__: str
 
@@ -21,8 +24,10 @@ def merge_json(
     window_json: bytes,
     trace_name: Optional[str] = None,
     exact: bool = True,
+    format: Optional[str] = None,
 ) -> _Stats:
-    """Merge a window (JSON bytes) into a Kineto CPU trace; write ``output_path``."""
+    """Merge a window (JSON bytes) into a Kineto CPU trace; write ``output_path``
+    (``format`` "json" or "pftrace"; None: by the name, ``.pftrace`` is Perfetto's)."""
 
 def merge_file(
     cpu_trace_path: _Path,
@@ -30,16 +35,25 @@ def merge_file(
     window_path: _Path,
     trace_name: Optional[str] = None,
     exact: bool = True,
+    format: Optional[str] = None,
 ) -> _Stats:
     """Merge a window JSON file (``.gz`` allowed) into a Kineto CPU trace."""
 
 def export_json(
-    window_json: bytes, output_path: _Path, trace_name: Optional[str] = None, exact: bool = False
+    window_json: bytes,
+    output_path: _Path,
+    trace_name: Optional[str] = None,
+    exact: bool = False,
+    format: Optional[str] = None,
 ) -> _Stats:
     """Write a window (JSON bytes) as a standalone Chrome trace."""
 
 def export_file(
-    window_path: _Path, output_path: _Path, trace_name: Optional[str] = None, exact: bool = False
+    window_path: _Path,
+    output_path: _Path,
+    trace_name: Optional[str] = None,
+    exact: bool = False,
+    format: Optional[str] = None,
 ) -> _Stats:
     """Write a window JSON file as a standalone Chrome trace."""
 

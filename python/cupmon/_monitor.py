@@ -132,17 +132,22 @@ def start_collection(
     output_dir: Union[str, "os.PathLike[str]"],
     *,
     activities: Union[None, str, Iterable[Any]] = None,
-    buffer_size: int = 4 << 20,
-    flush_period_s: float = 1.0,
+    buffer_size: Optional[int] = None,
+    flush_period_s: Optional[float] = None,
     max_outstanding: Optional[int] = None,
+    **settings: Union[str, int, float, bool],
 ) -> str:
     """Start always-on collection into the dump directory ``output_dir``.
 
     ``activities``: CUPTI activity kinds (names such as ``"CONCURRENT_KERNEL"``
     or numbers; default kernels, memcpy, memset). ``buffer_size``: bytes per
-    CUPTI buffer. ``flush_period_s``: the dump stays about this far behind.
-    ``max_outstanding``: cap on buffer memory in bytes (past it records are
-    dropped and counted; default 256 MiB). Returns the dump directory.
+    CUPTI buffer (default 4 MiB). ``flush_period_s``: the dump stays about this
+    far behind (default 1 s). ``max_outstanding``: cap on buffer memory in bytes
+    (past it records are dropped and counted; default 256 MiB). Any other
+    setting of cupmon's table goes by name, as text or a number, e.g.
+    ``keep="1GiB"``, ``keep_for="2h"``, ``segment_size="64MiB"``, ``raw=True``.
+    The ``CUPMON_*`` environment variables apply underneath (``CUPMON_KEEP=1GiB
+    python train.py``); the arguments given here win. Returns the dump directory.
 
     Raises :class:`NoDriverError` without an NVIDIA driver,
     :class:`NoCuptiError` without libcupti, ``ValueError`` for a setting
@@ -157,7 +162,9 @@ def start_collection(
     for name, value in (("buffer_size", buffer_size), ("max_outstanding", max_outstanding)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
             raise TypeError(f"{name} must be an int (bytes), not {type(value).__name__}")
-    if not isinstance(flush_period_s, (int, float)) or isinstance(flush_period_s, bool):
+    if flush_period_s is not None and (
+        not isinstance(flush_period_s, (int, float)) or isinstance(flush_period_s, bool)
+    ):
         raise TypeError(f"flush_period_s must be a number, not {type(flush_period_s).__name__}")
     state = status()
     if state.get("running"):
@@ -185,8 +192,9 @@ def start_collection(
         output_dir=dump_dir,
         kinds=_activities(activities),
         buffer_size=buffer_size,
-        flush_period_s=float(flush_period_s),
+        flush_period_s=None if flush_period_s is None else float(flush_period_s),
         max_outstanding=max_outstanding,
+        **settings,
     )
     return dump_dir
 

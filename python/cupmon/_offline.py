@@ -24,6 +24,17 @@ def _check_name(trace_name: object) -> None:
         raise TypeError(f"trace_name must be a str or None, not {type(trace_name).__name__}")
 
 
+def _check_format(format: object) -> None:
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"format must be 'json', 'pftrace' or None, not {type(format).__name__}")
+
+
+def _warn_pftrace(output_path: PathLike, stats: dict) -> None:
+    """What the Perfetto conversion could not carry over, as warnings."""
+    for problem in (stats or {}).get("pftrace", {}).get("warnings", []):
+        warnings.warn(f"{os.fspath(output_path)}: {problem}", CupmonWarning, stacklevel=3)
+
+
 def merge_trace_window_into_chrome_trace(
     cpu_trace_path: PathLike,
     output_path: PathLike,
@@ -39,6 +50,8 @@ def merge_trace_window_into_chrome_trace(
     merge. :func:`merge_complete` writes the same events with the arguments
     torch.profiler's own GPU events carry besides (launch configuration,
     occupancy, bandwidth, ``External id``) and memory events. ``.gz`` paths are read and written compressed.
+    An ``output_path`` ending in ``.pftrace`` (or ``.pftrace.gz``) gets the same trace in
+    Perfetto's protobuf format.
     ``trace_window`` is the window dict (as :func:`end_trace_window` returns
     it), or the path of a window JSON file (``window-N.json`` of ``cupmon run``).
     ``traceName`` is ``trace_name``, or the output path when it is empty.
@@ -56,45 +69,61 @@ def merge_complete(
     trace_window: WindowLike,
     *,
     trace_name: Optional[str] = None,
+    format: Optional[str] = None,
 ) -> None:
     """:func:`merge_trace_window_into_chrome_trace`, writing cupmon's complete trace
     (as ``cupmon merge`` does): the same events at the same times, with Kineto's names
-    and args for GPU ops, ``External id`` links, overlap tracks and memory events."""
-    _merge(cpu_trace_path, output_path, trace_window, trace_name, exact=False)
+    and args for GPU ops, ``External id`` links, overlap tracks and memory events.
+    ``format``: ``"json"`` (Chrome JSON) or ``"pftrace"`` (Perfetto's protobuf, the
+    CPU and the GPU side in one trace); by default the output's name decides
+    (``.pftrace``, ``.pftrace.gz``: Perfetto)."""
+    _merge(cpu_trace_path, output_path, trace_window, trace_name, exact=False, format=format)
 
 
-def _merge(cpu_trace_path, output_path, trace_window, trace_name, exact):
+def _merge(cpu_trace_path, output_path, trace_window, trace_name, exact, format=None):
     _check_path("cpu_trace_path", cpu_trace_path)
     _check_path("output_path", output_path)
     _check_name(trace_name)
+    _check_format(format)
     if isinstance(trace_window, dict):
-        _native.merge_json(cpu_trace_path, output_path, dumps(trace_window), trace_name, exact)
+        stats = _native.merge_json(
+            cpu_trace_path, output_path, dumps(trace_window), trace_name, exact, format
+        )
     elif isinstance(trace_window, (str, os.PathLike)):
-        _native.merge_file(cpu_trace_path, output_path, trace_window, trace_name, exact)
+        stats = _native.merge_file(cpu_trace_path, output_path, trace_window, trace_name, exact, format)
     else:
         raise TypeError(
             "trace_window must be a trace-window dict or the path of a window JSON file, "
             f"not {type(trace_window).__name__}"
         )
+    _warn_pftrace(output_path, stats)
 
 
 def export_trace_window(
-    trace_window: WindowLike, path: PathLike, *, trace_name: Optional[str] = None
+    trace_window: WindowLike,
+    path: PathLike,
+    *,
+    trace_name: Optional[str] = None,
+    format: Optional[str] = None,
 ) -> None:
     """Write one window as a standalone Kineto-style Chrome trace (open it in
     ui.perfetto.dev). ``trace_window``: a window dict or a window JSON file.
+    ``format``: ``"json"`` or ``"pftrace"`` (Perfetto's protobuf trace, the same
+    events); by default ``path``'s name decides (``.pftrace``, ``.pftrace.gz``).
     Raises :class:`TraceInputError` for an empty or malformed window."""
     _check_path("path", path)
     _check_name(trace_name)
+    _check_format(format)
     if isinstance(trace_window, dict):
-        _native.export_json(dumps(trace_window), path, trace_name)
+        stats = _native.export_json(dumps(trace_window), path, trace_name, False, format)
     elif isinstance(trace_window, (str, os.PathLike)):
-        _native.export_file(trace_window, path, trace_name)
+        stats = _native.export_file(trace_window, path, trace_name, False, format)
     else:
         raise TypeError(
             "trace_window must be a trace-window dict or the path of a window JSON file, "
             f"not {type(trace_window).__name__}"
         )
+    _warn_pftrace(path, stats)
 
 
 def read_dump(path: PathLike) -> Window:

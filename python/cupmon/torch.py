@@ -53,12 +53,14 @@ Importing this module does not import torch; calling :func:`profile` does.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
 import tempfile
 import time
 import warnings
+import weakref
 from typing import Any, Optional
 
 from . import _monitor, _offline
@@ -91,7 +93,8 @@ def profile(
     **torch_profiler_kwargs: Any,
 ):
     """A ``torch.profiler.profile`` (CPU activities) whose traces come out merged
-    with cupmon's GPU activity into ``path`` (``.gz`` to compress).
+    with cupmon's GPU activity into ``path`` (``.gz`` to compress; ``.pftrace``
+    or ``.pftrace.gz`` for one Perfetto protobuf trace of both sides).
 
     ``torch_profiler_kwargs`` go to ``torch.profiler.profile`` (``schedule``,
     ``on_trace_ready``, ``record_shapes``, ``with_stack``, ...). ``trace_name``:
@@ -173,6 +176,7 @@ def _make_profile_class() -> type:
             self._cupmon_collection: Optional[str] = None  # dump we started
             self._cupmon_temporary = False
             self._cupmon_shared = False  # CUPTI shared by cupmon run's multiplexer
+            self._cupmon_export: Optional[str] = None  # last cycle's CPU trace, kept
             super().__init__(
                 activities=[tp.ProfilerActivity.CPU],
                 on_trace_ready=self._cupmon_trace_ready,
@@ -282,7 +286,11 @@ def _make_profile_class() -> type:
             )
             os.close(fd)
             try:
-                self.export_chrome_trace(cpu_trace)
+                # Kineto saves a cycle's trace once ("Trace is already saved" after):
+                # the export is kept for the user's own export_chrome_trace calls
+                # (on_trace_ready handlers such as tensorboard_trace_handler).
+                self._cupmon_keep_export(cpu_trace)
+                shutil.copyfile(self._cupmon_export, cpu_trace)
                 drop_gpu_side_events(cpu_trace)
                 _offline.merge_complete(
                     cpu_trace, out, window or _EMPTY_WINDOW, trace_name=self.cupmon_trace_name
@@ -303,7 +311,39 @@ def _make_profile_class() -> type:
             if self._cupmon_user_ready is not None:
                 self._cupmon_user_ready(prof)
 
+        # -- torch.profiler's own export, served from the kept copy --
+
+        def _cupmon_keep_export(self, scratch: str) -> None:
+            super().export_chrome_trace(scratch)
+            if self._cupmon_export is None:
+                fd, kept = tempfile.mkstemp(prefix="cupmon-torch-cpu-", suffix=".json")
+                os.close(fd)
+                self._cupmon_export = kept
+                weakref.finalize(self, _unlink_quietly, kept)
+            os.replace(scratch, self._cupmon_export)
+
+        def export_chrome_trace(self, path: "str | os.PathLike[str]") -> None:
+            """torch.profiler's CPU trace of the last cycle, as torch.profiler writes
+            it (gzip-compressed for a ``.gz`` path); callable any number of times."""
+            kept = self._cupmon_export
+            if kept is None:
+                return super().export_chrome_trace(path)
+            path = os.fspath(path)
+            if path.endswith(".gz"):
+                with open(kept, "rb") as src, gzip.open(path, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            else:
+                shutil.copyfile(kept, path)
+            return None
+
     return CupmonProfile
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _synchronize_cuda() -> None:
@@ -318,7 +358,7 @@ def _output_path(path: str, cycle: int, step: int) -> str:
         return path.format(cycle=cycle, step=step)
     if cycle == 0:
         return path
-    for ext in (".json.gz", ".json"):
+    for ext in (".json.gz", ".json", ".pftrace.gz", ".pftrace"):
         if path.endswith(ext):
             return f"{path[: -len(ext)]}-{cycle}{ext}"
     return f"{path}-{cycle}"

@@ -79,4 +79,6 @@ with profiler as prof:
     for _ in range(3):
         step()
         prof.step()
+if os.environ.get("DEMO_NO_SCHEDULE"):
+    prof.export_chrome_trace(cpu_trace)
 print("recorded", os.listdir(os.path.join(out, "dump")))

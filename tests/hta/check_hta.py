@@ -149,7 +149,7 @@ def main(argv: List[str]) -> int:
         "--operator",
         default="aten::linear",
         help="operator for the frequent kernel sequences (default aten::linear: "
-        "in torch_mlp one of its two layers launches 4 kernels, once a step)",
+        "the transformer's linear layers launch their GEMM and bias kernels each step)",
     )
     p.add_argument("--trace-dir", nargs="+", help="check these trace directories instead")
     args = p.parse_args(argv)

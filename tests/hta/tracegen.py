@@ -4,12 +4,15 @@ H200 recordings in tests/fixtures/h200-cupti13.0.
 Three sets, one directory each (HTA takes a directory and finds the ranks in
 the files):
 - merged: `cupmon decode DUMP -o window.json` then `cupmon merge --cpu CPU
-  --window window.json`, rank 0 from torch_mlp, rank 1 from cuda_workload.
+  --window window.json`, both ranks from torch_transformer (the demo's
+  recording, made by cupmon.torch.profile; the older torch_mlp recording holds
+  48 kernels whose CUPTI timestamps are 0).
   The CPU traces are the fixtures' torch.profiler traces with the
   `distributedInfo` that torch.profiler writes in a 2-rank job added (the
   input, as a distributed job would hand it to cupmon; cupmon's output is
   never edited).
-- standalone: `cupmon export --window window.json`, the same two recordings,
+- standalone: `cupmon export --window window.json`, torch_transformer as rank 0
+  and cuda_workload as rank 1,
   no CPU trace: the rank has to come from cupmon itself (rank_request()).
 - demo: `cupmon demo`, one rank, no distributedInfo expected.
 """
@@ -24,10 +27,18 @@ from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
 WORLD_SIZE = 2
-# (rank, fixture, CPU trace of that fixture)
+# (rank, fixture, its dump directory, CPU trace of that fixture)
 RANK_FIXTURES = (
-    (0, "torch_mlp", "kineto_cpu_trace.json"),
-    (1, "cuda_workload", "cpu_trace_empty.json"),
+    (0, "torch_transformer", "torch_transformer/dump", "kineto_cpu_trace.json"),
+    (1, "cuda_workload", "cuda_workload", "cpu_trace_empty.json"),
+)
+# The merged set: two ranks of a training job, each with its torch.profiler trace.
+# Only torch_transformer has one of real training steps, so both ranks are made of
+# it (HTA's temporal breakdown needs CPU ops on every rank: with cuda_workload's
+# empty CPU trace as rank 1 it raises IndexError).
+MERGED_FIXTURES = (
+    (0, "torch_transformer", "torch_transformer/dump", "kineto_cpu_trace.json"),
+    (1, "torch_transformer", "torch_transformer/dump", "kineto_cpu_trace.json"),
 )
 
 
@@ -107,10 +118,10 @@ def _cpu_trace_with_rank(src: str, dst: str, rank: int) -> None:
         json.dump(out, f)
 
 
-def _window(cupmon: str, fixtures: str, fixture: str, work: str) -> str:
+def _window(cupmon: str, fixtures: str, fixture: str, dump: str, work: str) -> str:
     window = os.path.join(work, f"window-{fixture}.json")
     if not os.path.exists(window):
-        _run([cupmon, "decode", os.path.join(fixtures, fixture), "-o", window])
+        _run([cupmon, "decode", os.path.join(fixtures, dump), "-o", window])
     return window
 
 
@@ -121,8 +132,8 @@ def build_sets(cupmon: str, fixtures: str, work: str) -> List[TraceSet]:
     merged_dir = os.path.join(work, "merged")
     os.makedirs(merged_dir, exist_ok=True)
     files = {}
-    for rank, fixture, cpu in RANK_FIXTURES:
-        window = _window(cupmon, fixtures, fixture, work)
+    for rank, fixture, dump, cpu in MERGED_FIXTURES:
+        window = _window(cupmon, fixtures, fixture, dump, work)
         cpu_in = os.path.join(work, f"cpu-rank{rank}-{fixture}.json")
         _cpu_trace_with_rank(os.path.join(fixtures, fixture, cpu), cpu_in, rank)
         out = os.path.join(merged_dir, f"rank{rank}-{fixture}.trace.json")
@@ -141,8 +152,8 @@ def build_sets(cupmon: str, fixtures: str, work: str) -> List[TraceSet]:
     standalone_dir = os.path.join(work, "standalone")
     os.makedirs(standalone_dir, exist_ok=True)
     files = {}
-    for rank, fixture, _cpu in RANK_FIXTURES:
-        window = _window(cupmon, fixtures, fixture, work)
+    for rank, fixture, dump, _cpu in RANK_FIXTURES:
+        window = _window(cupmon, fixtures, fixture, dump, work)
         out = os.path.join(standalone_dir, f"rank{rank}-{fixture}.trace.json")
         args, env = rank_request(cupmon, "export", rank)
         _run([cupmon, "export", "--window", window, "-o", out] + args, env)

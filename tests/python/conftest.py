@@ -7,6 +7,7 @@ fake is chosen through environment variables read when the monitor starts.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -52,3 +53,55 @@ def run_python(code: str, env: dict, timeout: float = 60) -> subprocess.Complete
 def fake_env(fake: Path) -> dict:
     """Environment that makes the monitor load the fake as libcupti and driver."""
     return {"CUPMON_LIBCUPTI": str(fake), "CUPMON_LIBCUDA": str(fake)}
+
+
+def loud_skip(why: str) -> None:
+    """A test that cannot run says so on stderr (not only in pytest's summary)."""
+    print(f"SKIPPED: {why}", file=sys.stderr)
+    pytest.skip(why)
+
+
+def cupmon_binary() -> str:
+    """The cupmon binary of the installed package."""
+    from cupmon import _cli
+
+    return _cli.binary_path()
+
+
+def cupmon_cmd(*args: str, **kw) -> subprocess.CompletedProcess:
+    """Run the installed cupmon binary; ``cupmon sql`` uses this Python (and its duckdb)."""
+    env = {**os.environ, "CUPMON_PYTHON": sys.executable, **kw.pop("env", {})}
+    return subprocess.run(
+        [cupmon_binary(), *args], env=env, capture_output=True, text=True, timeout=600, **kw
+    )
+
+
+@pytest.fixture(scope="session")
+def fleet_export(tmp_path_factory) -> tuple[Path, dict]:
+    """A synthetic 16-rank run (bench/parquet's generator: 6 minutes, a planted slow
+    rank per minute) exported with ``cupmon export-parquet``: (OUT, planted.json)."""
+    env = os.environ.get("CUPMON_BENCH_PARQUET")
+    gen = Path(env) if env else ROOT / "target" / "debug" / "bench-parquet"
+    if not gen.is_file():
+        loud_skip(f"no fleet generator at {gen} (cargo build -p cupmon-bench-parquet)")
+    base = tmp_path_factory.mktemp("fleet")
+    run, out = base / "run", base / "out"
+    subprocess.run(
+        [str(gen), "gen", str(run), "--ranks", "16", "--kernels-per-rank", "3000", "--seconds", "360"],
+        check=True,
+        capture_output=True,
+    )
+    done = cupmon_cmd("export-parquet", str(run), "-o", str(out), "--job", "fleet-ci")
+    assert done.returncode == 0, done.stderr
+    planted = json.loads((run / "planted.json").read_text())
+    return out, planted
+
+
+@pytest.fixture(scope="session")
+def fixtures_export(tmp_path_factory) -> Path:
+    """Both H200 recordings exported (host `h200`, job `golden`)."""
+    out = tmp_path_factory.mktemp("fixtures") / "out"
+    dumps = [str(FIXTURES / f) for f in FIXTURE_NAMES]
+    done = cupmon_cmd("export-parquet", *dumps, "-o", str(out), "--job", "golden", "--host", "h200")
+    assert done.returncode == 0, done.stderr
+    return out

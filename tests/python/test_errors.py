@@ -115,16 +115,31 @@ def test_read_dump_of_a_missing_directory_is_file_not_found(tmp_path):
         cupmon.read_dump(5)
 
 
-def test_read_dump_of_a_corrupt_dump_is_a_dump_error(tmp_path):
+def test_read_dump_with_a_corrupt_meta_is_a_dump_error(tmp_path):
+    dump = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "cuda_workload", dump)
+    meta = dump / "cupti_monitor_meta.bin"
+    data = bytearray(meta.read_bytes())
+    data[0:8] = b"XXXXXXXX"
+    meta.write_bytes(bytes(data))
+    with pytest.raises(cupmon.DumpError, match="cupti_monitor_meta.bin: byte 0: bad magic") as info:
+        cupmon.read_dump(dump)
+    assert isinstance(info.value, ValueError)
+
+
+def test_read_dump_skips_a_damaged_chunk_with_a_warning_naming_the_bytes(tmp_path):
+    # A damaged chunk header (a crash, a bad disk) costs that chunk only: the reader
+    # resumes at the next valid header and says which bytes it skipped.
     dump = tmp_path / "dump"
     shutil.copytree(FIXTURES / "cuda_workload", dump)
     raw = dump / "cupti_monitor_raw_buffers.bin"
     data = bytearray(raw.read_bytes())
     data[0:8] = b"XXXXXXXX"  # the first chunk's magic
     raw.write_bytes(bytes(data))
-    with pytest.raises(cupmon.DumpError, match="bad magic") as info:
-        cupmon.read_dump(dump)
-    assert isinstance(info.value, ValueError)
+    with pytest.warns(cupmon.CupmonWarning, match=r"skipped bytes 0\.\.\d+ .*bad magic"):
+        window = cupmon.read_dump(dump)
+    full = cupmon.read_dump(FIXTURES / "cuda_workload")
+    assert 0 < len(window["events"]) < len(full["events"])
 
 
 def test_read_dump_of_a_truncated_dump_warns_and_returns_the_rest(tmp_path):

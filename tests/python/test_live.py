@@ -241,3 +241,29 @@ print(json.dumps({{"lost": lost, "start": start,
     out = last_json(child(code, fake_env(fake_cupti)))
     assert isinstance(out["lost"], int) and out["start"] > 0
     assert (out["kernels"], out["all"]) == (2, 6)
+
+
+def test_environment_settings_apply_and_arguments_win(fake_cupti, tmp_path):
+    # CUPMON_RAW=1 from the environment: PyTorch's raw file, no segments; a
+    # keyword setting (segment_size) is parsed by the same table, and a bad one
+    # is refused naming it.
+    code = f"""
+d = cupmon.start_collection({str(tmp_path / "raw")!r}, flush_period_s=0.1)
+launch(4)
+cupmon.stop_collection()
+try:
+    cupmon.start_collection({str(tmp_path / "bad")!r}, keep="lots")
+except ValueError as e:
+    print("refused:", e)
+d = cupmon.start_collection({str(tmp_path / "seg")!r}, raw=False, segment_size="1MiB")
+launch(4)
+print(json.dumps(cupmon.stop_collection()))
+"""
+    env = fake_env(fake_cupti)
+    env["CUPMON_RAW"] = "1"
+    result = child(code, env)
+    assert (tmp_path / "raw" / "cupti_monitor_raw_buffers.bin").exists()
+    assert not (tmp_path / "raw" / "segments").exists()
+    assert "refused:" in result.stdout and "keep" in result.stdout
+    assert (tmp_path / "seg" / "segments").is_dir()
+    assert not (tmp_path / "seg" / "cupti_monitor_raw_buffers.bin").exists()

@@ -10,11 +10,19 @@ Examples:
   cupmon run -o prof -- python train.py              record every kernel, copy and memset
   cupmon run --window-at 30 --window-for 2 -- ./app  also take a full trace window at t=30s
   cupmon stats prof/1234                             what a dump holds
+  cupmon report prof -o report.html                  one HTML page for all processes of a run
   cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz
   cupmon merge --cpu torch_trace.json --window prof/window-0.json -o merged.json.gz
+  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace
   cupmon demo                                        a trace from a real H200 recording
+  cupmon export-parquet prof -o fleet/ --job j42     every rank of a run as Parquet datasets
+  cupmon sql fleet/ --stragglers                     the slowest rank per minute (DuckDB)
 
 Traces open in https://ui.perfetto.dev (drag the file onto the page) or chrome://tracing.
+Trace formats: Chrome JSON (Kineto's: .json, .json.gz), or Perfetto's protobuf trace when
+the output ends in .pftrace or .pftrace.gz (or with --format pftrace): the same events and
+args, a fraction of the size, times in ns; it opens in ui.perfetto.dev (not in
+chrome://tracing or HTA).
 
 Outputs: `-o -` writes to standard output; devices and FIFOs are written in place, and
 a symlink is followed (its target is replaced, the link stays). A CPU trace may come from
@@ -31,7 +39,7 @@ interrupted by Ctrl-C, SIGTERM (temporary files are removed first).
     version,
     about = "A low-overhead GPU activity monitor for CUDA programs",
     long_about = "cupmon records every kernel, memcpy and memset of a CUDA program through \
-CUPTI at a cost close to CUPTI's own, writes them to raw dumps, and turns dumps and trace \
+CUPTI at a cost close to CUPTI's own, writes them to compressed dumps within a disk budget, and turns dumps and trace \
 windows into Kineto/PyTorch-profiler-compatible Chrome traces (Perfetto, chrome://tracing, HTA).",
     after_help = AFTER_HELP
 )]
@@ -49,20 +57,20 @@ pub enum Command {
     Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
     #[command(
-        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is what PyTorch's merge_trace_window_into_chrome_trace writes (with --exact), byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev."
+        after_help = "Example:\n  cupmon merge --cpu trace.json --window window-0.json -o merged.json.gz\n\nThe output is what PyTorch's merge_trace_window_into_chrome_trace writes (with --exact), byte for byte in meaning: the CPU events, then GPU\nkernels, copies, runtime calls and launch->kernel arrows. Open it in https://ui.perfetto.dev.\nWith -o merged.pftrace the same merged trace (CPU and GPU side) is one Perfetto protobuf trace."
     )]
     Merge(MergeArgs),
     /// Write a trace window as a standalone Kineto-style trace.
     #[command(
-        after_help = "Example:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz"
+        after_help = "Examples:\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.trace.json.gz\n  cupmon export --window prof/1234-20261201T093005Z/window-0.json -o window-0.pftrace     Perfetto's protobuf format"
     )]
     Export(ExportArgs),
-    /// Decode a raw dump directory into a trace window or a trace.
+    /// Decode a dump directory (or a time slice of it) into a trace window or a trace.
     #[command(
-        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
+        after_help = "Examples:\n  cupmon decode prof/1234-20261201T093005Z -o window.json\n  cupmon decode prof/1234-20261201T093005Z --format chrome -o gpu.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --cpu torch_trace.json -o merged.json.gz\n  cupmon decode prof/1234-20261201T093005Z -o gpu.pftrace                  a Perfetto protobuf trace\n  cupmon decode prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00 --format chrome -o slice.trace.json.gz\n  cupmon decode prof/1234-20261201T093005Z --last 30s -o last.json\n\nA slice (--from/--to/--last) holds the records whose time interval overlaps it, and the\nexternal correlations and annotations they refer to; only the segments and frames that\ncan overlap are read."
     )]
     Decode(DecodeArgs),
-    /// Summarise a raw dump directory: records per kind, time span, top kernels.
+    /// Summarise a dump directory (or a time slice): records per kind, time span, top kernels.
     #[command(
         after_help = "Examples:\n  cupmon stats prof/1234-20261201T093005Z\n  cupmon stats prof/1234-20261201T093005Z --timeline 1m     where the job slowed down\n  cupmon stats prof/1234-20261201T093005Z --from 14:32:00 --to 14:33:00"
     )]
@@ -82,6 +90,138 @@ pub enum Command {
         after_help = "Example:\n  cupmon combine prof/rank*/window-0.trace.json.gz -o job.trace.json.gz\n\nRanks come from each trace's distributedInfo. Traces of one host line up as they are;\nfor several hosts give each rank's clock offset, e.g. --offset 1=-250us."
     )]
     Combine(CombineArgs),
+    /// One HTML page of what the GPUs did: a dump, or every process of a run.
+    #[command(
+        after_help = "Examples:\n  cupmon report prof -o report.html            every process (rank) of `cupmon run -o prof`\n  cupmon report prof/rank0-4242-20261201T093005Z --last 1h --bin 10s\n\nThe page is self-contained (no network when it is viewed): header, GPU busy % per\ndevice and rank over time with kernels/s, copy bandwidth and the trace windows, top\nkernels, copies, streams, ranks side by side with the slowest rank per minute, and the\n`cupmon decode` command for the slowest minute. Its numbers are `cupmon stats`' numbers."
+    )]
+    Report(ReportArgs),
+    /// Write dumps as Parquet datasets (kernels, memcpy, memset, api, dumps) for SQL engines.
+    #[command(
+        name = "export-parquet",
+        // Rows by start time, not decode's overlap: adjacent slices share no row.
+        mut_arg("from", |a| a.help("Only rows that start at or after T: +12.5 or +90s (after the dump's first record), @1764567890.25 (Unix seconds), ISO-8601 (2026-12-01T14:32:00Z, ...+01:00; without zone: local time) or HH:MM:SS[.fff] (local time on the day of the dump's first record); relative forms count from each dump's own first record")),
+        mut_arg("to", |a| a.help("Only rows that start before T (same forms as --from)")),
+        mut_arg("last", |a| a.help("Only rows that start in the last DURATION before the dump's last record (e.g. 30s, 5m)")),
+        after_help = "Examples:\n  cupmon export-parquet prof -o fleet --job train-42      every dump of a `cupmon run` output\n  cupmon export-parquet prof/rank0-4242 -o fleet --from 2026-12-01T02:00Z --to @1796180400\n\nLayout: OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet (UTC).\nRunning it again on a grown dump adds only the new chunks; several hosts may write into one\nshared OUT. Then: cupmon sql OUT --top-kernels, or duckdb -init OUT/cupmon.sql.\nColumns, Spark and Trino: docs/parquet.md."
+    )]
+    ExportParquet(ExportParquetArgs),
+    /// Query an export-parquet directory through DuckDB (the duckdb Python package).
+    #[command(
+        after_help = "Examples:\n  cupmon sql fleet --top-kernels\n  cupmon sql fleet --stragglers\n  cupmon sql fleet -c \"SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank\"\n\nThe views and macros are those of OUT/cupmon.sql (kernels, memcpy, memset, api, dumps,\ntop_kernels, busy_per_minute, stragglers, comm_overlap). Needs the duckdb Python package:\npip install 'cupmon[sql]' (or pip install duckdb); the Python used is $CUPMON_PYTHON, else python3."
+    )]
+    Sql(SqlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A dump directory, or a `cupmon run` output directory (all the dumps in it).
+    pub target: PathBuf,
+    /// Where to write the page.
+    #[arg(short, long, value_name = "OUT", default_value = "report.html")]
+    pub output: PathBuf,
+    /// The charts' bin (e.g. 10s, 1m); default: a round bin giving about 1,500 bins.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub bin: Option<std::time::Duration>,
+    /// How many kernels the kernel table lists.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportParquetArgs {
+    /// Dump directories, `cupmon run` output directories (every dump in them), or
+    /// PyTorch-format dumps.
+    #[arg(required = true, value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// The dataset directory (created; other exports may already be in it).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// `--from`, `--to`, `--last`, as `cupmon decode` reads them, resolved against each
+    /// dump; the help below says what they select here.
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
+    /// The record datasets to write (dumps/ is always written).
+    #[arg(long, value_name = "KIND,...", default_value = "kernel,memcpy,memset,api", value_parser = parse_kinds)]
+    pub kinds: cupmon_parquet::Kinds,
+    /// The job's id, a column of every row.
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// The host column (default: the dump's hostname, else this machine's name).
+    #[arg(long, value_name = "NAME", value_parser = parse_host)]
+    pub host: Option<String>,
+}
+
+/// `kernel,memcpy` (also `kernels`, `api`; case-insensitive).
+fn parse_kinds(text: &str) -> Result<cupmon_parquet::Kinds, String> {
+    let mut kinds = cupmon_parquet::Kinds {
+        kernel: false,
+        memcpy: false,
+        memset: false,
+        api: false,
+    };
+    for word in text.split(',').map(|w| w.trim().to_ascii_lowercase()) {
+        match word.as_str() {
+            "kernel" | "kernels" => kinds.kernel = true,
+            "memcpy" => kinds.memcpy = true,
+            "memset" => kinds.memset = true,
+            "api" | "runtime" | "driver" => kinds.api = true,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a kind; use kernel, memcpy, memset, api (comma-separated)"
+                ))
+            }
+        }
+    }
+    Ok(kinds)
+}
+
+/// A host name for the `host` column and the file names: letters, digits, `.`, `-`, `_`.
+fn parse_host(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?}: a host name of letters, digits, '.', '-' and '_' (it names files)"
+        ))
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true))]
+pub struct SqlArgs {
+    /// A directory written by `cupmon export-parquet` (holding cupmon.sql).
+    #[arg(value_name = "OUT")]
+    pub dir: PathBuf,
+    /// Run this SQL (DuckDB's dialect) over the views.
+    #[arg(short = 'c', long = "command", value_name = "QUERY", group = "what")]
+    pub query: Option<String>,
+    /// The kernels with the most GPU time, per rank (`--top N` of each).
+    #[arg(long, group = "what")]
+    pub top_kernels: bool,
+    /// Busy time of each device per minute.
+    #[arg(long, group = "what")]
+    pub busy: bool,
+    /// Per minute, the slowest rank against the fleet and the busiest one.
+    #[arg(long, group = "what")]
+    pub stragglers: bool,
+    /// NCCL time overlapped with compute, per rank and device.
+    #[arg(long, group = "what")]
+    pub comm_overlap: bool,
+    /// How many kernels per rank --top-kernels lists.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: u32,
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Most rows a table shows (CSV shows all).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_rows: u32,
 }
 
 #[derive(Debug, Args)]
@@ -121,8 +261,13 @@ pub struct CombineArgs {
     /// Chrome traces (.json or .json.gz), one per rank.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
+    /// The combined trace (.json, .json.gz, or .pftrace, .pftrace.gz for Perfetto's
+    /// protobuf format).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// The output's format (default: by its name).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TraceFormatArg>,
     /// Shift a rank's events by its clock's offset: RANK=DURATION (e.g. 1=-250us).
     #[arg(long, value_name = "RANK=DURATION")]
     pub offset: Vec<String>,
@@ -149,9 +294,13 @@ pub struct MergeArgs {
     /// The trace window (JSON, as `cupmon run`, `cupmon decode` or PyTorch's monitor write it).
     #[arg(long, value_name = "WINDOW.json")]
     pub window: PathBuf,
-    /// Where to write the merged trace (.json or .json.gz; `-`: standard output).
+    /// Where to write the merged trace (.json, .json.gz, or .pftrace, .pftrace.gz for
+    /// Perfetto's protobuf format; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// The output's format (default: by its name).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TraceFormatArg>,
     /// `traceName` of the output (default: the output path).
     #[arg(long)]
     pub trace_name: Option<String>,
@@ -171,9 +320,13 @@ pub struct MergeArgs {
 pub struct ExportArgs {
     #[arg(long, value_name = "WINDOW.json")]
     pub window: PathBuf,
-    /// Where to write the trace (.json or .json.gz; `-`: standard output).
+    /// Where to write the trace (.json, .json.gz, or .pftrace, .pftrace.gz for
+    /// Perfetto's protobuf format; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// The output's format (default: by its name).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<TraceFormatArg>,
     #[arg(long)]
     pub trace_name: Option<String>,
     /// Write exactly what PyTorch's merge_trace_window_into_chrome_trace writes (the
@@ -186,26 +339,57 @@ pub struct ExportArgs {
     /// byte offset. It bounds the memory that reading takes beyond the window itself.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub max_event_size: u64,
+    /// The process's rank, for a window that does not say it (a dump recorded without
+    /// torchrun's environment): written as the trace's distributedInfo, so that
+    /// HolisticTraceAnalysis and `cupmon combine` tell the ranks apart.
+    #[arg(long, value_name = "R", requires = "world_size")]
+    pub rank: Option<i64>,
+    /// The job's number of ranks (with --rank).
+    #[arg(long, value_name = "N", requires = "rank")]
+    pub world_size: Option<i64>,
+}
+
+/// A trace's format, on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormatArg {
+    /// Chrome JSON, as Kineto writes it.
+    Json,
+    /// Perfetto's protobuf trace (TracePackets), with the same events.
+    Pftrace,
+}
+
+impl From<TraceFormatArg> for cupmon_trace::TraceFormat {
+    fn from(f: TraceFormatArg) -> Self {
+        match f {
+            TraceFormatArg::Json => cupmon_trace::TraceFormat::Json,
+            TraceFormatArg::Pftrace => cupmon_trace::TraceFormat::Pftrace,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DecodeFormat {
     /// The trace-window JSON that `cupmon merge` consumes.
     Window,
-    /// A standalone Chrome trace, as `cupmon export` writes it.
+    /// A standalone trace, as `cupmon export` writes it (Chrome JSON, or Perfetto's
+    /// protobuf when OUT ends in .pftrace or .pftrace.gz).
     Chrome,
+    /// A standalone trace in Perfetto's protobuf format, whatever OUT's name.
+    Pftrace,
 }
 
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
     /// A dump directory (holding cupti_monitor_meta.bin and cupti_monitor_raw_buffers.bin).
     pub dump_dir: PathBuf,
-    #[arg(long, value_enum, default_value = "window")]
-    pub format: DecodeFormat,
+    /// What to write [default: window; a trace when OUT ends in .pftrace or .pftrace.gz].
+    #[arg(long, value_enum)]
+    pub format: Option<DecodeFormat>,
     /// Merge straight into this torch.profiler CPU trace (implies a Chrome trace).
     #[arg(long, value_name = "CPU_TRACE")]
     pub cpu: Option<PathBuf>,
-    /// Where to write the window or trace (.json or .json.gz; `-`: standard output).
+    /// Where to write the window or trace (.json, .json.gz; .pftrace, .pftrace.gz for a
+    /// trace in Perfetto's protobuf format; `-`: standard output).
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     #[arg(long)]
@@ -221,6 +405,22 @@ pub struct DecodeArgs {
     pub max_event_size: u64,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
+}
+
+impl DecodeArgs {
+    /// `--format`, or what OUT's name asks for: a `.pftrace` is a trace.
+    pub fn decode_format(&self) -> DecodeFormat {
+        match self.format {
+            Some(f) => f,
+            None if cupmon_trace::is_pftrace_path(&self.output) => DecodeFormat::Chrome,
+            None => DecodeFormat::Window,
+        }
+    }
+
+    /// The trace format asked for (`None`: by OUT's name).
+    pub fn trace_format(&self) -> Option<cupmon_trace::TraceFormat> {
+        (self.format == Some(DecodeFormat::Pftrace)).then_some(cupmon_trace::TraceFormat::Pftrace)
+    }
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,9 @@ fn main() {
         cli::Command::Window(args) => cmd::window::run(&args),
         cli::Command::Status(args) => cmd::status::run(&args),
         cli::Command::Combine(args) => cmd::combine::run(&args),
+        cli::Command::Report(args) => cmd::report::run(&args),
+        cli::Command::ExportParquet(args) => cmd::export_parquet::run(&args),
+        cli::Command::Sql(args) => cmd::sql::run(&args),
     };
     match result {
         Ok(code) => std::process::exit(code),

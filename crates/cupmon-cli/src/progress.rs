@@ -30,6 +30,11 @@ impl Progress {
     /// A progress line over a dump's buffer files (`dir` is the dump): its raw buffers
     /// file or its segments. A slice reads less; [`Progress::update_of`] corrects it.
     pub fn dump(what: &'static str, dir: &std::path::Path) -> Self {
+        Self::bytes(what, Self::dump_bytes(dir))
+    }
+
+    /// The bytes of a dump's buffer files: its raw buffers file and its segments.
+    pub fn dump_bytes(dir: &std::path::Path) -> u64 {
         let raw = dir.join(cupmon_records::dump::RAW_BUFFERS_FILE);
         let segments = std::fs::read_dir(dir.join(cupmon_records::dump::SEGMENTS_DIR))
             .into_iter()
@@ -38,10 +43,7 @@ impl Progress {
             .filter_map(|e| e.metadata().ok())
             .map(|m| m.len())
             .sum::<u64>();
-        Self::bytes(
-            what,
-            std::fs::metadata(raw).map_or(0, |m| m.len()) + segments,
-        )
+        std::fs::metadata(raw).map_or(0, |m| m.len()) + segments
     }
 
     /// [`Progress::update`] with the total the work itself reports.

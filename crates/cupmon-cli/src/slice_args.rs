@@ -56,6 +56,15 @@ impl SliceArgs {
     /// The slice of `dump` the flags name (`None` without flags); errors name the flag
     /// and its value.
     pub fn resolve(&self, dump: &Dump) -> Result<Option<Slice>> {
+        self.resolve_in(|| Ok(dump.time_span()?.get()))
+    }
+
+    /// [`SliceArgs::resolve`] against the first and last record that `span` gives
+    /// (called only when needed): `cupmon report` resolves once for all the dumps of a run.
+    pub fn resolve_in(
+        &self,
+        span: impl FnOnce() -> Result<Option<(u64, u64)>>,
+    ) -> Result<Option<Slice>> {
         if !self.given() {
             return Ok(None);
         }
@@ -64,11 +73,7 @@ impl SliceArgs {
                 .into_iter()
                 .flatten()
                 .any(TimeSpec::needs_first_record);
-        let span = if needs_span {
-            dump.time_span()?.get()
-        } else {
-            None
-        };
+        let span = if needs_span { span()? } else { None };
         if let Some(last) = self.last {
             let Some((_, last_ns)) = span else {
                 return Err(BadInput(format!(

@@ -572,3 +572,26 @@ fn the_merge_hint_after_decode_works_as_printed() {
     let doc = read_json(&dir.path().join("my dir/it's a window.merged.trace.json.gz"));
     assert!(doc["traceEvents"].as_array().is_some_and(|e| e.len() > 100));
 }
+
+// A window recorded without torchrun's environment gets its rank on export.
+
+#[test]
+fn export_rank_writes_distributed_info_and_refuses_a_rank_outside_the_job() {
+    let dir = scratch();
+    let out = cupmon_line(
+        dir.path(),
+        "export --window window.json -o r1.json --rank 1 --world-size 2",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r1.json")).expect("read"))
+            .expect("json");
+    assert_eq!(doc["distributedInfo"]["rank"], 1);
+    assert_eq!(doc["distributedInfo"]["world_size"], 2);
+    let out = cupmon_line(
+        dir.path(),
+        "export --window window.json -o r2.json --rank 2 --world-size 2",
+    );
+    assert_bad_input(&out, &["--rank 2", "--world-size 2"]);
+    assert!(!dir.path().join("r2.json").exists());
+}

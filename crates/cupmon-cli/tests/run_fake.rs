@@ -74,6 +74,31 @@ fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
         .expect("run cupmon")
 }
 
+#[test]
+fn with_trace_format_pftrace_the_window_trace_is_a_perfetto_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(
+        dir.path(),
+        &[
+            "--window-at",
+            "0.1",
+            "--window-for",
+            "0.3",
+            "--trace-format",
+            "pftrace",
+        ],
+        &["sleep", "200", "launch", "20", "sleep", "500"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dump = only_dump(dir.path());
+    assert!(!dump.join("window-0.trace.json.gz").exists());
+    let trace = std::fs::read(dump.join("window-0.trace.pftrace")).expect("window-0.trace.pftrace");
+    // Trace.packet (field 1, length-delimited) first, as Perfetto reads it.
+    assert_eq!(trace.first(), Some(&0x0a), "{stderr}");
+    assert!(dump.join("window-0.json").is_file());
+}
+
 pub(crate) fn only_dump(dir: &Path) -> PathBuf {
     let dumps: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("read_dir")
@@ -276,6 +301,10 @@ fn every_setting_flag_reaches_the_injection_library() {
     let meta = cupmon_records::MetaFile::read(dump.join("cupti_monitor_meta.bin")).expect("meta");
     assert_eq!(meta.json()["buffer_size"], 1 << 20);
     assert_eq!(meta.json()["buffers"]["cap"], 32);
+    // What `cupmon report`'s header shows: the program's command line and the host.
+    let command = meta.json()["command"].as_array().expect("command");
+    assert_eq!(command.last().and_then(|a| a.as_str()), Some("20"));
+    assert!(meta.json()["host"].as_str().is_some_and(|h| !h.is_empty()));
 }
 
 /// Wait until `dir` holds a dump whose control channel is up.

@@ -1,11 +1,16 @@
 //! The `cupmon` command's integration tests, one binary (ripgrep's layout): bad
-//! input, the regressions of the I/O issue, `cupmon run` / `window` / `status` end to
-//! end against the fake libcupti, the end of a program under `cupmon run`, and NCCL
-//! collectives in `stats` and traces, time slices and `stats --timeline`.
+//! input, the regressions of the I/O issue, Perfetto outputs, `cupmon run` / `window` /
+//! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
+//! NCCL collectives in `stats` and traces, the demo checked by values, time slices and
+//! `stats --timeline`, `export-parquet` and `sql`, and `report`.
 
 mod bad_input;
 mod collectives;
+mod demo;
+mod export_parquet;
+mod pftrace;
 mod regression;
+mod report;
 mod run_exit;
 mod run_fake;
 mod slice;

@@ -48,6 +48,43 @@ pub struct MonitorConfig {
     pub segment_period: Duration,
     /// Write PyTorch's single uncompressed raw-buffer file instead of segments.
     pub raw: bool,
+    /// The format of each window's trace file.
+    pub trace_format: WindowTraceFormat,
+}
+
+/// How the trace of each window is written beside its `window-N.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WindowTraceFormat {
+    /// `window-N.trace.json.gz`: Chrome JSON, as Kineto writes it.
+    #[default]
+    Json,
+    /// `window-N.trace.pftrace`: Perfetto's protobuf trace of the same events.
+    Pftrace,
+}
+
+impl WindowTraceFormat {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "json" => Some(Self::Json),
+            "pftrace" => Some(Self::Pftrace),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+            Self::Pftrace => "pftrace",
+        }
+    }
+
+    /// The trace file of window `n`.
+    pub fn file_name(self, n: u32) -> String {
+        match self {
+            Self::Json => format!("window-{n}.trace.json.gz"),
+            Self::Pftrace => format!("window-{n}.trace.pftrace"),
+        }
+    }
 }
 
 /// Kernels, copies and memsets: the always-on set.
@@ -95,6 +132,7 @@ impl MonitorConfig {
             segment_size: 64 << 20,
             segment_period: Duration::from_secs(600),
             raw: false,
+            trace_format: WindowTraceFormat::Json,
         }
     }
 

@@ -17,6 +17,10 @@ pub const WORLD_SIZE: &str = "WORLD_SIZE";
 /// Processes on this host (torchrun).
 pub const LOCAL_WORLD_SIZE: &str = "LOCAL_WORLD_SIZE";
 
+/// The Python that `cupmon sql` runs DuckDB in (the pip-installed `cupmon`
+/// command sets it to its own interpreter).
+pub const PYTHON: &str = "CUPMON_PYTHON";
+
 /// Names and one-line descriptions, for `--help` and the README.
 pub const OTHERS: &[(&str, &str)] = &[
     (
@@ -24,6 +28,10 @@ pub const OTHERS: &[(&str, &str)] = &[
         "path of libcupmon_inject.so (default: next to the cupmon binary)",
     ),
     (DEBUG, "legacy: set means CUPMON_LOG=debug"),
+    (
+        PYTHON,
+        "the Python (with the duckdb package) that `cupmon sql` runs; default python3",
+    ),
     (
         LIBCUDA,
         "driver library to check for instead of libcuda.so.1 (tests)",

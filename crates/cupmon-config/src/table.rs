@@ -11,7 +11,7 @@ use cupmon_records::ActivityKind;
 
 use crate::table_recorder as recorder;
 use crate::units::{format_duration, format_size, parse_duration, parse_size};
-use crate::MonitorConfig;
+use crate::{MonitorConfig, WindowTraceFormat};
 
 /// One setting.
 #[derive(Debug, Clone, Copy)]
@@ -222,6 +222,22 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         show: |c| Some(if c.window_on_signal { "1" } else { "0" }.to_owned()),
+    },
+    Setting {
+        name: "trace_format",
+        env: "CUPMON_TRACE_FORMAT",
+        flag: Some("trace-format"),
+        value: "FORMAT",
+        default: "json",
+        allowed: "json, pftrace",
+        help: "how each trace window's trace is written: window-N.trace.json.gz (Chrome JSON) \
+               or window-N.trace.pftrace (Perfetto's protobuf format, the same events)",
+        apply: |c, v| {
+            c.trace_format = WindowTraceFormat::parse(v)
+                .ok_or_else(|| format!("{v:?} is not a trace format"))?;
+            Ok(())
+        },
+        show: |c| Some(c.trace_format.name().to_owned()),
     },
     Setting {
         name: "log",

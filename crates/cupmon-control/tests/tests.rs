@@ -128,6 +128,21 @@ fn an_earlier_process_with_the_same_pid_is_not_taken_for_the_live_one() {
             .unwrap(),
     );
     let pid = child.0.id();
+    // spawn can return before the child's environment is readable in /proc (seen
+    // under load): wait for it, as a user's process would have long had it.
+    let environ = format!("/proc/{pid}/environ");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read(&environ)
+        .unwrap_or_default()
+        .windows(17)
+        .any(|w| w == b"CUPMON_OUTPUT_DIR")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no environment in {environ}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let started = cupmon_control::process_start_ticks(pid).expect("start time");
     let t = std::time::SystemTime::now();
     // The dump of an earlier process that had this pid (a container's pid 1), then

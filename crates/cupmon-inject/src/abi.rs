@@ -111,13 +111,16 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
 
 /// The settings of a `start` request: `output_dir` (this process's dump directory)
 /// and any settings of the table by name, as text (`"8MiB"`, `"500ms"`) or numbers
-/// (bytes, seconds), parsed as the environment's are.
+/// (bytes, seconds), parsed as the environment's are. The `CUPMON_*` variables
+/// apply first, so that `CUPMON_KEEP=1GiB python train.py` bounds a collection
+/// started from Python as it bounds `cupmon run`'s; the request's fields win.
 fn start_config(req: &Value) -> Result<MonitorConfig, AbiError> {
     let dir = req
         .get("output_dir")
         .and_then(Value::as_str)
         .ok_or_else(|| AbiError::bad_request("start needs an \"output_dir\" string"))?;
     let mut config = MonitorConfig::new(dir);
+    config.apply_env(|name| std::env::var(name).ok())?;
     let Some(fields) = req.as_object() else {
         return Err(AbiError::bad_request("the request is not an object"));
     };

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats, StateError};
-use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceWindow};
+use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceFormat, TraceWindow};
 
 /// A running monitor and what it has written.
 #[derive(Debug)]
@@ -192,6 +192,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     let _clear = StoppingThread;
     let session = lock().take()?;
     let dir = session.monitor.config().dump_dir.clone();
+    let format = session.monitor.config().trace_format;
     let written = session.windows_written.load(Ordering::Relaxed);
     let stopped = session.monitor.stop();
     crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
@@ -206,7 +207,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     }
     Some(stopped.map(|(stats, window)| {
         if let Some(window) = window {
-            write_window_files(&dir, written, &window);
+            write_window_files(&dir, written, &window, format);
         }
         stats
     }))
@@ -222,7 +223,8 @@ pub(crate) fn end_window(session: &Session) -> Result<TraceWindow, MonitorError>
     window
 }
 
-/// End the open window and write `window-N.json` and `window-N.trace.json.gz`
+/// End the open window and write `window-N.json` and its trace
+/// (`window-N.trace.json.gz`, or `.pftrace` with CUPMON_TRACE_FORMAT=pftrace)
 /// into the dump directory. `Ok(None)` when no window is open (or no session).
 pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
     let Some(session) = current() else {
@@ -234,8 +236,9 @@ pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
     let window = end_window(&session)?;
     let dir = session.monitor.config().dump_dir.clone();
     let n = session.windows_written.fetch_add(1, Ordering::Relaxed);
-    let path = write_window_files(&dir, n, &window);
-    let trace = dir.join(format!("window-{n}.trace.json.gz"));
+    let format = session.monitor.config().trace_format;
+    let path = write_window_files(&dir, n, &window, format);
+    let trace = dir.join(format.file_name(n));
     *session
         .last_window
         .lock()
@@ -250,9 +253,14 @@ pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
 
 /// Write a window and its trace; problems are reported, not fatal (the
 /// program being traced must go on).
-fn write_window_files(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
+fn write_window_files(
+    dir: &Path,
+    n: u32,
+    window: &TraceWindow,
+    format: cupmon_config::WindowTraceFormat,
+) -> PathBuf {
     let json_path = dir.join(format!("window-{n}.json"));
-    let trace_path = dir.join(format!("window-{n}.trace.json.gz"));
+    let trace_path = dir.join(format.file_name(n));
     let written = serde_json::to_vec(window)
         .map_err(|e| e.to_string())
         .and_then(|bytes| write_atomically(&json_path, &bytes).map_err(|e| e.to_string()));
@@ -268,6 +276,10 @@ fn write_window_files(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
             trace_name: Some(format!("cupmon window {n} of pid {}", std::process::id())),
             device_properties_json: None,
             exact: false,
+            format: Some(match format {
+                cupmon_config::WindowTraceFormat::Json => TraceFormat::Json,
+                cupmon_config::WindowTraceFormat::Pftrace => TraceFormat::Pftrace,
+            }),
         },
     ) {
         cupmon_log::error!("cannot write {}: {e}", trace_path.display());

@@ -41,6 +41,13 @@ pub(crate) fn session_meta(
     .set("session_open", true)
     .set("dropped_records", 0)
     .set("chunks_written", 0);
+    // For `cupmon report`'s header: what ran, where.
+    if let Some(command) = own_command() {
+        meta.set("command", command);
+    }
+    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        meta.set("host", host.trim());
+    }
     if let Ok(rank) = std::env::var(cupmon_config::env_vars::RANK) {
         meta.set("rank", rank);
     }
@@ -51,6 +58,18 @@ pub(crate) fn session_meta(
         );
     }
     Ok(meta)
+}
+
+/// The process's command line (`/proc/self/cmdline`), `None` when unreadable.
+fn own_command() -> Option<Vec<String>> {
+    let bytes = std::fs::read("/proc/self/cmdline").ok()?;
+    Some(
+        bytes
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
 }
 
 /// This process's place in a distributed job, from the launcher's environment.

@@ -222,7 +222,9 @@ impl Worker {
         let c = &self.shared.counters;
         let queued = c.buffers_queued.load(Ordering::Relaxed);
         let done = c.buffers_completed.load(Ordering::Relaxed);
-        queued.saturating_sub(done) as usize * 4 > self.shared.config.max_buffers()
+        // Half the cap waiting: stored frames are 100x larger than compressed ones and
+        // fill a --keep budget fast, so only a real risk of drops justifies them.
+        queued.saturating_sub(done) as usize * 2 > self.shared.config.max_buffers()
     }
 
     /// Segments went to keep the budget: the meta says so at once.

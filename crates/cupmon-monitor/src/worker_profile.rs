@@ -145,13 +145,18 @@ mod tests {
         let Some(before) = ThreadTimes::now() else {
             return; // a kernel without schedstat: nothing to check
         };
+        // Spin until the thread has had 10 ms on a CPU: on a loaded machine that can
+        // take far longer than 10 ms of wall time, so the bound is generous.
         let start = Instant::now();
         let mut x = 0u64;
-        while start.elapsed().as_millis() < 30 {
-            x = x.wrapping_mul(31).wrapping_add(7);
+        let mut after = before;
+        while after.on_cpu - before.on_cpu < 10_000_000 && start.elapsed().as_secs() < 20 {
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(31).wrapping_add(7);
+            }
+            after = ThreadTimes::now().expect("schedstat was readable a moment ago");
         }
         std::hint::black_box(x);
-        let after = ThreadTimes::now().expect("schedstat was readable a moment ago");
         assert!(
             after.on_cpu - before.on_cpu >= 10_000_000,
             "{before:?} {after:?}"

@@ -30,7 +30,10 @@ pub(crate) fn process(
     wire::int(buf, d::SIBLING_ORDER_RANK, i64::from(sort_index));
     let pd = wire::begin(buf, d::PROCESS);
     wire::int(buf, p::PID, i64::from(pid));
-    wire::bytes(buf, p::PROCESS_NAME, name.as_bytes());
+    // No name: Perfetto shows "Process <pid>", as for a JSON trace without one.
+    if !name.is_empty() {
+        wire::bytes(buf, p::PROCESS_NAME, name.as_bytes());
+    }
     wire::int(buf, p::LEGACY_SORT_INDEX, i64::from(sort_index));
     for label in labels {
         wire::bytes(buf, p::PROCESS_LABELS, label.as_bytes());
@@ -46,7 +49,9 @@ pub(crate) fn thread(buf: &mut Vec<u8>, uuid: u64, pid: i32, tid: i64, name: &st
     let td = wire::begin(buf, d::THREAD);
     wire::int(buf, t::PID, i64::from(pid));
     wire::int(buf, t::TID, tid);
-    wire::bytes(buf, t::THREAD_NAME, name.as_bytes());
+    if !name.is_empty() {
+        wire::bytes(buf, t::THREAD_NAME, name.as_bytes());
+    }
     wire::int(buf, t::LEGACY_SORT_INDEX, i64::from(sort));
     wire::end(buf, td);
     wire::end(buf, at);

@@ -1,7 +1,7 @@
 //! What the writer is given: slices, instants, counter values, options, and
 //! what it reports back.
 
-use crate::args::Arg;
+use crate::args::{Arg, WriteArgs};
 
 /// A complete slice (the Chrome trace's `X` event). Times are nanoseconds
 /// on CLOCK_REALTIME (since the Unix epoch).
@@ -13,6 +13,8 @@ pub struct Slice<'a> {
     /// Empty for none.
     pub category: &'a str,
     pub args: &'a [Arg<'a>],
+    /// Args written after `args` by a [`WriteArgs`] (values read from JSON).
+    pub more_args: Option<&'a dyn WriteArgs>,
     /// Flows that start (or pass) here: the `ac2g` correlation id on a launch.
     pub flow_ids: &'a [u64],
     /// Flows that end here: the correlation id on the GPU work it launched.
@@ -27,6 +29,7 @@ impl<'a> Slice<'a> {
             name,
             category: "",
             args: &[],
+            more_args: None,
             flow_ids: &[],
             terminating_flow_ids: &[],
         }
@@ -41,6 +44,7 @@ pub struct Instant<'a> {
     pub name: &'a str,
     pub category: &'a str,
     pub args: &'a [Arg<'a>],
+    pub more_args: Option<&'a dyn WriteArgs>,
 }
 
 impl<'a> Instant<'a> {
@@ -50,6 +54,7 @@ impl<'a> Instant<'a> {
             name,
             category: "",
             args: &[],
+            more_args: None,
         }
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod packet {
     pub const SEQUENCE_FLAGS: u32 = 13;
     pub const TRACE_PACKET_DEFAULTS: u32 = 59;
     pub const TRACK_DESCRIPTOR: u32 = 60;
+    pub const CHROME_EVENTS: u32 = 5;
     /// `TracePacket.SequenceFlags`.
     pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
     pub const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
@@ -71,6 +72,18 @@ pub(crate) mod annotation {
     pub const DICT_ENTRIES: u32 = 11;
     pub const ARRAY_VALUES: u32 = 12;
     pub const STRING_VALUE_IID: u32 = 17;
+    pub const LEGACY_JSON_VALUE: u32 = 9;
+}
+
+/// `ChromeEventBundle` and its `ChromeMetadata`: a JSON trace's top-level
+/// members, which trace processor keeps in its metadata table (`cr-NAME`).
+pub(crate) mod chrome {
+    pub const METADATA: u32 = 2;
+    pub const NAME: u32 = 1;
+    pub const STRING_VALUE: u32 = 2;
+    pub const BOOL_VALUE: u32 = 3;
+    pub const INT_VALUE: u32 = 4;
+    pub const JSON_VALUE: u32 = 5;
 }
 
 pub(crate) mod track_descriptor {
@@ -152,6 +165,18 @@ mod tests {
                 packet::TRACE_PACKET_DEFAULTS,
             ),
             ("TracePacket", "track_descriptor", packet::TRACK_DESCRIPTOR),
+            ("TracePacket", "chrome_events", packet::CHROME_EVENTS),
+            ("ChromeEventBundle", "metadata", chrome::METADATA),
+            ("ChromeMetadata", "name", chrome::NAME),
+            ("ChromeMetadata", "string_value", chrome::STRING_VALUE),
+            ("ChromeMetadata", "bool_value", chrome::BOOL_VALUE),
+            ("ChromeMetadata", "int_value", chrome::INT_VALUE),
+            ("ChromeMetadata", "json_value", chrome::JSON_VALUE),
+            (
+                "DebugAnnotation",
+                "legacy_json_value",
+                annotation::LEGACY_JSON_VALUE,
+            ),
             (
                 "TracePacketDefaults",
                 "timestamp_clock_id",

@@ -33,14 +33,16 @@ mod event;
 mod fields;
 mod intern;
 mod lanes;
+mod metadata;
 mod packets;
 mod reorder;
 mod track_event;
 mod wire;
 mod writer;
 
-pub use args::{Arg, ArgValue};
+pub use args::{Arg, ArgValue, ArgsOut, Container, WriteArgs};
 pub use descriptor::CounterUnit;
 pub use error::PftraceError;
 pub use event::{CounterValue, Instant, PftraceSummary, Slice, WriterOptions};
+pub use metadata::MetadataValue;
 pub use writer::{CounterTrackId, PftraceWriter, TrackId};

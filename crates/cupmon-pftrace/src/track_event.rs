@@ -1,7 +1,7 @@
 //! A `TrackEvent`'s common part: type, interned name and category, args,
 //! flows (everything but its track, which a slice gets when it is placed).
 
-use crate::args::{write_args, Arg};
+use crate::args::{write_args, Arg, WriteArgs};
 use crate::error::PftraceError;
 use crate::fields::track_event as te;
 use crate::intern::Tables;
@@ -15,6 +15,7 @@ pub(crate) fn encode_event(
     name: &str,
     category: &str,
     args: &[Arg<'_>],
+    more_args: Option<&dyn WriteArgs>,
 ) {
     wire::uint(buf, te::TYPE, ty);
     match tables.names.lookup(name, &mut tables.pending).get() {
@@ -31,7 +32,7 @@ pub(crate) fn encode_event(
             None => wire::bytes(buf, te::CATEGORIES, category.as_bytes()),
         }
     }
-    write_args(buf, te::DEBUG_ANNOTATIONS, tables, args);
+    write_args(buf, tables, args, more_args);
 }
 
 pub(crate) fn write_flows(buf: &mut Vec<u8>, flow_ids: &[u64], terminating: &[u64]) {

@@ -1,6 +1,6 @@
-//! The streaming writer: tracks, and the events on them. What it keeps grows
-//! with the number of distinct names and tracks, not with the number of
-//! events.
+//! The streaming writer and its tracks (the events on them: `events.rs`).
+//! What it keeps grows with the number of distinct names and tracks, not with
+//! the number of events.
 
 use std::io::Write;
 
@@ -8,14 +8,13 @@ use rustc_hash::FxHashMap;
 
 use crate::descriptor::{self, CounterUnit};
 use crate::error::PftraceError;
-use crate::event::{CounterValue, Instant, PftraceSummary, Slice, WriterOptions};
-use crate::fields::{packet, track_event as te};
+use crate::event::{PftraceSummary, WriterOptions};
 use crate::intern::Tables;
 use crate::lanes::Lanes;
 use crate::packets::Packets;
-use crate::reorder::{Pending, Reorder};
-use crate::track_event::{check_flows, encode_event, write_flows};
-use crate::wire;
+use crate::reorder::Reorder;
+
+mod events;
 
 /// A track that slices and instants go on (process, thread, named track).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,6 +27,9 @@ pub struct CounterTrackId(u32);
 #[derive(Debug)]
 struct Track {
     name: Box<str>,
+    /// Process labels (empty for other tracks), to see whether a later
+    /// description changes anything.
+    labels: Vec<Box<str>>,
     sort_index: i32,
     /// `lane_uuids[0]` is the track's own uuid; the others its overlap tracks.
     lane_uuids: Vec<u64>,
@@ -87,7 +89,9 @@ impl<W: Write> PftraceWriter<W> {
     }
 
     /// A process (the Chrome trace's `process_name`, `process_labels`,
-    /// `process_sort_index`); declared once per pid, later calls return it.
+    /// `process_sort_index`); declared once per pid. A later call with
+    /// other values describes it again (same uuid: Perfetto takes the last
+    /// description), for traces whose names come after their events.
     pub fn process(
         &mut self,
         pid: i32,
@@ -95,20 +99,17 @@ impl<W: Write> PftraceWriter<W> {
         labels: &[&str],
         sort_index: i32,
     ) -> Result<TrackId, PftraceError> {
-        if let Some(&id) = self.processes.get(&pid) {
-            return Ok(id);
-        }
-        let uuid = self.new_uuid();
-        let at = self.p.open(None);
-        descriptor::process(&mut self.p.out, uuid, pid, name, labels, sort_index);
-        self.p.close(at, &mut self.tables.pending)?;
-        let id = self.add_track(uuid, name, sort_index);
+        let known = self.processes.get(&pid).copied();
+        let id = self.describe(known, name, labels, sort_index, |out, uuid| {
+            descriptor::process(out, uuid, pid, name, labels, sort_index);
+        })?;
         self.processes.insert(pid, id);
         Ok(id)
     }
 
     /// A thread of `pid` (or a GPU stream of a device, as the Chrome trace
-    /// has them); declared once per (pid, tid), later calls return it.
+    /// has them); declared once per (pid, tid), described again when a later
+    /// call gives another name or sort index.
     pub fn thread(
         &mut self,
         pid: i32,
@@ -116,15 +117,44 @@ impl<W: Write> PftraceWriter<W> {
         name: &str,
         sort_index: i32,
     ) -> Result<TrackId, PftraceError> {
-        if let Some(&id) = self.threads.get(&(pid, tid)) {
-            return Ok(id);
-        }
-        let uuid = self.new_uuid();
-        let at = self.p.open(None);
-        descriptor::thread(&mut self.p.out, uuid, pid, tid, name, sort_index);
-        self.p.close(at, &mut self.tables.pending)?;
-        let id = self.add_track(uuid, name, sort_index);
+        let known = self.threads.get(&(pid, tid)).copied();
+        let id = self.describe(known, name, &[], sort_index, |out, uuid| {
+            descriptor::thread(out, uuid, pid, tid, name, sort_index);
+        })?;
         self.threads.insert((pid, tid), id);
+        Ok(id)
+    }
+
+    /// Declares a track (`known` None) or describes it again when its name,
+    /// labels or sort index change; `emit` writes its descriptor.
+    fn describe(
+        &mut self,
+        known: Option<TrackId>,
+        name: &str,
+        labels: &[&str],
+        sort_index: i32,
+        emit: impl FnOnce(&mut Vec<u8>, u64),
+    ) -> Result<TrackId, PftraceError> {
+        if let Some(id) = known {
+            let t = &self.tracks[id.0 as usize];
+            let same_labels = t.labels.len() == labels.len()
+                && t.labels.iter().zip(labels).all(|(a, b)| &**a == *b);
+            if &*t.name == name && same_labels && t.sort_index == sort_index {
+                return Ok(id);
+            }
+        }
+        let uuid = match known {
+            Some(id) => self.tracks[id.0 as usize].lane_uuids[0],
+            None => self.new_uuid(),
+        };
+        let at = self.p.open(None);
+        emit(&mut self.p.out, uuid);
+        self.p.close(at, &mut self.tables.pending)?;
+        let id = known.unwrap_or_else(|| self.add_track(uuid, name, sort_index));
+        let t = &mut self.tracks[id.0 as usize];
+        t.name = name.into();
+        t.sort_index = sort_index;
+        t.labels = labels.iter().map(|&l| l.into()).collect();
         Ok(id)
     }
 
@@ -164,96 +194,6 @@ impl<W: Write> PftraceWriter<W> {
         Ok(CounterTrackId(self.counter_uuids.len() as u32 - 1))
     }
 
-    /// A slice on `track`, or on one of its overlap tracks when it overlaps
-    /// an earlier slice there without nesting in it.
-    pub fn slice(&mut self, track: TrackId, s: &Slice<'_>) -> Result<(), PftraceError> {
-        let index = self.track_index(track)?;
-        let end = s
-            .ts_ns
-            .checked_add(s.dur_ns)
-            .ok_or_else(|| PftraceError::EndOverflow {
-                name: s.name.to_owned(),
-                ts_ns: s.ts_ns,
-                dur_ns: s.dur_ns,
-            })?;
-        check_flows(s.name, s.flow_ids, s.terminating_flow_ids)?;
-        let mut body = self.spare.pop().unwrap_or_default();
-        body.clear();
-        encode_event(
-            &mut body,
-            &mut self.tables,
-            te::TYPE_SLICE_BEGIN,
-            s.name,
-            s.category,
-            s.args,
-        );
-        write_flows(&mut body, s.flow_ids, s.terminating_flow_ids);
-        let seq = self.arrivals;
-        self.arrivals += 1;
-        let t = &mut self.tracks[index];
-        t.reorder.push(Pending {
-            start: s.ts_ns,
-            end,
-            seq,
-            body,
-        });
-        if t.reorder.len() > self.opts.reorder_window {
-            let p = t.reorder.pop().expect("the window holds a slice");
-            self.release(index, p)?;
-        }
-        Ok(())
-    }
-
-    /// An instant on `track` (thread-, process- or globally scoped by the
-    /// track it is on).
-    pub fn instant(&mut self, track: TrackId, i: &Instant<'_>) -> Result<(), PftraceError> {
-        let uuid = self.track_ref(track)?.lane_uuids[0];
-        let at = self.p.open(Some(i.ts_ns));
-        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
-        encode_event(
-            &mut self.p.out,
-            &mut self.tables,
-            te::TYPE_INSTANT,
-            i.name,
-            i.category,
-            i.args,
-        );
-        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
-        wire::end(&mut self.p.out, ev);
-        self.p.close(at, &mut self.tables.pending)?;
-        self.summary.instants += 1;
-        Ok(())
-    }
-
-    /// A counter's value from `ts_ns` on.
-    pub fn counter(
-        &mut self,
-        track: CounterTrackId,
-        ts_ns: u64,
-        value: impl Into<CounterValue>,
-    ) -> Result<(), PftraceError> {
-        let uuid = *self
-            .counter_uuids
-            .get(track.0 as usize)
-            .ok_or(PftraceError::UnknownTrack {
-                what: "counter track",
-                index: track.0,
-                count: self.counter_uuids.len(),
-            })?;
-        let at = self.p.open(Some(ts_ns));
-        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
-        wire::uint(&mut self.p.out, te::TYPE, te::TYPE_COUNTER);
-        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
-        match value.into() {
-            CounterValue::Int(v) => wire::int(&mut self.p.out, te::COUNTER_VALUE, v),
-            CounterValue::Double(v) => wire::double(&mut self.p.out, te::DOUBLE_COUNTER_VALUE, v),
-        }
-        wire::end(&mut self.p.out, ev);
-        self.p.close(at, &mut self.tables.pending)?;
-        self.summary.counter_values += 1;
-        Ok(())
-    }
-
     /// Writes the slices still held back, flushes, and returns the sink.
     pub fn finish(mut self) -> Result<(W, PftraceSummary), PftraceError> {
         for index in 0..self.tracks.len() {
@@ -280,52 +220,6 @@ impl<W: Write> PftraceWriter<W> {
         Ok((self.p.into_sink(), self.summary))
     }
 
-    /// Places a slice on a lane and writes its BEGIN and END packets.
-    fn release(&mut self, index: usize, p: Pending) -> Result<(), PftraceError> {
-        let placed = self.tracks[index].lanes.place(p.start, p.end);
-        let uuid = self.lane_uuid(index, placed.lane)?;
-        let at = self.p.open(Some(p.start));
-        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
-        self.p.out.extend_from_slice(&p.body);
-        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
-        wire::end(&mut self.p.out, ev);
-        self.p.close(at, &mut self.tables.pending)?;
-        let at = self.p.open(Some(p.end));
-        let ev = wire::begin(&mut self.p.out, packet::TRACK_EVENT);
-        wire::uint(&mut self.p.out, te::TYPE, te::TYPE_SLICE_END);
-        wire::uint(&mut self.p.out, te::TRACK_UUID, uuid);
-        wire::end(&mut self.p.out, ev);
-        self.p.close(at, &mut self.tables.pending)?;
-        self.summary.slices += 1;
-        self.summary.overlap_slices += u64::from(placed.lane > 0);
-        self.summary.forced_slices += u64::from(placed.forced);
-        if self.spare.len() < 1024 {
-            self.spare.push(p.body);
-        }
-        Ok(())
-    }
-
-    /// The uuid of lane `lane` of a track, declaring its overlap track the
-    /// first time (named after the track: "stream 7 (overlap)", "(overlap 2)").
-    fn lane_uuid(&mut self, index: usize, lane: usize) -> Result<u64, PftraceError> {
-        if let Some(&uuid) = self.tracks[index].lane_uuids.get(lane) {
-            return Ok(uuid);
-        }
-        let uuid = self.new_uuid();
-        let t = &self.tracks[index];
-        let name = match lane {
-            1 => format!("{} (overlap)", t.name.trim_end()),
-            n => format!("{} (overlap {n})", t.name.trim_end()),
-        };
-        let (parent, sort) = (t.lane_uuids[0], t.sort_index);
-        let at = self.p.open(None);
-        descriptor::named(&mut self.p.out, uuid, Some(parent), &name, sort);
-        self.p.close(at, &mut self.tables.pending)?;
-        self.tracks[index].lane_uuids.push(uuid);
-        self.summary.overlap_tracks += 1;
-        Ok(uuid)
-    }
-
     fn new_uuid(&mut self) -> u64 {
         self.next_uuid += 1;
         self.opts.uuid_base.wrapping_add(self.next_uuid)
@@ -334,6 +228,7 @@ impl<W: Write> PftraceWriter<W> {
     fn add_track(&mut self, uuid: u64, name: &str, sort_index: i32) -> TrackId {
         self.tracks.push(Track {
             name: name.into(),
+            labels: Vec::new(),
             sort_index,
             lane_uuids: vec![uuid],
             lanes: Lanes::new(self.opts.max_lanes),

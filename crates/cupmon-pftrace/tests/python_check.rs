@@ -1,7 +1,8 @@
 //! The same traces read by Perfetto's own Python protos
-//! (tests/python/check_pftrace.py with the `perfetto` package): in a venv
-//! from tests/python/pftrace-venv.sh, or $CUPMON_PFTRACE_PYTHON; SKIPPED
-//! (loudly) when no interpreter has the package.
+//! (tests/python/check_pftrace.py with the `perfetto` package): in the venv
+//! of scripts/test-python.sh (target/python-venv), one from
+//! tests/python/pftrace-venv.sh, or $CUPMON_PFTRACE_PYTHON; SKIPPED (loudly)
+//! when no interpreter has the package.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,7 +23,10 @@ fn python() -> Option<PathBuf> {
     let candidates = std::env::var_os("CUPMON_PFTRACE_PYTHON")
         .map(PathBuf::from)
         .into_iter()
-        .chain([root().join("target/pftrace-venv/bin/python")]);
+        .chain([
+            root().join("target/python-venv/bin/python"),
+            root().join("target/pftrace-venv/bin/python"),
+        ]);
     candidates.into_iter().find(|py| {
         Command::new(py)
             .args([
@@ -100,7 +104,7 @@ fn check(py: &Path, trace: &Path) -> Value {
 #[test]
 fn perfettos_python_protos_read_the_trace() {
     let Some(py) = python() else {
-        eprintln!("SKIPPED: no Python with the perfetto package (run tests/python/pftrace-venv.sh or set CUPMON_PFTRACE_PYTHON)");
+        eprintln!("SKIPPED: no Python with the perfetto package (run scripts/test-python.sh or tests/python/pftrace-venv.sh, or set CUPMON_PFTRACE_PYTHON)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -157,7 +161,7 @@ fn perfettos_python_protos_read_the_trace() {
 #[test]
 fn the_python_check_fails_on_a_broken_trace() {
     let Some(py) = python() else {
-        eprintln!("SKIPPED: no Python with the perfetto package (run tests/python/pftrace-venv.sh or set CUPMON_PFTRACE_PYTHON)");
+        eprintln!("SKIPPED: no Python with the perfetto package (run scripts/test-python.sh or tests/python/pftrace-venv.sh, or set CUPMON_PFTRACE_PYTHON)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -442,3 +442,149 @@ fn extra_clocks_and_the_uuid_base_are_written() {
     let s = paired_slices(&model(&packets));
     assert_eq!(s[0].track, (1 << 40) + 1);
 }
+
+#[test]
+fn a_name_given_after_the_events_describes_the_track_again() {
+    let mut w = PftraceWriter::with_options(Vec::new(), opts()).unwrap();
+    let t = w.thread(1, 2, "", 2).unwrap();
+    w.slice(t, &Slice::new(T0, 5, "k")).unwrap();
+    assert_eq!(w.thread(1, 2, "worker", 2).unwrap(), t);
+    assert_eq!(
+        w.thread(1, 2, "worker", 2).unwrap(),
+        t,
+        "no change, no packet"
+    );
+    let p = w.process(1, "", &[], 1).unwrap();
+    assert_eq!(w.process(1, "python", &["CPU"], 1).unwrap(), p);
+    let (bytes, summary) = w.finish().unwrap();
+    assert_eq!(summary.tracks, 2);
+    let m = model(&decode(&bytes));
+    assert_eq!(m.redescribed, 2);
+    let thread = m.tracks.values().find(|t| t.tid == Some(2)).unwrap();
+    assert_eq!(thread.thread_name.as_deref(), Some("worker"));
+    let process = m
+        .tracks
+        .values()
+        .find(|t| t.tid.is_none() && t.pid == Some(1))
+        .unwrap();
+    assert_eq!(
+        (process.process_name.as_deref(), process.labels.clone()),
+        (Some("python"), vec!["CPU".to_owned()])
+    );
+}
+
+#[test]
+fn flows_bind_to_the_enclosing_held_slice() {
+    let mut w = PftraceWriter::with_options(Vec::new(), opts()).unwrap();
+    let cpu = w.thread(1, 1, "cpu", 1).unwrap();
+    let gpu = w.thread(0, 7, "stream 7 ", 7).unwrap();
+    w.slice(cpu, &Slice::new(T0, 100, "op")).unwrap();
+    w.slice(cpu, &Slice::new(T0 + 10, 20, "cudaLaunchKernel"))
+        .unwrap();
+    assert!(w.bind_flow(cpu, T0 + 10, 5, false).unwrap());
+    w.slice(gpu, &Slice::new(T0 + 50, 10, "gemm")).unwrap();
+    assert!(w.bind_flow(gpu, T0 + 50, 5, true).unwrap());
+    assert!(
+        !w.bind_flow(gpu, T0 + 70, 6, true).unwrap(),
+        "no slice there"
+    );
+    assert!(w.bind_flow(gpu, T0 + 50, 0, true).is_err());
+    let (bytes, _) = w.finish().unwrap();
+    let s = paired_slices(&model(&decode(&bytes)));
+    let by_name = |n: &str| s.iter().find(|x| x.name == n).unwrap();
+    assert_eq!(by_name("cudaLaunchKernel").flows, vec![5]);
+    assert!(
+        by_name("op").flows.is_empty(),
+        "the innermost slice takes it"
+    );
+    assert_eq!(by_name("gemm").terminating_flows, vec![5]);
+}
+
+#[derive(Debug)]
+struct Nested;
+
+impl cupmon_pftrace::WriteArgs for Nested {
+    fn write_args(&self, out: &mut cupmon_pftrace::ArgsOut<'_>) {
+        use cupmon_pftrace::Container;
+        out.value("n", ArgValue::Int(1));
+        out.begin("dims", Container::Array);
+        out.begin("", Container::Array);
+        out.value("", ArgValue::Int(2));
+        out.value("", ArgValue::Int(3));
+        out.end();
+        out.begin("", Container::Array);
+        out.end();
+        out.end();
+        out.begin("d", Container::Dict);
+        out.value("s", ArgValue::Str("x"));
+        out.value("none", ArgValue::Json("null"));
+        out.end();
+        out.begin("empty", Container::Dict);
+        // Left open: closed when the args end.
+    }
+}
+
+#[test]
+fn args_written_one_by_one_nest_like_json() {
+    let mut w = PftraceWriter::with_options(Vec::new(), opts()).unwrap();
+    let t = w.thread(1, 1, "t", 1).unwrap();
+    let first = [Arg::new("first", ArgValue::Bool(true))];
+    w.slice(
+        t,
+        &Slice {
+            args: &first,
+            more_args: Some(&Nested),
+            ..Slice::new(T0, 5, "op")
+        },
+    )
+    .unwrap();
+    let (bytes, _) = w.finish().unwrap();
+    let s = paired_slices(&model(&decode(&bytes)));
+    assert_eq!(
+        s[0].args,
+        vec![
+            ("first".into(), A::Bool(true)),
+            ("n".into(), A::Int(1)),
+            (
+                "dims".into(),
+                A::Array(vec![
+                    A::Array(vec![A::Int(2), A::Int(3)]),
+                    A::Json("[]".into())
+                ])
+            ),
+            (
+                "d".into(),
+                A::Dict(vec![
+                    ("s".into(), A::Str("x".into())),
+                    ("none".into(), A::Json("null".into()))
+                ])
+            ),
+            ("empty".into(), A::Json("{}".into())),
+        ]
+    );
+}
+
+#[test]
+fn top_level_members_become_one_metadata_bundle() {
+    use cupmon_pftrace::MetadataValue as M;
+    let mut w = PftraceWriter::with_options(Vec::new(), opts()).unwrap();
+    w.chrome_metadata(&[
+        ("traceName", M::Str("t.pftrace")),
+        ("baseTimeNanoseconds", M::Int(1 << 60)),
+        ("exact", M::Bool(false)),
+        ("cupmon", M::Json(r#"{"dropped_records":0}"#)),
+    ])
+    .unwrap();
+    let (bytes, _) = w.finish().unwrap();
+    let m = model(&decode(&bytes));
+    assert_eq!(m.bundles, 1);
+    assert_eq!(
+        m.metadata,
+        vec![
+            ("traceName".into(), A::Str("t.pftrace".into())),
+            ("baseTimeNanoseconds".into(), A::Int(1 << 60)),
+            ("exact".into(), A::Bool(false)),
+            ("cupmon".into(), A::Json(r#"{"dropped_records":0}"#.into())),
+        ]
+    );
+}

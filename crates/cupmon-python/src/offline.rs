@@ -7,8 +7,10 @@ use std::path::PathBuf;
 
 use cupmon_trace::decode_dump_to_window;
 use cupmon_trace::{
-    export_window, merge_files, ExportOptions, MergeOptions, MergeStats, MergeWindow, WindowSource,
+    export_window, merge_files, ExportOptions, MergeOptions, MergeStats, MergeWindow, TraceFormat,
+    WindowSource,
 };
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -17,9 +19,22 @@ use crate::error::Failure;
 /// Name of an in-memory window in error messages.
 const WINDOW_ARG: &str = "trace_window";
 
+/// `format="json"` / `"pftrace"`; `None`: by the output's name.
+fn trace_format(format: Option<&str>) -> PyResult<Option<TraceFormat>> {
+    format
+        .map(|f| {
+            TraceFormat::parse(f).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "format must be 'json', 'pftrace' or None (by the output's name), not {f:?}"
+                ))
+            })
+        })
+        .transpose()
+}
+
 /// Merge a window given as JSON bytes into `cpu_trace_path`, writing `output_path`.
 #[pyfunction]
-#[pyo3(signature = (cpu_trace_path, output_path, window_json, trace_name=None, exact=true))]
+#[pyo3(signature = (cpu_trace_path, output_path, window_json, trace_name=None, exact=true, format=None))]
 pub fn merge_json<'py>(
     py: Python<'py>,
     cpu_trace_path: PathBuf,
@@ -27,7 +42,9 @@ pub fn merge_json<'py>(
     window_json: &[u8],
     trace_name: Option<String>,
     exact: bool,
+    format: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let format = trace_format(format)?;
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         let window = MergeWindow::from_json(window_json, WINDOW_ARG)?;
         Ok(merge_files(
@@ -37,6 +54,7 @@ pub fn merge_json<'py>(
             &MergeOptions {
                 trace_name,
                 exact,
+                format,
                 ..MergeOptions::default()
             },
             &mut |_| {},
@@ -47,7 +65,7 @@ pub fn merge_json<'py>(
 
 /// Merge a window JSON file (`.gz` allowed) into `cpu_trace_path`.
 #[pyfunction]
-#[pyo3(signature = (cpu_trace_path, output_path, window_path, trace_name=None, exact=true))]
+#[pyo3(signature = (cpu_trace_path, output_path, window_path, trace_name=None, exact=true, format=None))]
 pub fn merge_file<'py>(
     py: Python<'py>,
     cpu_trace_path: PathBuf,
@@ -55,7 +73,9 @@ pub fn merge_file<'py>(
     window_path: PathBuf,
     trace_name: Option<String>,
     exact: bool,
+    format: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let format = trace_format(format)?;
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         Ok(merge_files(
             &cpu_trace_path,
@@ -64,6 +84,7 @@ pub fn merge_file<'py>(
             &MergeOptions {
                 trace_name,
                 exact,
+                format,
                 ..MergeOptions::default()
             },
             &mut |_| {},
@@ -74,20 +95,23 @@ pub fn merge_file<'py>(
 
 /// Write a window (JSON bytes) as a standalone Kineto-style trace.
 #[pyfunction]
-#[pyo3(signature = (window_json, output_path, trace_name=None, exact=false))]
+#[pyo3(signature = (window_json, output_path, trace_name=None, exact=false, format=None))]
 pub fn export_json<'py>(
     py: Python<'py>,
     window_json: &[u8],
     output_path: PathBuf,
     trace_name: Option<String>,
     exact: bool,
+    format: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let format = trace_format(format)?;
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         let window = MergeWindow::from_json(window_json, WINDOW_ARG)?;
         let options = ExportOptions {
             trace_name,
             device_properties_json: None,
             exact,
+            format,
         };
         Ok(export_window(&window, &output_path, &options)?)
     })?;
@@ -96,20 +120,23 @@ pub fn export_json<'py>(
 
 /// Write a window JSON file (`.gz` allowed) as a standalone trace.
 #[pyfunction]
-#[pyo3(signature = (window_path, output_path, trace_name=None, exact=false))]
+#[pyo3(signature = (window_path, output_path, trace_name=None, exact=false, format=None))]
 pub fn export_file<'py>(
     py: Python<'py>,
     window_path: PathBuf,
     output_path: PathBuf,
     trace_name: Option<String>,
     exact: bool,
+    format: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let format = trace_format(format)?;
     let stats = py.detach(|| -> Result<MergeStats, Failure> {
         let window = MergeWindow::read(&window_path)?;
         let options = ExportOptions {
             trace_name,
             device_properties_json: None,
             exact,
+            format,
         };
         Ok(export_window(&window, &output_path, &options)?)
     })?;
@@ -151,5 +178,17 @@ fn stats_dict<'py>(py: Python<'py>, stats: &MergeStats) -> PyResult<Bound<'py, P
     d.set_item("cpu_events_replaced", stats.cpu_events_replaced)?;
     d.set_item("window_events", stats.window_events)?;
     d.set_item("events_written", stats.events_written)?;
+    if let Some(p) = &stats.pftrace {
+        let pf = PyDict::new(py);
+        pf.set_item("bytes", p.bytes)?;
+        pf.set_item("slices", p.slices)?;
+        pf.set_item("instants", p.instants)?;
+        pf.set_item("counter_values", p.counter_values)?;
+        pf.set_item("flow_events_bound", p.flow_events_bound)?;
+        pf.set_item("flow_events_unbound", p.flow_events_unbound)?;
+        pf.set_item("overlap_slices", p.overlap_slices)?;
+        pf.set_item("warnings", p.warnings())?;
+        d.set_item("pftrace", pf)?;
+    }
     Ok(d)
 }

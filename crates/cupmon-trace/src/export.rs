@@ -5,7 +5,7 @@ use std::io::{self, Cursor, Read};
 use std::path::Path;
 
 use crate::merge::{merge_source, trimester_floor_ns, MergeOptions, MergeProgress, WindowSource};
-use crate::{default_base_ns, MergeStats, MergeWindow, TraceError};
+use crate::{default_base_ns, MergeStats, MergeWindow, TraceError, TraceFormat};
 
 /// Options of [`export_window`].
 #[derive(Debug, Clone, Default)]
@@ -15,6 +15,8 @@ pub struct ExportOptions {
     pub device_properties_json: Option<String>,
     /// The merge's rules only, without the complete trace's extras.
     pub exact: bool,
+    /// The output's format; `None`: by its name (see [`MergeOptions::format`]).
+    pub format: Option<TraceFormat>,
 }
 
 /// Write `window` as a trace of its own: schemaVersion, deviceProperties,
@@ -33,6 +35,7 @@ pub fn export_window(
     let merge_options = MergeOptions {
         trace_name: options.trace_name.clone(),
         exact: options.exact,
+        format: options.format,
         ..MergeOptions::default()
     };
     if window.is_empty() {

@@ -11,6 +11,9 @@
 //! - [`merge_files`]: PyTorch's `merge_trace_window_into_chrome_trace`, streamed.
 //! - [`export_window`]: a standalone Kineto-style trace of one window;
 //!   [`DumpExport`]: the same trace of a dump (or slice) in two streamed passes.
+//! - [`TraceFormat`]: every trace is written as Chrome JSON or, for outputs
+//!   named `.pftrace` (`.pftrace.gz`) or when asked, as a Perfetto protobuf
+//!   trace with the same content (`trace_sink.rs` decides, `pftrace/` converts).
 //! - [`filter_window`]: the companion monitor's window filtering.
 //! - [`remove_live_temp_files`]: for a signal handler, the temporary files
 //!   (beside outputs, copies of piped inputs) that would stay behind.
@@ -22,6 +25,7 @@ mod combine;
 mod error;
 mod export;
 mod filter;
+mod format;
 mod from_records;
 mod json;
 mod kinds;
@@ -29,16 +33,19 @@ mod merge;
 mod occupancy;
 mod out;
 mod output;
+mod pftrace;
 mod spool;
 mod temp_files;
+mod trace_sink;
 mod window;
 mod window_stream;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
-pub use combine::{combine_traces, CombineStats, RankCollectives, RankSkew};
+pub use combine::{combine_traces, combine_traces_as, CombineStats, RankCollectives, RankSkew};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
+pub use format::{is_pftrace_path, TraceFormat};
 pub use from_records::{decode_dump_to_window, decode_slice_to_window, decode_to_window};
 pub use kinds::{
     overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,
@@ -58,6 +65,11 @@ pub use occupancy::{
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
+/// The JSON-to-Perfetto sink alone, for `bench/pftrace` only.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use pftrace::PftraceSink;
+pub use pftrace::PftraceStats;
 pub use spool::needs_spool;
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 pub use window::{CupmonInfo, DistributedInfo, SliceInfo, TraceWindow};

@@ -16,7 +16,7 @@ use cupmon_records::{
 };
 use cupmon_trace::{
     decode_slice_to_window, export_window, write_window_stream, DumpExport, ExportOptions,
-    MergeWindow,
+    MergeWindow, TraceFormat,
 };
 use serde_json::Value;
 
@@ -210,12 +210,13 @@ fn traces(
         trace_name: Some("t".into()),
         device_properties_json: None,
         exact,
+        format: None,
     };
     export_window(window, &a, &options).unwrap();
     let export = DumpExport::survey(dump, range, reorder, exact, |_| {}).unwrap();
     let late = export.late_lanes();
     assert_eq!(export.events(), window.len());
-    export.write(&b, Some("t".into()), |_| {}).unwrap();
+    export.write(&b, Some("t".into()), None, |_| {}).unwrap();
     (std::fs::read(a).unwrap(), std::fs::read(b).unwrap(), late)
 }
 
@@ -241,14 +242,45 @@ fn check_same(name: &str, dump: &Dump, range: &TimeRange) -> usize {
     n
 }
 
+/// The Perfetto trace (the same JSON text through the conversion) is the same too.
+fn same_pftrace(name: &str, dump: &Dump) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, window, _) = in_memory(dump, &TimeRange::default());
+    let (a, b) = (tmp.path().join("a.pftrace"), tmp.path().join("b.pftrace"));
+    let options = ExportOptions {
+        trace_name: Some("t".into()),
+        device_properties_json: None,
+        exact: false,
+        format: None,
+    };
+    export_window(&window, &a, &options).unwrap();
+    DumpExport::survey(dump, &TimeRange::default(), Reorder::default(), false, |_| {})
+        .unwrap()
+        .write(&b, Some("t".into()), Some(TraceFormat::Pftrace), |_| {})
+        .unwrap();
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    // The first packet holds the wall-clock time the trace was written at (a clock
+    // snapshot): skip it, the rest must be the same.
+    let first = usize::from(a[1]) + 2;
+    assert!(a.len() > 100 && a[0] == 10 && a[1] < 128, "{name}: not a TracePacket first");
+    assert!(a[first..] == b[first..], "{name}: streamed .pftrace differs");
+}
+
 #[test]
 fn streamed_windows_and_traces_equal_the_in_memory_ones_on_the_fixtures() {
-    for fixture in FIXTURES {
-        let dump = Dump::open(fixture_dir(fixture)).unwrap();
+    // torch_transformer: a segmented dump with a GPU's properties and torch.profiler's
+    // clock converted.
+    let dirs = FIXTURES.map(fixture_dir);
+    let transformer = fixture_dir("torch_transformer").join("dump");
+    for dir in dirs.iter().chain([&transformer]) {
+        let fixture = dir.display().to_string();
+        let fixture = fixture.as_str();
+        let dump = Dump::open(dir).unwrap();
         let span = dump.time_span().unwrap();
         let (first, last) = span.get().unwrap();
         let mid = first + (last - first) / 2;
         assert!(check_same(fixture, &dump, &TimeRange::default()) > 0);
+        same_pftrace(fixture, &dump);
         assert!(check_same(fixture, &dump, &TimeRange::new(None, Some(mid))) > 0);
         assert!(check_same(fixture, &dump, &TimeRange::new(Some(mid), None)) > 0);
     }
@@ -270,6 +302,7 @@ fn streamed_windows_and_traces_equal_the_in_memory_ones_on_a_dump_with_every_joi
         trace_name: None,
         device_properties_json: None,
         exact: false,
+        format: None,
     };
     export_window(&window, &out, &options).unwrap();
     let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();

@@ -11,4 +11,5 @@ mod golden;
 mod limits;
 mod occupancy;
 mod perfetto_rules;
+mod pftrace;
 mod stream;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use cupmon_trace::{combine_traces, CombineStats};
+use cupmon_trace::{combine_traces_as, CombineStats, TraceFormat};
 
 use crate::cli::CombineArgs;
 use crate::exit::BadInput;
@@ -20,7 +20,8 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
         .map(|t| super::Input::File(t.as_path()))
         .collect();
     super::check_output(&args.output, &inputs)?;
-    let stats = combine_files(&args.traces, &args.output, &offsets)?;
+    let format = args.format.map(Into::into);
+    let stats = combine_files(&args.traces, &args.output, &offsets, format)?;
     println!(
         "combined {} traces ({} events) into {}; open it in https://ui.perfetto.dev",
         stats.ranks.len(),
@@ -36,8 +37,12 @@ pub fn combine_files(
     traces: &[PathBuf],
     output: &Path,
     offsets: &[(i64, i64)],
+    format: Option<TraceFormat>,
 ) -> Result<CombineStats> {
-    let stats = combine_traces(traces, output, offsets)?;
+    let stats = combine_traces_as(traces, output, offsets, format)?;
+    for w in stats.pftrace.iter().flat_map(|p| p.warnings()) {
+        eprintln!("cupmon: warning: {}: {w}", output.display());
+    }
     for line in super::collective_report::rank_lines(&stats.collectives) {
         println!("{line}");
     }
@@ -74,4 +79,93 @@ fn parse_offset(text: &str) -> Result<(i64, i64)> {
         .map_err(|_| bad())?
         .as_nanos() as i64;
     Ok((rank, sign * ns))
+}
+
+/// Combine the traces of one window in several processes, each given as
+/// (trace, window JSON), into `output` or `dir/window-STAMP.combined.trace.*`
+/// (`.pftrace` when the processes wrote Perfetto traces: CUPMON_TRACE_FORMAT).
+pub fn combine_windows(
+    traces: &[(PathBuf, PathBuf)],
+    output: Option<PathBuf>,
+    dir: &Path,
+    stamp: u64,
+) -> Result<(PathBuf, CombineStats)> {
+    let pftrace = traces.iter().any(|(t, _)| cupmon_trace::is_pftrace_path(t));
+    let output = output.unwrap_or_else(|| {
+        let ext = if pftrace { "pftrace" } else { "json.gz" };
+        dir.join(format!("window-{stamp}.combined.trace.{ext}"))
+    });
+    let scratch = tempfile::tempdir()?;
+    let inputs = json_traces(traces, scratch.path())?;
+    let stats = combine_files(&inputs, &output, &[], None)?;
+    Ok((output, stats))
+}
+
+/// Chrome JSON traces of the windows, for the combine (which reads JSON): the
+/// traces themselves, or for a Perfetto trace its window exported into `scratch`.
+fn json_traces(traces: &[(PathBuf, PathBuf)], scratch: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for (i, (trace, window)) in traces.iter().enumerate() {
+        if !cupmon_trace::is_pftrace_path(trace) {
+            out.push(trace.clone());
+            continue;
+        }
+        let json = scratch.join(format!("window-{i}.trace.json"));
+        let w = cupmon_trace::MergeWindow::read(window)?;
+        let name = trace.display().to_string();
+        cupmon_trace::export_window(
+            &w,
+            &json,
+            &cupmon_trace::ExportOptions {
+                trace_name: Some(name),
+                ..Default::default()
+            },
+        )?;
+        out.push(json);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: &str = r#"{"events":[{"kind":"kernel","device_id":0,"context_id":1,"stream_id":7,"correlation_id":3,"start_ns":1790857026000005000,"end_ns":1790857026000006000,"name":"k"}]}"#;
+
+    /// `cupmon window`/`cupmon run` with CUPMON_TRACE_FORMAT=pftrace: each
+    /// process wrote a .pftrace beside its window JSON; the combine reads the
+    /// windows (it reads JSON only) and writes one .pftrace with both.
+    #[test]
+    fn windows_written_as_pftrace_combine_into_one_pftrace_with_every_process() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut traces = Vec::new();
+        for i in 0..2 {
+            let window = dir.path().join(format!("window-{i}.json"));
+            std::fs::write(&window, WINDOW).expect("write");
+            let trace = dir.path().join(format!("window-{i}.trace.pftrace"));
+            let w = cupmon_trace::MergeWindow::read(&window).expect("window");
+            let options = cupmon_trace::ExportOptions::default();
+            cupmon_trace::export_window(&w, &trace, &options).expect("export");
+            traces.push((trace, window));
+        }
+        let (out, stats) = combine_windows(&traces, None, dir.path(), 7).expect("combine");
+        assert_eq!(out, dir.path().join("window-7.combined.trace.pftrace"));
+        assert_eq!(stats.ranks.len(), 2);
+        let pf = stats.pftrace.expect("a Perfetto trace");
+        // Per process: the kernel and the profiler span.
+        assert_eq!(pf.slices, 4, "{pf:?}");
+        let bytes = std::fs::read(&out).expect("combined trace");
+        // Trace.packet (field 1, length-delimited) first, as Perfetto reads it.
+        assert_eq!(bytes.first(), Some(&0x0a));
+        assert_eq!(pf.bytes, bytes.len() as u64);
+
+        // A JSON window beside them keeps the JSON name.
+        let json = dir.path().join("window-2.trace.json");
+        let w = cupmon_trace::MergeWindow::read(&traces[0].1).expect("window");
+        cupmon_trace::export_window(&w, &json, &Default::default()).expect("export");
+        let mixed = [(json.clone(), traces[0].1.clone())];
+        let (out, stats) = combine_windows(&mixed, None, dir.path(), 8).expect("combine");
+        assert_eq!(out, dir.path().join("window-8.combined.trace.json.gz"));
+        assert!(stats.pftrace.is_none());
+    }
 }

@@ -10,9 +10,7 @@ use cupmon_trace::{
     TraceWindow, WindowSource,
 };
 
-use super::{
-    check_dump_dir, check_output, note_if_spooled, print_trace_written, say_written, Input,
-};
+use super::{check_dump_dir, check_output, note_if_spooled, print_written, say_written, Input};
 use crate::cli::{DecodeArgs, DecodeFormat};
 use crate::exit::BadInput;
 use crate::progress::Progress;
@@ -33,9 +31,9 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
     let slice = args.slice.resolve(&dump)?;
     let range = slice.map(|s| s.range).unwrap_or_default();
-    // Both formats stream: records are read, converted and written a buffer at a
+    // Every format streams: records are read, converted and written a buffer at a
     // time, so memory does not grow with the dump.
-    match args.format {
+    match args.decode_format() {
         DecodeFormat::Window => {
             let out = AtomicOutput::create(&args.output)?;
             let mut writer = out.writer()?;
@@ -73,7 +71,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             }
             say_written(&args.output, &line);
         }
-        DecodeFormat::Chrome => {
+        DecodeFormat::Chrome | DecodeFormat::Pftrace => {
             let mut progress = Progress::dump("reading", dir);
             let export = DumpExport::survey(&dump, &range, Reorder::default(), args.exact, |p| {
                 progress.update_of(p.bytes_read, p.total_bytes)
@@ -98,13 +96,13 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             }
             let mut progress = Progress::dump("writing", dir);
             let stats = export
-                .write(&args.output, args.trace_name.clone(), |p| {
+                .write(&args.output, args.trace_name.clone(), args.trace_format(), |p| {
                     progress.update_of(p.bytes_read, p.total_bytes)
                 })
                 .map_err(|e| named(e, dir, &args.output))?;
             progress.finish();
             warn_evicted(stats.joins_evicted);
-            print_trace_written(&args.output, stats.merge.events_written);
+            print_written(&args.output, &stats.merge);
         }
     }
     Ok(0)
@@ -131,10 +129,11 @@ fn merge_into_cpu_trace(args: &DecodeArgs, cpu: &Path) -> Result<i32> {
             trace_name: args.trace_name.clone(),
             exact: args.exact,
             max_event_bytes: args.max_event_size,
+            format: args.trace_format(),
         },
         &mut |_| {},
     )?;
-    print_trace_written(&args.output, stats.events_written);
+    print_written(&args.output, &stats);
     Ok(0)
 }
 
@@ -199,13 +198,8 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Decode a dump with a progress line for large ones; errors name the dump.
-pub fn decode(dir: &Path) -> Result<(TraceWindow, DecodeReport)> {
-    let d = decode_slice(dir, &SliceArgs::default())?;
-    Ok((d.window, d.report))
-}
-
-/// A dump decoded, or the slice of it the flags name.
+/// A dump decoded, or the slice of it the flags name (with a progress line for
+/// large ones; errors name the dump).
 pub struct Decoded {
     pub dump: Dump,
     pub slice: Option<Slice>,

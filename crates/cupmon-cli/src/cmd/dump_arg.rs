@@ -64,7 +64,7 @@ pub fn check_dump_dir(dir: &Path) -> Result<()> {
 }
 
 /// Subdirectories of `dir` that hold a meta file, in name order.
-fn dumps_in(dir: &Path) -> Vec<PathBuf> {
+pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
     let mut dumps: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use cupmon_trace::{merge_files_strict, MergeOptions, MergeProgress, WindowSource};
 
-use super::{check_output, note_if_spooled, print_trace_written, Input};
+use super::{check_output, note_if_spooled, print_written, Input};
 use crate::cli::MergeArgs;
 use crate::progress::Progress;
 
@@ -26,6 +26,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
             trace_name: args.trace_name.clone(),
             exact: args.exact,
             max_event_bytes: args.max_event_size,
+            format: args.format.map(Into::into),
         },
         &mut |p| match p {
             MergeProgress::Scanned(done) => progress.update(done),
@@ -36,6 +37,6 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         "merged {} window events into {} CPU events",
         stats.window_events, stats.cpu_events_kept
     );
-    print_trace_written(&args.output, stats.events_written);
+    print_written(&args.output, &stats);
     Ok(0)
 }

@@ -6,11 +6,14 @@ pub mod decode;
 pub mod demo;
 mod dump_arg;
 pub mod export;
+pub mod export_parquet;
 pub mod merge;
 mod output_check;
+pub mod report;
 pub mod run;
 mod run_signal;
 mod run_summary;
+pub mod sql;
 pub mod stats;
 pub mod status;
 mod timeline_report;
@@ -21,9 +24,12 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use cupmon_trace::{export_window, writes_in_place, ExportOptions, MergeWindow};
+use cupmon_trace::{
+    export_window, writes_in_place, ExportOptions, MergeStats, MergeWindow, PftraceStats,
+    TraceFormat,
+};
 
-pub use dump_arg::check_dump_dir;
+pub use dump_arg::{check_dump_dir, dumps_in};
 pub use output_check::{check_output, Input};
 
 /// Write `window` as a standalone trace at `output` and say so.
@@ -32,23 +38,44 @@ pub fn export_trace(
     output: &Path,
     trace_name: Option<String>,
     exact: bool,
+    format: Option<TraceFormat>,
 ) -> Result<()> {
     let options = ExportOptions {
         trace_name,
         device_properties_json: None,
         exact,
+        format,
     };
     let stats = export_window(window, output, &options)?;
-    print_trace_written(output, stats.events_written);
+    print_written(output, &stats);
     Ok(())
 }
 
-/// The closing line of every command that writes a trace.
-pub fn print_trace_written(path: &Path, events: u64) {
+/// The closing line of every command that writes a trace (after the Perfetto
+/// conversion's warnings, when it is a `.pftrace`).
+pub fn print_written(path: &Path, stats: &MergeStats) {
+    print_trace_written(path, stats.events_written, stats.pftrace.as_ref());
+}
+
+/// [`print_written`] from the event count and the Perfetto trace's stats.
+pub fn print_trace_written(path: &Path, events: u64, pftrace: Option<&PftraceStats>) {
+    let what = match pftrace {
+        None => format!("{events} events"),
+        Some(p) => {
+            for w in p.warnings() {
+                eprintln!("cupmon: warning: {}: {w}", path.display());
+            }
+            format!(
+                "Perfetto protobuf, {} bytes: {} slices, {} instants, {} counter values, {} flow \
+                 ends from {events} JSON events",
+                p.bytes, p.slices, p.instants, p.counter_values, p.flow_events_bound
+            )
+        }
+    };
     say_written(
         path,
         &format!(
-            "wrote {} ({events} events); open it in https://ui.perfetto.dev",
+            "wrote {} ({what}); open it in https://ui.perfetto.dev",
             path.display()
         ),
     );

@@ -71,7 +71,7 @@ fn open_all(output: &Path) -> bool {
 
 /// Close the windows, say where they went, combine them; false (closed).
 fn close(output: &Path) -> bool {
-    let mut traces: Vec<PathBuf> = Vec::new();
+    let mut traces: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (pid, client) in clients(output) {
         match client.call(&Request::EndWindow) {
             Ok(Response::WindowWritten(w)) => {
@@ -80,7 +80,9 @@ fn close(output: &Path) -> bool {
                     w.events,
                     w.trace.as_deref().unwrap_or(&w.window_json)
                 );
-                traces.extend(w.trace.map(PathBuf::from));
+                if let Some(t) = w.trace {
+                    traces.push((PathBuf::from(t), PathBuf::from(&w.window_json)));
+                }
             }
             Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: {message}"),
             Ok(other) => eprintln!("cupmon: pid {pid}: {other:?}"),
@@ -91,9 +93,8 @@ fn close(output: &Path) -> bool {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let out = output.join(format!("window-{stamp}.combined.trace.json.gz"));
-        match super::combine::combine_files(&traces, &out, &[]) {
-            Ok(stats) => eprintln!(
+        match super::combine::combine_windows(&traces, None, output, stamp) {
+            Ok((out, stats)) => eprintln!(
                 "cupmon: combined {} traces ({} events) into {}",
                 traces.len(),
                 stats.events,

@@ -87,7 +87,9 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
                     w.events,
                     w.trace.as_deref().unwrap_or(&w.window_json)
                 );
-                traces.extend(w.trace.map(PathBuf::from));
+                if let Some(t) = w.trace {
+                    traces.push((PathBuf::from(t), PathBuf::from(&w.window_json)));
+                }
             }
             Some(Err(e)) => {
                 failed += 1;
@@ -97,11 +99,9 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
         }
     }
     if traces.len() > 1 || args.output.is_some() {
-        let output = args.output.clone().unwrap_or_else(|| {
-            std::path::Path::new(&args.target)
-                .join(format!("window-{}.combined.trace.json.gz", unix_s()))
-        });
-        let stats = super::combine::combine_files(&traces, &output, &[])?;
+        let dir = std::path::Path::new(&args.target);
+        let (output, stats) =
+            super::combine::combine_windows(&traces, args.output.clone(), dir, unix_s())?;
         println!(
             "combined {} traces ({} events) into {}; open it in https://ui.perfetto.dev",
             traces.len(),

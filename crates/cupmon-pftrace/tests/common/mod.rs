@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value};
 
 pub fn pool() -> DescriptorPool {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/proto");
+    // Through crates/ so that cupmon-trace's tests can use this file too.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../cupmon-pftrace/proto");
     let mut c = protox::Compiler::new([dir]).expect("proto dir");
     c.open_file("perfetto_trace.proto")
         .expect("vendored perfetto_trace.proto compiles");
@@ -77,6 +78,8 @@ pub enum A {
     Str(String),
     Dict(Vec<(String, A)>),
     Array(Vec<A>),
+    /// `legacy_json_value`: JSON text trace processor parses.
+    Json(String),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -112,6 +115,11 @@ pub struct Event {
 #[derive(Debug, Default)]
 pub struct Model {
     pub tracks: HashMap<u64, Track>,
+    /// Track descriptors that repeated an earlier uuid.
+    pub redescribed: usize,
+    /// `ChromeEventBundle.metadata`, in order, and how many bundles.
+    pub metadata: Vec<(String, A)>,
+    pub bundles: usize,
     pub events: Vec<Event>,
     pub packets: usize,
 }
@@ -154,6 +162,8 @@ fn annotation(d: &DynamicMessage, interned: &Interned) -> (Option<String>, A) {
             "debug_annotation_string_values",
             u64_of(d, "string_value_iid"),
         ))
+    } else if has(d, "legacy_json_value") {
+        A::Json(str_of(d, "legacy_json_value"))
     } else if has(d, "dict_entries") {
         A::Dict(
             list(d, "dict_entries")
@@ -230,6 +240,22 @@ pub fn model(packets: &[DynamicMessage]) -> Model {
                 }
             }
         }
+        if has(p, "chrome_events") {
+            m.bundles += 1;
+            for e in list(&msg(p, "chrome_events"), "metadata") {
+                let e = e.as_message().unwrap();
+                let value = if has(e, "string_value") {
+                    A::Str(str_of(e, "string_value"))
+                } else if has(e, "int_value") {
+                    A::Int(get(e, "int_value").as_i64().unwrap())
+                } else if has(e, "bool_value") {
+                    A::Bool(get(e, "bool_value").as_bool().unwrap())
+                } else {
+                    A::Json(str_of(e, "json_value"))
+                };
+                m.metadata.push((str_of(e, "name"), value));
+            }
+        }
         if has(p, "track_descriptor") {
             let d = msg(p, "track_descriptor");
             let mut t = Track::default();
@@ -241,7 +267,7 @@ pub fn model(packets: &[DynamicMessage]) -> Model {
             if has(&d, "process") {
                 let pd = msg(&d, "process");
                 t.pid = opt(&pd, "pid").map(|v| v as i32 as i64);
-                t.process_name = Some(str_of(&pd, "process_name"));
+                t.process_name = has(&pd, "process_name").then(|| str_of(&pd, "process_name"));
                 t.labels = list(&pd, "process_labels")
                     .iter()
                     .map(|v| v.as_str().unwrap().to_owned())
@@ -252,7 +278,7 @@ pub fn model(packets: &[DynamicMessage]) -> Model {
                 let td = msg(&d, "thread");
                 t.pid = opt(&td, "pid").map(|v| v as i32 as i64);
                 t.tid = opt(&td, "tid");
-                t.thread_name = Some(str_of(&td, "thread_name"));
+                t.thread_name = has(&td, "thread_name").then(|| str_of(&td, "thread_name"));
                 t.legacy_sort_index = opt(&td, "legacy_sort_index").map(|v| v as i32 as i64);
             }
             if has(&d, "counter") {
@@ -269,10 +295,16 @@ pub fn model(packets: &[DynamicMessage]) -> Model {
             } else {
                 0
             };
-            assert!(
-                m.tracks.insert(uuid, t).is_none(),
-                "track {uuid} declared twice"
-            );
+            // Described again (a name that came later): the last one counts,
+            // as in trace processor; it must stay the same kind of track.
+            if let Some(old) = m.tracks.insert(uuid, t.clone()) {
+                assert_eq!(
+                    (old.pid, old.tid, old.parent),
+                    (t.pid, t.tid, t.parent),
+                    "track {uuid} described again as another track"
+                );
+                m.redescribed += 1;
+            }
         }
         if has(p, "track_event") {
             assert!(

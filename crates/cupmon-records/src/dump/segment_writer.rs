@@ -227,8 +227,10 @@ impl SegmentWriter {
         let Some(active) = self.active.take() else {
             return Ok(());
         };
-        let file = active.writer.finish()?;
-        file.get_ref().sync_data()?;
+        // No fsync here: a killed process leaves its pages in the page cache, and a
+        // sync per roll stalls the writer while CUPTI keeps filling buffers (a power
+        // loss leaves a damaged tail, which readers skip). `finish` syncs.
+        active.writer.finish()?;
         let mut summary = active.summary;
         summary.first_ns = active.native.get().map(|s| s.0);
         summary.last_ns = active.native.get().map(|s| s.1);
@@ -294,7 +296,11 @@ impl SegmentWriter {
 
     /// Close the active segment (a clean end of the session) and apply the budget.
     pub fn finish(&mut self) -> io::Result<bool> {
+        let last = self.active.as_ref().map(|a| a.summary.segment);
         self.close_active()?;
+        if let Some(segment) = last {
+            File::open(self.dir.join(segment_file_name(segment)))?.sync_data()?;
+        }
         self.retire()
     }
 }

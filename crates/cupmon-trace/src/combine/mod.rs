@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::output::{is_gz, AtomicOutput};
-use crate::TraceError;
+use crate::{is_pftrace_path, PftraceStats, TraceError, TraceFormat};
 pub use collectives::RankCollectives;
 use remap::RankRemap;
 pub use skew::RankSkew;
@@ -34,6 +34,8 @@ pub struct CombineStats {
     pub skew: Vec<RankSkew>,
     /// Per rank with kernels: NCCL kernels' share of each device's busy time.
     pub collectives: Vec<RankCollectives>,
+    /// What the Perfetto trace holds, when the output is one.
+    pub pftrace: Option<PftraceStats>,
 }
 
 /// One input trace, read.
@@ -50,6 +52,15 @@ fn read(path: &Path, index: usize) -> Result<Input, TraceError> {
         what: "cannot read",
         err,
     };
+    if is_pftrace_path(path) {
+        return Err(TraceError::Input {
+            file: path.display().to_string(),
+            location: "file name".into(),
+            msg: "a Perfetto protobuf trace; combine reads Chrome JSON traces (.json, \
+                  .json.gz): combine those, into a .pftrace if you like"
+                .into(),
+        });
+    }
     let file = std::fs::File::open(path).map_err(io)?;
     let reader: Box<dyn Read> = if is_gz(path) {
         Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(file)))
@@ -88,12 +99,23 @@ fn read(path: &Path, index: usize) -> Result<Input, TraceError> {
     })
 }
 
-/// Combine the traces at `inputs` into `output` (`.gz` by name); `offsets` shifts
-/// the events of a rank by that many ns (another host's clock).
+/// Combine the traces at `inputs` into `output` (`.gz` by name, a Perfetto
+/// trace for a `.pftrace` name); `offsets` shifts the events of a rank by that
+/// many ns (another host's clock).
 pub fn combine_traces(
     inputs: &[PathBuf],
     output: &Path,
     offsets: &[(i64, i64)],
+) -> Result<CombineStats, TraceError> {
+    combine_traces_as(inputs, output, offsets, None)
+}
+
+/// [`combine_traces`] in `format` (`None`: by the output's name).
+pub fn combine_traces_as(
+    inputs: &[PathBuf],
+    output: &Path,
+    offsets: &[(i64, i64)],
+    format: Option<TraceFormat>,
 ) -> Result<CombineStats, TraceError> {
     let mut loaded = Vec::new();
     for (i, path) in inputs.iter().enumerate() {
@@ -108,7 +130,7 @@ pub fn combine_traces(
     }
     let base = loaded.iter().map(|i| i.base_ns).min().unwrap_or(0);
     let out = AtomicOutput::create(output)?;
-    let mut w = out.writer()?;
+    let mut w = out.trace_writer(TraceFormat::resolve(format, output), base)?;
     let mut stats = CombineStats::default();
     let mut skew = skew::SkewFinder::default();
     let mut collectives = collectives::CollectiveFinder::default();
@@ -158,7 +180,7 @@ pub fn combine_traces(
     w.write_all(b",\"cupmon\":")?;
     serde_json::to_writer(&mut w, &info).map_err(std::io::Error::other)?;
     w.write_all(b"}")?;
-    out.commit(w)?;
+    stats.pftrace = out.commit_trace(w)?;
     Ok(stats)
 }
 

@@ -162,6 +162,7 @@ pub fn merge_bytes(
         trace_name: Some("fuzz".to_owned()),
         max_event_bytes,
         exact: false,
+        format: None,
     };
     merge_source(
         "cpu",

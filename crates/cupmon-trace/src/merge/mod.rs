@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::json::write::{write_json_float, write_json_str, ObjectWriter};
 use crate::output::{is_gz, temp_dir_for, AtomicOutput};
 use crate::spool::{needs_spool, spool};
-use crate::TraceError;
+use crate::{PftraceStats, TraceError, TraceFormat};
 use cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
 use entries::Entries;
 use sink::EventSink;
@@ -62,6 +62,9 @@ pub struct MergeOptions {
     /// merge's memory beyond what the window's events themselves take.
     /// Default [`DEFAULT_MAX_EVENT_BYTES`].
     pub max_event_bytes: u64,
+    /// The output's format; `None`: by its name (`.pftrace`, `.pftrace.gz`:
+    /// Perfetto protobuf, else Chrome JSON).
+    pub format: Option<TraceFormat>,
 }
 
 impl Default for MergeOptions {
@@ -70,6 +73,7 @@ impl Default for MergeOptions {
             trace_name: None,
             exact: false,
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            format: None,
         }
     }
 }
@@ -80,7 +84,11 @@ pub struct MergeStats {
     pub cpu_events_kept: u64,
     pub cpu_events_replaced: u64,
     pub window_events: usize,
+    /// Events of the trace as Chrome JSON writes it (a Perfetto trace holds
+    /// the same, converted: see `pftrace`).
     pub events_written: u64,
+    /// What the Perfetto trace holds, when the output is one.
+    pub pftrace: Option<PftraceStats>,
 }
 
 /// Progress of a long merge, for a progress bar.
@@ -254,8 +262,9 @@ pub(crate) fn merge_source(
         .clone()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| output.display().to_string());
-    let mut writer = out.writer()?;
-    let stats = write_merged(
+    let format = TraceFormat::resolve(options.format, output);
+    let mut writer = out.trace_writer(format, base_ns)?;
+    let mut stats = write_merged(
         &mut writer,
         &scan,
         &mut &entries,
@@ -265,7 +274,7 @@ pub(crate) fn merge_source(
         exact,
     )
     .map_err(|e| name_output(e, output))?;
-    out.commit(writer)?;
+    stats.pftrace = out.commit_trace(writer)?;
     Ok(stats)
 }
 
@@ -341,6 +350,7 @@ pub(crate) fn write_merged<W: Write>(
         cpu_events_replaced: scan.events.dropped,
         window_events,
         events_written: 0,
+        pftrace: None,
     };
     let mut first = true;
     let mut member = |out: &mut W, raw_key: &[u8]| -> io::Result<()> {

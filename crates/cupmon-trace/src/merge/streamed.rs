@@ -32,7 +32,7 @@ use super::{
 };
 use crate::export::{export_doc, ExportOptions};
 use crate::from_records::{note_annotation, window_shell};
-use crate::{AtomicOutput, TraceError, WindowEvent};
+use crate::{AtomicOutput, TraceError, TraceFormat, WindowEvent};
 
 /// What [`DumpExport::write`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -122,11 +122,13 @@ impl<'d> DumpExport<'d> {
         self.late_lanes
     }
 
-    /// Write the trace to `output` (`.gz` by name), whole or not at all.
+    /// Write the trace to `output` (`.gz` by name) in `format` (`None`: by the name,
+    /// see [`crate::MergeOptions::format`]), whole or not at all.
     pub fn write(
         self,
         output: &Path,
         trace_name: Option<String>,
+        format: Option<TraceFormat>,
         mut progress: impl FnMut(&DecodeProgress),
     ) -> Result<DumpExportStats, TraceError> {
         if self.survey.events == 0 {
@@ -142,6 +144,7 @@ impl<'d> DumpExport<'d> {
             trace_name: trace_name.clone(),
             device_properties_json: None,
             exact: self.exact,
+            format,
         };
         let doc = export_doc(&self.window, &options, base_ns);
         let scan = scan_cpu_trace(Cursor::new(&doc), DEFAULT_MAX_EVENT_BYTES, &mut |_| {})
@@ -173,8 +176,8 @@ impl<'d> DumpExport<'d> {
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| output.display().to_string());
         let out = AtomicOutput::create(output)?;
-        let mut writer = out.writer()?;
-        let stats = write_merged(
+        let mut writer = out.trace_writer(TraceFormat::resolve(format, output), base_ns)?;
+        let mut stats = write_merged(
             &mut writer,
             &scan,
             &mut part,
@@ -184,7 +187,7 @@ impl<'d> DumpExport<'d> {
             self.exact,
         )
         .map_err(|e| name_output(e, output))?;
-        out.commit(writer)?;
+        stats.pftrace = out.commit_trace(writer)?;
         Ok(DumpExportStats {
             merge: stats,
             joins_evicted: part.joins_evicted,

@@ -1,0 +1,435 @@
+//! Column buffers: the rows of one row group, a typed vector per column, written
+//! in a given row order (rows are sorted by time before they are written).
+
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::errors::ParquetError;
+use parquet::file::writer::SerializedColumnWriter;
+use rustc_hash::FxHashMap;
+
+use crate::schema::ColType;
+
+/// A string of a [`Strings`] pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Sym(u32);
+
+/// The distinct strings of an export (kernel names, API names, copy kinds), each
+/// stored once; rows hold [`Sym`]s.
+#[derive(Debug, Default)]
+pub struct Strings {
+    values: Vec<ByteArray>,
+    index: FxHashMap<Box<str>, Sym>,
+}
+
+impl Strings {
+    pub fn intern(&mut self, s: &str) -> Sym {
+        if let Some(&sym) = self.index.get(s) {
+            return sym;
+        }
+        let sym = Sym(self.values.len() as u32);
+        self.values.push(ByteArray::from(s.as_bytes().to_vec()));
+        self.index.insert(s.into(), sym);
+        sym
+    }
+
+    fn get(&self, sym: Sym) -> &ByteArray {
+        &self.values[sym.0 as usize]
+    }
+}
+
+/// Reused buffers for writing columns in row order.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    i32s: Vec<i32>,
+    i64s: Vec<i64>,
+    bools: Vec<bool>,
+    bytes: Vec<ByteArray>,
+    defs: Vec<i16>,
+}
+
+/// What a column writer needs to write one column of a row group.
+#[derive(Debug)]
+pub struct WriteCtx<'a> {
+    /// Row order (indices into the buffer); `None`: as pushed.
+    pub order: Option<&'a [u32]>,
+    pub strings: &'a Strings,
+}
+
+/// A column buffer of one [`ColType`].
+pub trait Column: Default + std::fmt::Debug {
+    const TYPE: ColType;
+    fn len(&self) -> usize;
+    fn clear(&mut self);
+    fn reserve(&mut self, additional: usize);
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError>;
+}
+
+/// `values` in `order`, into `out`.
+fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
+    out.clear();
+    out.extend(order.iter().map(|&i| values[i as usize]));
+}
+
+/// The non-null values of `values` in `order` into `out`, and a definition level
+/// per row (1 present, 0 null) into `defs`.
+fn gather_opt<T: Copy, U>(
+    values: &[Option<T>],
+    order: Option<&[u32]>,
+    map: impl Fn(T) -> U,
+    out: &mut Vec<U>,
+    defs: &mut Vec<i16>,
+) {
+    out.clear();
+    defs.clear();
+    let mut one = |v: Option<T>| match v {
+        Some(v) => {
+            out.push(map(v));
+            defs.push(1);
+        }
+        None => defs.push(0),
+    };
+    match order {
+        Some(order) => order.iter().for_each(|&i| one(values[i as usize])),
+        None => values.iter().for_each(|&v| one(v)),
+    }
+}
+
+macro_rules! plain_column {
+    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident) => {
+        #[derive(Debug, Default)]
+        pub struct $name(pub Vec<$t>);
+
+        impl $name {
+            #[inline]
+            pub fn push(&mut self, v: $t) {
+                self.0.push(v);
+            }
+        }
+
+        impl Column for $name {
+            const TYPE: ColType = ColType::$ty;
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn clear(&mut self) {
+                self.0.clear();
+            }
+            fn reserve(&mut self, additional: usize) {
+                self.0.reserve_exact(additional);
+            }
+            fn write(
+                &self,
+                ctx: &WriteCtx<'_>,
+                scratch: &mut Scratch,
+                w: &mut SerializedColumnWriter<'_>,
+            ) -> Result<(), ParquetError> {
+                let values = match ctx.order {
+                    // Rows already in time order: no copy.
+                    None => &self.0[..],
+                    Some(order) => {
+                        gather(&self.0, order, &mut scratch.$scratch);
+                        &scratch.$scratch[..]
+                    }
+                };
+                w.typed::<$parquet>().write_batch(values, None, None)?;
+                Ok(())
+            }
+        }
+    };
+}
+
+plain_column!(I32Col, i32, I32, Int32Type, i32s);
+plain_column!(I64Col, i64, I64, Int64Type, i64s);
+
+/// A boolean column (few rows: the `dumps` dataset).
+#[derive(Debug, Default)]
+pub struct BoolCol(pub Vec<bool>);
+
+impl BoolCol {
+    pub fn push(&mut self, v: bool) {
+        self.0.push(v);
+    }
+}
+
+impl Column for BoolCol {
+    const TYPE: ColType = ColType::Bool;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
+    }
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError> {
+        let values = match ctx.order {
+            None => &self.0[..],
+            Some(order) => {
+                gather(&self.0, order, &mut scratch.bools);
+                &scratch.bools[..]
+            }
+        };
+        w.typed::<BoolType>().write_batch(values, None, None)?;
+        Ok(())
+    }
+}
+
+/// A nullable INT64 column: the values (0 where NULL) and whether each is present,
+/// so that the usual all-present column is written without building anything.
+#[derive(Debug, Default)]
+pub struct OptI64Col {
+    values: Vec<i64>,
+    present: Vec<bool>,
+    nulls: usize,
+}
+
+impl OptI64Col {
+    #[inline]
+    pub fn push(&mut self, v: Option<i64>) {
+        self.values.push(v.unwrap_or(0));
+        self.present.push(v.is_some());
+        self.nulls += usize::from(v.is_none());
+    }
+
+    /// Set row `i`, which was NULL.
+    pub fn fill(&mut self, i: usize, v: i64) {
+        if !self.present[i] {
+            self.values[i] = v;
+            self.present[i] = true;
+            self.nulls -= 1;
+        }
+    }
+}
+
+impl Column for OptI64Col {
+    const TYPE: ColType = ColType::OptI64;
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+    fn clear(&mut self) {
+        self.values.clear();
+        self.present.clear();
+        self.nulls = 0;
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.values.reserve_exact(additional);
+        self.present.reserve_exact(additional);
+    }
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError> {
+        let n = self.values.len();
+        let Scratch { i64s, defs, .. } = scratch;
+        defs.clear();
+        let values: &[i64] = if self.nulls == 0 {
+            defs.resize(n, 1);
+            match ctx.order {
+                None => &self.values,
+                Some(order) => {
+                    gather(&self.values, order, i64s);
+                    i64s
+                }
+            }
+        } else {
+            i64s.clear();
+            let mut one = |i: usize| {
+                if self.present[i] {
+                    i64s.push(self.values[i]);
+                    defs.push(1);
+                } else {
+                    defs.push(0);
+                }
+            };
+            match ctx.order {
+                None => (0..n).for_each(&mut one),
+                Some(order) => order.iter().for_each(|&i| one(i as usize)),
+            }
+            i64s
+        };
+        w.typed::<Int64Type>()
+            .write_batch(values, Some(defs), None)?;
+        Ok(())
+    }
+}
+
+/// A string column: [`Sym`]s of the export's [`Strings`].
+#[derive(Debug, Default)]
+pub struct StrCol(pub Vec<Sym>);
+
+impl StrCol {
+    #[inline]
+    pub fn push(&mut self, v: Sym) {
+        self.0.push(v);
+    }
+}
+
+impl Column for StrCol {
+    const TYPE: ColType = ColType::Str;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
+    }
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError> {
+        let out = &mut scratch.bytes;
+        out.clear();
+        let value = |s: Sym| ctx.strings.get(s).clone();
+        match ctx.order {
+            Some(order) => out.extend(order.iter().map(|&i| value(self.0[i as usize]))),
+            None => out.extend(self.0.iter().map(|&s| value(s))),
+        }
+        w.typed::<ByteArrayType>().write_batch(out, None, None)?;
+        Ok(())
+    }
+}
+
+/// A nullable string column.
+#[derive(Debug, Default)]
+pub struct OptStrCol(pub Vec<Option<Sym>>);
+
+impl OptStrCol {
+    #[inline]
+    pub fn push(&mut self, v: Option<Sym>) {
+        self.0.push(v);
+    }
+}
+
+impl Column for OptStrCol {
+    const TYPE: ColType = ColType::OptStr;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
+    }
+    fn write(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        w: &mut SerializedColumnWriter<'_>,
+    ) -> Result<(), ParquetError> {
+        let Scratch { bytes, defs, .. } = scratch;
+        let strings = ctx.strings;
+        gather_opt(&self.0, ctx.order, |s| strings.get(s).clone(), bytes, defs);
+        w.typed::<ByteArrayType>()
+            .write_batch(bytes, Some(defs), None)?;
+        Ok(())
+    }
+}
+
+/// Values written per call for a constant column.
+const CONSTANT_BATCH: usize = 8192;
+
+/// The same value in every row, for the run columns (job, host, rank, ...): written
+/// a batch at a time from one small buffer, so a million rows clone nothing.
+pub fn write_constant(
+    ty: ColType,
+    value: &Constant,
+    rows: usize,
+    scratch: &mut Scratch,
+    w: &mut SerializedColumnWriter<'_>,
+) -> Result<(), ParquetError> {
+    let present = !matches!(value, Constant::Null);
+    let batch = rows.min(CONSTANT_BATCH);
+    scratch.defs.clear();
+    scratch.defs.resize(batch, i16::from(present));
+    let n = if present { batch } else { 0 };
+    match value {
+        Constant::I32(v) => {
+            scratch.i32s.clear();
+            scratch.i32s.resize(n, *v);
+        }
+        Constant::I64(v) => {
+            scratch.i64s.clear();
+            scratch.i64s.resize(n, *v);
+        }
+        Constant::Str(v) => {
+            scratch.bytes.clear();
+            scratch.bytes.resize(n, v.clone());
+        }
+        Constant::Null => {}
+    }
+    let mut left = rows;
+    while left > 0 {
+        let k = left.min(batch);
+        let defs = ty.nullable().then(|| &scratch.defs[..k]);
+        let m = if present { k } else { 0 };
+        match (value, ty.physical()) {
+            (Constant::I32(v), _) => {
+                w.typed::<Int32Type>().write_batch_with_statistics(
+                    &scratch.i32s[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
+                )?;
+            }
+            (Constant::I64(v), _) => {
+                w.typed::<Int64Type>().write_batch_with_statistics(
+                    &scratch.i64s[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
+                )?;
+            }
+            (Constant::Str(v), _) => {
+                w.typed::<ByteArrayType>().write_batch_with_statistics(
+                    &scratch.bytes[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
+                )?;
+            }
+            (Constant::Null, parquet::basic::Type::INT32) => {
+                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
+            }
+            (Constant::Null, parquet::basic::Type::INT64) => {
+                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
+            }
+            (Constant::Null, _) => {
+                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
+            }
+        }
+        left -= k;
+    }
+    Ok(())
+}
+
+/// A run column's value for a whole file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Constant {
+    Null,
+    I32(i32),
+    I64(i64),
+    Str(ByteArray),
+}

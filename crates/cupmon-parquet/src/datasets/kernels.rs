@@ -1,0 +1,82 @@
+//! `kernels/`: one row per kernel execution (CONCURRENT_KERNEL and KERNEL records),
+//! with every field the Chrome trace shows. Fields it does not show (cluster size,
+//! launch type, channel, submitted time) are left out: each column costs about 6 ns
+//! per row to write (bench/parquet/RESULTS.md), and this is the table with the
+//! most rows.
+
+use cupmon_records::KernelRecord;
+
+use super::{duration, nonzero};
+use crate::columns::Sym;
+use crate::correlations::{Correlate, Correlations};
+use crate::table::dataset;
+
+dataset! {
+    /// Kernel rows.
+    KernelRows = "kernels", time = start_ns,
+    "one row per kernel execution (CUPTI's CONCURRENT_KERNEL and KERNEL records)",
+    {
+        start_ns: I64Col [Delta] "start on the GPU, Unix ns (the Chrome trace's `ts`)",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL for a launch without times: unfinished at a forced flush (end 0) or launched before collection began (start 0)",
+        name: StrCol [Dict] "demangled kernel name, as torch.profiler shows it; `kernel@0x<ptr>` when the dump has no name for the pointer",
+        device: I64Col [Dict] "device id (the trace's `pid`, `device`)",
+        context: I64Col [Dict] "CUDA context id",
+        stream: I64Col [Dict] "stream id (the trace's `tid`, `stream`)",
+        correlation_id: I64Col [Delta] "CUPTI correlation id: joins the launching call in `api` (`correlation`)",
+        external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`, CUSTOM0 external correlation), where a trace window recorded it",
+        user_annotation: OptStrCol [Dict] "the user annotation the launch ran under (CUSTOM1 external correlation named in the dump's user annotations)",
+        grid_x: I32Col [Dict] "grid size (`grid`)",
+        grid_y: I32Col [Dict] "",
+        grid_z: I32Col [Dict] "",
+        block_x: I32Col [Dict] "block size (`block`)",
+        block_y: I32Col [Dict] "",
+        block_z: I32Col [Dict] "",
+        registers_per_thread: I32Col [Dict] "`registers per thread`",
+        static_shared_memory: I32Col [Dict] "static shared memory per block, bytes (`shared memory` is static + dynamic)",
+        dynamic_shared_memory: I32Col [Dict] "dynamic shared memory per block, bytes",
+        graph_id: OptI64Col [Dict] "CUDA graph id (`graph id`); NULL: not launched from a graph",
+        graph_node_id: OptI64Col [Dict] "CUDA graph node id (`graph node id`); NULL: none",
+        queued_ns: OptI64Col [Delta] "when the launch was queued, Unix ns (`queued`); NULL unless CUPTI's latency timestamps are on",
+        grid_id: I64Col [Delta] "CUPTI's unique grid id of the launch",
+    }
+}
+
+impl KernelRows {
+    /// A kernel record's row; `name` is its demangled name.
+    #[inline]
+    pub fn push(&mut self, r: &KernelRecord, name: Sym) {
+        self.start_ns.push(r.start as i64);
+        self.duration_ns.push(duration(r.start, r.end));
+        self.name.push(name);
+        self.device.push(r.device_id.into());
+        self.context.push(r.context_id.into());
+        self.stream.push(r.stream_id.into());
+        self.correlation_id.push(r.correlation_id.into());
+        self.external_id.push(None);
+        self.user_annotation.push(None);
+        self.grid_x.push(r.grid_x);
+        self.grid_y.push(r.grid_y);
+        self.grid_z.push(r.grid_z);
+        self.block_x.push(r.block_x);
+        self.block_y.push(r.block_y);
+        self.block_z.push(r.block_z);
+        self.registers_per_thread
+            .push(r.registers_per_thread.into());
+        self.static_shared_memory.push(r.static_shared_memory);
+        self.dynamic_shared_memory.push(r.dynamic_shared_memory);
+        self.graph_id.push(nonzero(r.graph_id.into()));
+        self.graph_node_id.push(nonzero(r.graph_node_id as i64));
+        self.queued_ns.push(nonzero(r.queued as i64));
+        self.grid_id.push(r.grid_id);
+    }
+}
+
+impl Correlate for KernelRows {
+    fn correlate(&mut self, c: &Correlations) {
+        c.fill(
+            &self.correlation_id,
+            &mut self.external_id,
+            &mut self.user_annotation,
+        );
+    }
+}

@@ -1,0 +1,67 @@
+//! `memcpy/`: one row per memory copy.
+
+use cupmon_records::MemcpyRecord;
+
+use super::{duration, nonzero};
+use crate::columns::Strings;
+use crate::correlations::{Correlate, Correlations};
+use crate::table::dataset;
+use crate::words::{copy_kind, memory_kind};
+
+dataset! {
+    /// Memcpy rows.
+    MemcpyRows = "memcpy", time = start_ns,
+    "one row per memory copy (CUPTI's MEMCPY records)",
+    {
+        start_ns: I64Col [Delta] "start on the GPU, Unix ns (`ts`)",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL without times",
+        bytes: I64Col [Dict] "bytes copied (`bytes`)",
+        copy_kind: StrCol [Dict] "`copy kind`: HtoD, DtoH, DtoD, HtoH, PtoP, ... (a number when CUPTI adds one)",
+        src_kind: StrCol [Dict] "`src kind`: pageable, pinned, device, array, managed, ...",
+        dst_kind: StrCol [Dict] "`dst kind`, the same words",
+        flags: I32Col [Dict] "`CUpti_ActivityFlag` bits (`flags`; 1: async)",
+        device: I64Col [Dict] "device id (`pid`, `device`)",
+        context: I64Col [Dict] "CUDA context id",
+        stream: I64Col [Dict] "stream id (`tid`, `stream`)",
+        correlation_id: I64Col [Delta] "CUPTI correlation id (`correlation`)",
+        runtime_correlation_id: I64Col [Delta] "correlation id of the runtime call, when the copy was issued through the driver",
+        external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`), where a trace window recorded it",
+        user_annotation: OptStrCol [Dict] "the user annotation the copy ran under",
+        graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
+        graph_node_id: OptI64Col [Dict] "CUDA graph node id; NULL: none",
+    }
+}
+
+impl MemcpyRows {
+    pub fn push(&mut self, r: &MemcpyRecord, strings: &mut Strings) {
+        self.start_ns.push(r.start as i64);
+        self.duration_ns.push(duration(r.start, r.end));
+        self.bytes.push(r.bytes as i64);
+        self.copy_kind.push(strings.intern(&copy_kind(r.copy_kind)));
+        self.src_kind
+            .push(strings.intern(&memory_kind(r.src_kind.into())));
+        self.dst_kind
+            .push(strings.intern(&memory_kind(r.dst_kind.into())));
+        self.flags.push(r.flags.into());
+        self.device.push(r.device_id.into());
+        self.context.push(r.context_id.into());
+        self.stream.push(r.stream_id.into());
+        self.correlation_id.push(r.correlation_id.into());
+        self.runtime_correlation_id
+            .push(r.runtime_correlation_id.into());
+        self.external_id.push(None);
+        self.user_annotation.push(None);
+        self.graph_id.push(nonzero(r.graph_id.into()));
+        self.graph_node_id.push(nonzero(r.graph_node_id as i64));
+    }
+}
+
+impl Correlate for MemcpyRows {
+    fn correlate(&mut self, c: &Correlations) {
+        c.fill(
+            &self.correlation_id,
+            &mut self.external_id,
+            &mut self.user_annotation,
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! `memset/`: one row per memset.
+
+use cupmon_records::MemsetRecord;
+
+use super::{duration, nonzero};
+use crate::columns::Strings;
+use crate::correlations::{Correlate, Correlations};
+use crate::table::dataset;
+use crate::words::memory_kind;
+
+dataset! {
+    /// Memset rows.
+    MemsetRows = "memset", time = start_ns,
+    "one row per memset (CUPTI's MEMSET records)",
+    {
+        start_ns: I64Col [Delta] "start on the GPU, Unix ns (`ts`)",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL without times",
+        bytes: I64Col [Dict] "bytes set (`bytes`)",
+        value: I64Col [Dict] "the value written (`value`)",
+        memory_kind: StrCol [Dict] "`memory kind`: pageable, pinned, device, ...",
+        flags: I32Col [Dict] "`CUpti_ActivityFlag` bits (`flags`)",
+        device: I64Col [Dict] "device id (`pid`, `device`)",
+        context: I64Col [Dict] "CUDA context id",
+        stream: I64Col [Dict] "stream id (`tid`, `stream`)",
+        correlation_id: I64Col [Delta] "CUPTI correlation id (`correlation`)",
+        external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`), where a trace window recorded it",
+        user_annotation: OptStrCol [Dict] "the user annotation the memset ran under",
+        graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
+        graph_node_id: OptI64Col [Dict] "CUDA graph node id; NULL: none",
+    }
+}
+
+impl MemsetRows {
+    pub fn push(&mut self, r: &MemsetRecord, strings: &mut Strings) {
+        self.start_ns.push(r.start as i64);
+        self.duration_ns.push(duration(r.start, r.end));
+        self.bytes.push(r.bytes as i64);
+        self.value.push(r.value.into());
+        self.memory_kind
+            .push(strings.intern(&memory_kind(r.memory_kind)));
+        self.flags.push(r.flags.into());
+        self.device.push(r.device_id.into());
+        self.context.push(r.context_id.into());
+        self.stream.push(r.stream_id.into());
+        self.correlation_id.push(r.correlation_id.into());
+        self.external_id.push(None);
+        self.user_annotation.push(None);
+        self.graph_id.push(nonzero(r.graph_id.into()));
+        self.graph_node_id.push(nonzero(r.graph_node_id as i64));
+    }
+}
+
+impl Correlate for MemsetRows {
+    fn correlate(&mut self, c: &Correlations) {
+        c.fill(
+            &self.correlation_id,
+            &mut self.external_id,
+            &mut self.user_annotation,
+        );
+    }
+}

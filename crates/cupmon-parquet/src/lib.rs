@@ -1,0 +1,48 @@
+//! cupmon-parquet: cupmon dumps as Parquet datasets that DuckDB, Spark and Trino
+//! read unchanged, for questions across ranks, hosts and days.
+//!
+//! [`export_dump`] reads a dump through `cupmon_records::walk_records` and writes
+//! one dataset per record kind (`kernels/`, `memcpy/`, `memset/`, `api/`) plus a row
+//! per export in `dumps/`, laid out as
+//! `OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet` (UTC).
+//! Files are written under a temporary name and renamed; their names depend only on
+//! the dump and the export (`<seq>`: the first chunk read, or the `--from/--to`
+//! slice), so a re-run on a grown dump adds files for the new chunks only and hosts
+//! writing into one shared directory never collide. The columns are declared once
+//! per dataset (`datasets/`) with their types, encodings and meaning
+//! ([`DATASETS`], documented in docs/parquet.md); [`write_sql`] writes `cupmon.sql`,
+//! the DuckDB views and macros over a dataset directory.
+//!
+//! This crate is the only one that links the `parquet` crate (the low-level column
+//! writer: no Arrow), so that nothing else recompiles it and the Python extension
+//! does not carry it.
+
+mod chunk_numbers;
+mod columns;
+mod correlations;
+mod datasets;
+mod docs;
+mod dump_info;
+mod error;
+mod export;
+mod file_writer;
+mod partition;
+mod record_export;
+mod run_info;
+mod schema;
+mod sink;
+mod sql;
+mod state;
+mod table;
+mod words;
+
+pub use datasets::{DumpRow, DATASETS};
+pub use docs::{schema_markdown, trino_tables};
+pub use error::ExportError;
+pub use export::{export_dump, DumpExport, ExportOptions, Kinds};
+pub use partition::{civil_from_days, hour_of, partition_dir};
+pub use record_export::{RecordExport, RecordTotals};
+pub use run_info::{RunInfo, RUN_COLUMNS};
+pub use schema::{ColType, ColumnSpec, DatasetSpec, Enc, SCHEMA_VERSION};
+pub use sink::{DatasetTotals, ROW_GROUP_ROWS};
+pub use sql::{sql_file_text, write_sql, SQL_FILE};

@@ -1,0 +1,239 @@
+//! The rows of one process's records, on their way into the datasets: records in
+//! (in buffer order), Parquet files out. [`crate::export_dump`] feeds it a dump's
+//! records; benchmarks feed it generated ones.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cupmon_records::{KernelNameTable, KernelNames, Record};
+use parquet::file::metadata::KeyValue;
+use rustc_hash::FxHashMap;
+
+use crate::columns::{Scratch, Strings, Sym};
+use crate::correlations::Correlations;
+use crate::datasets::{ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows};
+use crate::error::ExportError;
+use crate::export::Kinds;
+use crate::partition::hour_of;
+use crate::run_info::RunInfo;
+use crate::sink::{DatasetTotals, Sink};
+
+/// What a [`RecordExport`] wrote and saw.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordTotals {
+    /// `(dataset, what was written)` in [`crate::DATASETS`] order.
+    pub datasets: Vec<(&'static str, DatasetTotals)>,
+    /// Earliest start and latest end among the rows written (Unix ns).
+    pub first_ns: Option<i64>,
+    pub last_ns: Option<i64>,
+    /// First and last chunk of the records given.
+    pub chunks: Option<(u64, u64)>,
+    /// Records left out by the time slice.
+    pub outside: u64,
+    /// Kernel rows whose name pointer had no name.
+    pub unresolved: u64,
+}
+
+impl RecordTotals {
+    /// Rows written into `dataset`.
+    pub fn rows(&self, dataset: &str) -> u64 {
+        self.datasets
+            .iter()
+            .find(|(n, _)| *n == dataset)
+            .map_or(0, |(_, t)| t.rows)
+    }
+}
+
+/// One process's records becoming rows.
+#[derive(Debug)]
+pub struct RecordExport<'a> {
+    out: &'a Path,
+    file_name: String,
+    run: RunInfo,
+    extra: Vec<KeyValue>,
+    kernels: Option<Sink<KernelRows>>,
+    memcpy: Option<Sink<MemcpyRows>>,
+    memset: Option<Sink<MemsetRows>>,
+    api: Option<Sink<ApiRows>>,
+    kernel_names: KernelNames<'a>,
+    annotations: &'a BTreeMap<u64, String>,
+    /// Rows whose start is in `[from, to)`.
+    from: i64,
+    to: i64,
+    strings: Strings,
+    /// Name pointer -> (name, resolved).
+    names: FxHashMap<u64, (Sym, bool)>,
+    correlations: Correlations,
+    scratch: Scratch,
+    totals: RecordTotals,
+}
+
+impl<'a> RecordExport<'a> {
+    /// Files `out/<dataset>/day=.../hour=.../<stem>.<seq>.parquet`; `extra` goes
+    /// into every file's key-value metadata.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        out: &'a Path,
+        run: &RunInfo,
+        seq: &str,
+        kinds: Kinds,
+        (from, to): (Option<i64>, Option<i64>),
+        kernel_names: &'a KernelNameTable,
+        annotations: &'a BTreeMap<u64, String>,
+        extra: Vec<KeyValue>,
+    ) -> Self {
+        let file_name = format!("{}.{seq}.parquet", run.safe_file_stem());
+        let values = run.constants();
+        let sink = |on: bool| on.then(|| (out, file_name.clone(), values.clone(), extra.clone()));
+        Self {
+            kernels: sink(kinds.kernel).map(Sink::from_args),
+            memcpy: sink(kinds.memcpy).map(Sink::from_args),
+            memset: sink(kinds.memset).map(Sink::from_args),
+            api: sink(kinds.api).map(Sink::from_args),
+            out,
+            file_name,
+            run: run.clone(),
+            extra,
+            kernel_names: KernelNames::new(kernel_names),
+            annotations,
+            from: from.unwrap_or(i64::MIN),
+            to: to.unwrap_or(i64::MAX),
+            strings: Strings::default(),
+            names: FxHashMap::default(),
+            correlations: Correlations::default(),
+            scratch: Scratch::default(),
+            totals: RecordTotals::default(),
+        }
+    }
+
+    /// One record of chunk `chunk`.
+    #[inline]
+    pub fn record(&mut self, chunk: u64, record: &Record) -> Result<(), ExportError> {
+        self.totals.chunks = Some(match self.totals.chunks {
+            Some((a, b)) => (a.min(chunk), b.max(chunk)),
+            None => (chunk, chunk),
+        });
+        let (start, end) = match record {
+            Record::Kernel(r) => (r.start, r.end),
+            Record::Memcpy(r) => (r.start, r.end),
+            Record::Memset(r) => (r.start, r.end),
+            Record::Api(r) => (r.start, r.end),
+            Record::ExternalCorrelation(r) => {
+                self.correlations
+                    .add(r, self.annotations, &mut self.strings);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        let t = start as i64;
+        if t < self.from || t >= self.to {
+            self.totals.outside += 1;
+            return Ok(());
+        }
+        let hour = hour_of(t);
+        let (strings, correlations, scratch) =
+            (&mut self.strings, &self.correlations, &mut self.scratch);
+        let pushed = match record {
+            Record::Kernel(r) => self.kernels.as_mut().map(|s| {
+                let (name, resolved) = match self.names.get(&r.name_ptr) {
+                    Some(&known) => known,
+                    None => {
+                        let (name, resolved) = self.kernel_names.name(r.name_ptr);
+                        let known = (strings.intern(name), resolved);
+                        self.names.insert(r.name_ptr, known);
+                        known
+                    }
+                };
+                self.totals.unresolved += u64::from(!resolved);
+                s.rows(hour).push(r, name);
+                s.pushed(strings, correlations, scratch)
+            }),
+            Record::Memcpy(r) => self.memcpy.as_mut().map(|s| {
+                s.rows(hour).push(r, strings);
+                s.pushed(strings, correlations, scratch)
+            }),
+            Record::Memset(r) => self.memset.as_mut().map(|s| {
+                s.rows(hour).push(r, strings);
+                s.pushed(strings, correlations, scratch)
+            }),
+            Record::Api(r) => self.api.as_mut().map(|s| {
+                s.rows(hour).push(r, strings);
+                s.pushed(strings, correlations, scratch)
+            }),
+            _ => None,
+        };
+        let Some(result) = pushed else { return Ok(()) };
+        result?;
+        if start != 0 {
+            let first = self.totals.first_ns.get_or_insert(t);
+            *first = (*first).min(t);
+            if end >= start {
+                let last = self.totals.last_ns.get_or_insert(end as i64);
+                *last = (*last).max(end as i64);
+            }
+        }
+        Ok(())
+    }
+
+    /// Take an external correlation record without counting its chunk as read.
+    pub fn correlate(&mut self, r: &cupmon_records::ExternalCorrelationRecord) {
+        self.correlations
+            .add(r, self.annotations, &mut self.strings);
+    }
+
+    /// First and last chunk of the records so far.
+    pub fn chunks(&self) -> Option<(u64, u64)> {
+        self.totals.chunks
+    }
+
+    /// Kernel rows so far whose name pointer had no name.
+    pub fn unresolved(&self) -> u64 {
+        self.totals.unresolved
+    }
+
+    /// Write what is buffered, rename every file into place, and (when given) the
+    /// `dumps` row, its rows and times filled in from this export, with `extra`
+    /// in its file's metadata.
+    pub fn finish(
+        mut self,
+        dump_row: Option<(DumpRow, Vec<KeyValue>)>,
+    ) -> Result<RecordTotals, ExportError> {
+        macro_rules! finish {
+            ($field:ident) => {
+                if let Some(sink) = self.$field.take() {
+                    let totals =
+                        sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
+                    self.totals.datasets.push((sink_name(&self.$field), totals));
+                }
+            };
+        }
+        finish!(kernels);
+        finish!(memcpy);
+        finish!(memset);
+        finish!(api);
+        if let Some((mut row, extra)) = dump_row {
+            let t = &self.totals;
+            row.first_ns = t.first_ns;
+            row.last_ns = t.last_ns;
+            row.kernels = t.rows("kernels") as i64;
+            row.memcpy = t.rows("memcpy") as i64;
+            row.memset = t.rows("memset") as i64;
+            row.api = t.rows("api") as i64;
+            row.unresolved_kernel_names = t.unresolved as i64;
+            let mut all = self.extra.clone();
+            all.extend(extra);
+            let values = self.run.constants();
+            let mut sink: Sink<DumpRows> = Sink::new(self.out, self.file_name.clone(), values, all);
+            sink.rows(hour_of(row.time_ns))
+                .push(&row, &mut self.strings);
+            sink.pushed(&self.strings, &self.correlations, &mut self.scratch)?;
+            let totals = sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
+            self.totals.datasets.push(("dumps", totals));
+        }
+        Ok(self.totals)
+    }
+}
+
+fn sink_name<R: crate::table::Rows>(_: &Option<Sink<R>>) -> &'static str {
+    R::SPEC.name
+}

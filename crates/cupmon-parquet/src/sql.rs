@@ -1,0 +1,107 @@
+//! `OUT/cupmon.sql`: DuckDB views and macros over an export directory
+//! (`duckdb -init OUT/cupmon.sql`, or `cupmon sql OUT`). The directory is the
+//! `cupmon_dir` variable, read when a query runs: `SET VARIABLE cupmon_dir = '...'`
+//! points the views at a copy elsewhere. A dataset with no files yet is an empty
+//! view with its columns, so that every view and macro works on every export.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::datasets::DATASETS;
+use crate::error::ExportError;
+use crate::schema::DatasetSpec;
+
+/// The file's name inside the export directory.
+pub const SQL_FILE: &str = "cupmon.sql";
+
+/// The views over the base views (top_kernels, busy_per_minute, stragglers, ...).
+const VIEWS: &str = include_str!("../sql/views.sql");
+
+/// The text of `cupmon.sql` for the export directory `out` (absolute).
+pub fn sql_file_text(out: &Path) -> String {
+    let mut s = String::new();
+    let dir = out.display().to_string().replace('\'', "''");
+    let _ = writeln!(
+        s,
+        "-- cupmon {}: views over the Parquet datasets of this directory (schema version {}).\n\
+         -- duckdb -init cupmon.sql, or `cupmon sql DIR`; the datasets' columns: docs/parquet.md.\n\
+         -- Moved or mounted elsewhere? SET VARIABLE cupmon_dir = '/new/path'; the views follow.\n\
+         SET VARIABLE cupmon_dir = '{dir}';\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::SCHEMA_VERSION,
+    );
+    for spec in DATASETS {
+        let view = if spec.name == "dumps" {
+            "dump_exports"
+        } else {
+            spec.name
+        };
+        let extra = if spec.index_of("duration_ns").is_some() {
+            ", start_ns + duration_ns AS end_ns"
+        } else {
+            ""
+        };
+        if has_files(&out.join(spec.name)) {
+            let _ = writeln!(
+                s,
+                "CREATE OR REPLACE VIEW {view} AS SELECT *{extra} FROM read_parquet(\
+                 getvariable('cupmon_dir') || '/{}/*/*/*.parquet', hive_partitioning = true, \
+                 union_by_name = true);",
+                spec.name
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "-- No {} files yet: an empty view with its columns.\n\
+                 CREATE OR REPLACE VIEW {view} AS SELECT *{extra} FROM ({}) WHERE false;",
+                spec.name,
+                typed_nulls(&spec)
+            );
+        }
+    }
+    s.push('\n');
+    s.push_str(VIEWS);
+    s
+}
+
+/// `SELECT NULL::BIGINT AS start_ns, ...` with the partition columns.
+fn typed_nulls(spec: &DatasetSpec) -> String {
+    let mut cols: Vec<String> = spec
+        .all_columns()
+        .map(|c| format!("NULL::{} AS {}", c.ty.sql(), c.name))
+        .collect();
+    cols.push("NULL::DATE AS day".to_owned());
+    cols.push("NULL::BIGINT AS hour".to_owned());
+    format!("SELECT {}", cols.join(", "))
+}
+
+/// Whether `dir/day=*/hour=*/` holds a Parquet file.
+fn has_files(dir: &Path) -> bool {
+    let entries = |d: &Path| std::fs::read_dir(d).into_iter().flatten().flatten();
+    entries(dir).any(|day| {
+        entries(&day.path()).any(|hour| {
+            entries(&hour.path()).any(|f| {
+                let name = f.file_name();
+                let name = name.to_string_lossy();
+                !name.starts_with('.') && name.ends_with(".parquet")
+            })
+        })
+    })
+}
+
+/// Write `out/cupmon.sql` (through a temporary file and a rename: several hosts
+/// exporting into one directory each rewrite it whole).
+pub fn write_sql(out: &Path) -> Result<(), ExportError> {
+    let out = std::path::absolute(out).map_err(|e| ExportError::io(out, "cannot resolve", e))?;
+    let path = out.join(SQL_FILE);
+    let text = sql_file_text(&out);
+    let tmp = tempfile::Builder::new()
+        .prefix(".cupmon.sql.")
+        .suffix(".tmp")
+        .tempfile_in(&out)
+        .map_err(|e| ExportError::io(&out, "cannot create a temporary file in", e))?;
+    std::fs::write(tmp.path(), text).map_err(|e| ExportError::io(tmp.path(), "cannot write", e))?;
+    tmp.persist(&path)
+        .map_err(|e| ExportError::io(&path, "cannot rename into place", e.error))?;
+    Ok(())
+}

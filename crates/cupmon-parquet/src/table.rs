@@ -1,0 +1,94 @@
+//! The rows of one dataset waiting to be written, and the `dataset!` macro that
+//! declares a dataset once: its column buffers, its [`DatasetSpec`] and how a row
+//! group is written.
+
+use std::fs::File;
+
+use parquet::errors::ParquetError;
+use parquet::file::writer::SerializedRowGroupWriter;
+
+use crate::columns::{Scratch, WriteCtx};
+use crate::schema::DatasetSpec;
+
+/// The buffered rows of one dataset.
+pub trait Rows: Default + std::fmt::Debug {
+    const SPEC: DatasetSpec;
+    fn len(&self) -> usize;
+    fn clear(&mut self);
+    /// Room for `additional` more rows in every column.
+    fn reserve(&mut self, additional: usize);
+    /// Each row's time (Unix ns): rows are sorted and partitioned by it.
+    fn time(&self) -> &[i64];
+    /// Write the dataset's own columns (after the run columns) into `rg`.
+    fn write_own(
+        &self,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        rg: &mut SerializedRowGroupWriter<'_, File>,
+    ) -> Result<(), ParquetError>;
+}
+
+/// Declares a dataset: `dataset! { Name = "dir", time = column, "doc", { col: Type
+/// [Enc] "doc", ... } }` gives `struct Name` with a public buffer per column
+/// (`I64Col`, `StrCol`, ...) and its [`Rows`] implementation.
+macro_rules! dataset {
+    (
+        $(#[$meta:meta])*
+        $name:ident = $dir:literal, time = $time:ident, $doc:literal,
+        { $($col:ident : $ty:ident [$enc:ident] $cdoc:literal,)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Default)]
+        pub struct $name {
+            $(pub $col: $crate::columns::$ty,)*
+        }
+
+        impl $crate::table::Rows for $name {
+            const SPEC: $crate::schema::DatasetSpec = $crate::schema::DatasetSpec {
+                name: $dir,
+                doc: $doc,
+                columns: &[$($crate::schema::ColumnSpec {
+                    name: stringify!($col),
+                    ty: <$crate::columns::$ty as $crate::columns::Column>::TYPE,
+                    enc: $crate::schema::Enc::$enc,
+                    doc: $cdoc,
+                },)*],
+            };
+
+            fn len(&self) -> usize {
+                $crate::columns::Column::len(&self.$time)
+            }
+
+            fn clear(&mut self) {
+                $($crate::columns::Column::clear(&mut self.$col);)*
+            }
+
+            fn reserve(&mut self, additional: usize) {
+                $($crate::columns::Column::reserve(&mut self.$col, additional);)*
+            }
+
+            fn time(&self) -> &[i64] {
+                &self.$time.0
+            }
+
+            fn write_own(
+                &self,
+                ctx: &$crate::columns::WriteCtx<'_>,
+                scratch: &mut $crate::columns::Scratch,
+                rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
+            ) -> Result<(), parquet::errors::ParquetError> {
+                $(
+                    let mut w = rg.next_column()?.ok_or_else(|| {
+                        parquet::errors::ParquetError::General(
+                            concat!("no column for ", stringify!($col)).to_owned(),
+                        )
+                    })?;
+                    $crate::columns::Column::write(&self.$col, ctx, scratch, &mut w)?;
+                    w.close()?;
+                )*
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use dataset;

@@ -1,0 +1,13 @@
+//! cupmon-parquet's integration tests, one binary: round trips of the real H200
+//! recordings against `cupmon stats` and against their records, the types every
+//! engine reads, the file layout, re-runs on a growing dump and after the flight
+//! recorder retired segments, slices, and the docs
+//! generated from the schema.
+
+mod common;
+mod docs_sync;
+mod incremental;
+mod layout;
+mod round_trip;
+mod schema_types;
+mod segments;

@@ -1,0 +1,132 @@
+"""`cupmon export-parquet` datasets queried through DuckDB: golden answers on the
+H200 recordings, the planted straggler of a synthetic 16-rank run found every
+minute, counts equal to `cupmon stats`, and `cupmon sql` as a command."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+
+import pytest
+
+from conftest import FIXTURE_NAMES, FIXTURES, ROOT, cupmon_cmd, loud_skip
+
+GOLDEN = ROOT / "tests" / "python" / "golden" / "parquet_fixtures.json"
+MINUTE = 60_000_000_000
+
+
+def connect(out):
+    try:
+        from cupmon import sql
+    except ImportError as e:  # an old install without the module
+        loud_skip(f"cupmon.sql cannot be imported: {e}")
+    try:
+        return sql.connect(str(out))
+    except sql.DuckDBMissing as e:
+        loud_skip(str(e))
+
+
+def rows(con, query: str) -> list[dict]:
+    rel = con.sql(query)
+    return [dict(zip(rel.columns, r)) for r in rel.fetchall()]
+
+
+def one(con, query: str):
+    return con.execute(query).fetchone()
+
+
+def rounded(v):
+    """Floats to 9 significant digits: golden answers compare meaning, not bits."""
+    if isinstance(v, float):
+        return float(f"{v:.9g}") if math.isfinite(v) else repr(v)
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    return v
+
+
+GOLDEN_QUERIES = {
+    "top_kernels": "SELECT rank, host, pid, name, launches, timed, total_ns, min_ns, max_ns, share "
+    "FROM top_kernels_per_rank(3)",
+    "busy_per_minute": "SELECT * FROM busy_per_minute ORDER BY job, host, device, minute_ns",
+    "stragglers": "SELECT * FROM stragglers ORDER BY job, minute_ns",
+    "comm_overlap": "SELECT * FROM comm_overlap ORDER BY job, host, pid, device",
+    "dumps": "SELECT job, host, rank, pid, first_ns, last_ns, kernels, memcpy, memset, api, "
+    "exports, end_chunk, dropped_records, session_open, cupti_version "
+    "FROM dumps ORDER BY pid",
+    "memcpy_kinds": "SELECT copy_kind, src_kind, dst_kind, count(*) AS n, sum(bytes) AS bytes "
+    "FROM memcpy GROUP BY ALL ORDER BY ALL",
+    "api_top": "SELECT domain, name, count(*) AS calls, count(external_id) AS with_op "
+    "FROM api GROUP BY ALL ORDER BY calls DESC, name LIMIT 8",
+}
+
+
+def test_golden_answers_on_the_h200_recordings(fixtures_export):
+    con = connect(fixtures_export)
+    got = {
+        name: [{k: rounded(v) for k, v in r.items()} for r in rows(con, q)]
+        for name, q in GOLDEN_QUERIES.items()
+    }
+    if os.environ.get("CUPMON_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    want = json.loads(GOLDEN.read_text())
+    for name in GOLDEN_QUERIES:
+        assert got[name] == want[name], f"{name} differs from {GOLDEN.name}"
+
+
+def test_row_counts_and_sums_equal_cupmon_stats(fixtures_export):
+    con = connect(fixtures_export)
+    for fixture in FIXTURE_NAMES:
+        stats = cupmon_cmd("stats", str(FIXTURES / fixture), "--top", "1000")
+        assert stats.returncode == 0, stats.stderr
+        text = stats.stdout
+        pid = int(re.search(r'"pid":(\d+)', (FIXTURES / fixture / "cupti_monitor_meta.bin").read_bytes().decode("latin-1")).group(1))
+        kernels = int(re.search(r"CONCURRENT_KERNEL\s+(\d+)", text).group(1))
+        memcpy_bytes = int(re.search(r"memcpy bytes:\s+(\d+)", text).group(1))
+        (n,) = one(con, f"SELECT count(*) FROM kernels WHERE pid = {pid}")
+        assert n == kernels, fixture
+        (b,) = one(con, f"SELECT sum(bytes) FROM memcpy WHERE pid = {pid}")
+        assert b == memcpy_bytes, fixture
+        # Total kernel time: the sum over `cupmon stats`' top kernels (all of them).
+        listed = re.findall(r"^\s+([\d.]+)\s+(\d+)\s+\S+\s+.+$", text.split("top kernels by total GPU time:")[1], re.M)
+        total_ms = sum(float(ms) for ms, _ in listed)
+        (ns,) = one(con, f"SELECT sum(duration_ns) FROM kernels WHERE pid = {pid}")
+        assert abs(ns / 1e6 - total_ms) < 0.001 * len(listed) + 1e-9, fixture
+
+
+def test_stragglers_find_the_planted_slow_rank_every_minute(fleet_export):
+    out, planted = fleet_export
+    con = connect(out)
+    got = {r["minute_ns"]: r for r in rows(con, "SELECT * FROM stragglers")}
+    full = [m for m in planted["minutes"] if m["minute_ns"] in got and got[m["minute_ns"]]["ranks"] == 16]
+    assert len(full) >= 5, f"only {len(full)} full minutes"
+    for m in full:
+        r = got[m["minute_ns"]]
+        assert r["slowest_rank"] == m["rank"], f"minute {m['minute_ns']}: {r}"
+        assert 1.15 < r["slowdown"] < 1.35, r
+    # Busy time per device and minute: a union, never more than the minute.
+    for r in rows(con, "SELECT * FROM busy_per_minute"):
+        assert 0 < r["busy_ns"] <= MINUTE, r
+    # NCCL overlaps compute in every process (the all-reduce runs beside the step).
+    overlap = rows(con, "SELECT * FROM comm_overlap")
+    assert len(overlap) == 16
+    for r in overlap:
+        assert 0 < r["overlap_ns"] <= min(r["nccl_ns"], r["compute_ns"]), r
+
+
+def test_cupmon_sql_runs_the_named_queries(fixtures_export):
+    out = str(fixtures_export)
+    done = cupmon_cmd("sql", out, "--top-kernels", "--top", "2", "--csv")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "rank,host,pid,name,launches,total_ms,mean_us,pct"
+    assert len(lines) == 1 + 2 * 2
+    assert any("sgemm" in l or "gemm" in l for l in lines[1:]), lines
+    for flag in ["--busy", "--stragglers", "--comm-overlap"]:
+        done = cupmon_cmd("sql", out, flag)
+        assert done.returncode == 0, (flag, done.stderr)
+    done = cupmon_cmd("sql", out, "-c", "SELECT count(*) AS n FROM kernels", "--csv")
+    assert done.stdout.splitlines() == ["n", "118"]
+    done = cupmon_cmd("sql", out, "-c", "SELECT * FROM no_such_table")
+    assert done.returncode == 2 and "no_such_table" in done.stderr
