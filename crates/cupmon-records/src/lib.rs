@@ -78,15 +78,15 @@ pub use dump::{
 };
 pub use encode::{encode_record, encoded_size, BufferFull, RecordWriter};
 pub use interval_union::IntervalUnion;
+pub use join_window::{JoinWindow, Reorder, DEFAULT_MAX_PENDING, DEFAULT_REORDER_WINDOW_NS};
 pub use kinds::{
     ActivityRecord, ApiRecord, CudaEventRecord, ExternalCorrelationRecord, KernelRecord,
     MemcpyRecord, MemoryPoolRecord, MemoryRecord, MemsetRecord, OverheadRecord, Record, SyncRecord,
 };
 pub use layout::{Layout, UnsupportedVersion};
+pub use slice_walk::SliceWalk;
 pub use stats::{dump_stats, dump_stats_slice, DumpStats, KernelStat};
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;
-pub use join_window::{JoinWindow, Reorder, DEFAULT_MAX_PENDING, DEFAULT_REORDER_WINDOW_NS};
-pub use slice_walk::SliceWalk;
 pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport, Walked};

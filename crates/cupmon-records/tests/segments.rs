@@ -286,7 +286,10 @@ fn a_slice_returns_exactly_the_overlapping_records_and_skips_the_rest() {
         })
         .collect();
     assert_eq!(want.len(), kernels.len() + externals.len());
-    assert!(got.iter().eq(want.iter().copied()), "not the records of the slice in order");
+    assert!(
+        got.iter().eq(want.iter().copied()),
+        "not the records of the slice in order"
+    );
     assert!(report.segments_skipped > 0, "{report:?}");
     assert!(report.chunks < 20, "read {} buffers of 100", report.chunks);
     // An empty slice reads nothing.

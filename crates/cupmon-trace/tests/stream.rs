@@ -132,12 +132,12 @@ fn rich_dump(dir: &Path) {
             correlation += 1;
             let start = t + i * 2 * MS;
             api.push(external(4, 500 + step, correlation));
-            if correlation % 5 == 0 {
+            if correlation.is_multiple_of(5) {
                 api.push(external(3, 9000 + u64::from(correlation), correlation));
             }
             api.push(launch(start, correlation));
             let s = (i % 2) as usize;
-            let k_start = if correlation % 7 == 0 {
+            let k_start = if correlation.is_multiple_of(7) {
                 last_end[s] - 500 * US
             } else {
                 (start + 100 * US).max(last_end[s])
@@ -254,16 +254,28 @@ fn same_pftrace(name: &str, dump: &Dump) {
         format: None,
     };
     export_window(&window, &a, &options).unwrap();
-    DumpExport::survey(dump, &TimeRange::default(), Reorder::default(), false, |_| {})
-        .unwrap()
-        .write(&b, Some("t".into()), Some(TraceFormat::Pftrace), |_| {})
-        .unwrap();
+    DumpExport::survey(
+        dump,
+        &TimeRange::default(),
+        Reorder::default(),
+        false,
+        |_| {},
+    )
+    .unwrap()
+    .write(&b, Some("t".into()), Some(TraceFormat::Pftrace), |_| {})
+    .unwrap();
     let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     // The first packet holds the wall-clock time the trace was written at (a clock
     // snapshot): skip it, the rest must be the same.
     let first = usize::from(a[1]) + 2;
-    assert!(a.len() > 100 && a[0] == 10 && a[1] < 128, "{name}: not a TracePacket first");
-    assert!(a[first..] == b[first..], "{name}: streamed .pftrace differs");
+    assert!(
+        a.len() > 100 && a[0] == 10 && a[1] < 128,
+        "{name}: not a TracePacket first"
+    );
+    assert!(
+        a[first..] == b[first..],
+        "{name}: streamed .pftrace differs"
+    );
 }
 
 #[test]
@@ -308,7 +320,9 @@ fn streamed_windows_and_traces_equal_the_in_memory_ones_on_a_dump_with_every_joi
     let trace: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().unwrap();
     let has = |f: &dyn Fn(&Value) -> bool| events.iter().any(f);
-    assert!(has(&|e| e["cat"] == "kernel" && e["args"]["External id"].is_i64()));
+    assert!(has(
+        &|e| e["cat"] == "kernel" && e["args"]["External id"].is_i64()
+    ));
     assert!(has(&|e| e["cat"] == "gpu_user_annotation"));
     assert!(has(&|e| e["args"]["name"]
         .as_str()
@@ -326,10 +340,7 @@ fn joins_further_apart_than_the_reorder_window_are_not_made() {
     // CUSTOM1 records), another kernel's 1 ms before.
     let buffers = vec![
         (T0 + MS, vec![kernel(T0, T0 + 500 * US, 7, 1)]),
-        (
-            T0 + 2 * MS,
-            vec![kernel(T0 + MS, T0 + MS + 500 * US, 7, 2)],
-        ),
+        (T0 + 2 * MS, vec![kernel(T0 + MS, T0 + MS + 500 * US, 7, 2)]),
         (
             T0 + 3 * MS,
             vec![
@@ -409,5 +420,9 @@ fn joins_further_apart_than_the_reorder_window_are_not_made() {
     let mut out = Vec::new();
     write_window_stream(&dump, &slice, Reorder::default(), &mut out, true, |_| {}).unwrap();
     let w: Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(w["events"].as_array().unwrap().len(), 4, "and the two external correlations");
+    assert_eq!(
+        w["events"].as_array().unwrap().len(),
+        4,
+        "and the two external correlations"
+    );
 }

@@ -96,9 +96,12 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
             }
             let mut progress = Progress::dump("writing", dir);
             let stats = export
-                .write(&args.output, args.trace_name.clone(), args.trace_format(), |p| {
-                    progress.update_of(p.bytes_read, p.total_bytes)
-                })
+                .write(
+                    &args.output,
+                    args.trace_name.clone(),
+                    args.trace_format(),
+                    |p| progress.update_of(p.bytes_read, p.total_bytes),
+                )
                 .map_err(|e| named(e, dir, &args.output))?;
             progress.finish();
             warn_evicted(stats.joins_evicted);

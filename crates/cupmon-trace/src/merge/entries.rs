@@ -256,8 +256,9 @@ impl<'w> Entries<'w> {
             }
             MergeEvent::Overhead(o) => self.write_overhead(sink, o, range)?,
             MergeEvent::Extra(e) if self.complete.is_some() => state.extras.write(sink, e),
-            MergeEvent::ExternalCorrelation(_) | MergeEvent::Other { .. } | MergeEvent::Extra(_) => {
-            }
+            MergeEvent::ExternalCorrelation(_)
+            | MergeEvent::Other { .. }
+            | MergeEvent::Extra(_) => {}
         }
         sink.maybe_flush()?;
         Ok(())
@@ -477,7 +478,11 @@ impl<'w> Entries<'w> {
 /// The CUSTOM1 kind: user annotations.
 pub(crate) const USER_ANNOTATION_KIND: i128 = USER_EXTERNAL_CORRELATION_KIND;
 
-fn add_span(spans: &mut BTreeMap<(i128, i128, i128), (i128, i128)>, external_id: i128, g: &GpuEvent) {
+fn add_span(
+    spans: &mut BTreeMap<(i128, i128, i128), (i128, i128)>,
+    external_id: i128,
+    g: &GpuEvent,
+) {
     spans
         .entry((external_id, g.device_id, g.stream_id))
         .and_modify(|s| {

@@ -160,7 +160,11 @@ impl<'d> Lookahead<'d> {
             let (kind, ext) = (i128::from(kind), i128::from(ext));
             if kind == CPU_OP_KIND && cpu_op.is_none() {
                 cpu_op = Some(ext);
-            } else if kind == USER_ANNOTATION_KIND && annotations && annotation.is_none() && named(ext) {
+            } else if kind == USER_ANNOTATION_KIND
+                && annotations
+                && annotation.is_none()
+                && named(ext)
+            {
                 annotation = Some(ext);
             }
         }

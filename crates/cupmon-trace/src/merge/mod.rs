@@ -8,11 +8,11 @@ mod complete;
 mod cpu_event;
 mod cpu_scan;
 mod entries;
-mod lanes;
-mod lookahead;
 mod from_typed;
 #[cfg(feature = "internals")]
 pub mod internals;
+mod lanes;
+mod lookahead;
 mod nccl_args;
 mod param_comms;
 mod sink;

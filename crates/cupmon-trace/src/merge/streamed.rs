@@ -222,7 +222,8 @@ impl<P: FnMut(&DecodeProgress)> WindowPart for Streamed<'_, '_, P> {
         };
         let limit = Some(self.buffers);
         let mut lead = Lookahead::open(self.dump, &self.range, self.reorder, limit, lanes, true)?;
-        let mut walk = SliceWalk::open(self.dump, &self.range, self.reorder)?.with_limit(self.buffers);
+        let mut walk =
+            SliceWalk::open(self.dump, &self.range, self.reorder)?.with_limit(self.buffers);
         let mut names = KernelNames::new(self.dump.kernel_names());
         let mut state = entries.new_state();
         let mut index = 0usize;
