@@ -21,6 +21,10 @@
 mod encodings;
 mod fleet;
 mod measure;
+// bench/compact's seeded generator, one copy for both benchmarks (this one needs no
+// `exp`).
+#[allow(dead_code)]
+#[path = "../../compact/src/rng.rs"]
 mod rng;
 mod write;
 
