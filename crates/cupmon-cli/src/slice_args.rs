@@ -141,12 +141,16 @@ impl Slice {
         match dump.segments() {
             Some(list) => {
                 let n = list.live.len() as u64;
+                let digested = report.segments_digested;
                 line.push_str(&format!(
-                    ", {} of {n} segments read ({} frames decoded, {} skipped by their time index)",
-                    n.saturating_sub(report.segments_skipped),
+                    ", {} of {n} segments read ({} frames, {} skipped by their time index)",
+                    n.saturating_sub(report.segments_skipped + digested),
                     report.chunks,
                     report.frames_skipped
                 ));
+                if digested > 0 {
+                    line.push_str(&format!(", {digested} from their digests"));
+                }
             }
             None => line.push_str(
                 ", the whole raw-buffer file read (PyTorch's single-file layout has no time index)",

@@ -102,19 +102,16 @@ impl Worker {
         let shared = self.shared;
         let counters = &shared.counters;
         counters.add(&counters.dropped_by_cupti, buffer.dropped());
-        // Counting first gives the buffer's time index, which its frame carries.
+        // Names first (a chunk's kernels all have names, and the digest classifies
+        // NCCL's kernels by name); counting gives the buffer's time index and digest,
+        // which its frame and segment carry.
+        let names = self.write_names(&buffer);
+        self.note_write_error(names);
         let read_since = Instant::now();
         let (layout, index) = self.count_records(&buffer);
         counters.worker.note_read(read_since);
-        if let Err(e) = self.write(&buffer, cupti_ns, unix_ns, layout, &index) {
-            if self.write_error.is_none() {
-                cupmon_log::error!(
-                    "cannot write the dump in {}: {e}; recording continues in memory only",
-                    self.dump.dir().display()
-                );
-                self.write_error = Some(e.to_string());
-            }
-        }
+        let written = self.write(&buffer, cupti_ns, unix_ns, layout, &index);
+        self.note_write_error(written);
         let observer = shared
             .observer
             .read()
@@ -129,8 +126,21 @@ impl Worker {
         counters.worker.note_buffer(busy_since, self.born);
     }
 
-    /// Names first, then the chunk, each flushed: a process killed at any
-    /// point leaves complete chunks whose kernels all have names.
+    fn note_write_error(&mut self, result: Result<(), DumpError>) {
+        if let Err(e) = result {
+            if self.write_error.is_none() {
+                cupmon_log::error!(
+                    "cannot write the dump in {}: {e}; recording continues in memory only",
+                    self.dump.dir().display()
+                );
+                self.write_error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// The buffer's chunk, flushed after its names were (see [`Worker::write_names`]):
+    /// a process killed at any point leaves complete chunks whose kernels all have
+    /// names.
     fn write(
         &mut self,
         buffer: &CompletedBuffer,
@@ -143,19 +153,16 @@ impl Worker {
             return Ok(());
         }
         let timer = WriteTimer::start();
-        let result = self.write_names_and_chunk(buffer, cupti_ns, unix_ns, layout, index);
+        let result = self.write_chunk(buffer, cupti_ns, unix_ns, layout, index);
         self.shared.counters.worker.note_write(timer);
         result
     }
 
-    fn write_names_and_chunk(
-        &mut self,
-        buffer: &CompletedBuffer,
-        cupti_ns: u64,
-        unix_ns: u64,
-        layout: Option<Layout>,
-        index: &FrameIndex,
-    ) -> Result<(), DumpError> {
+    /// The kernel names the buffer brings, flushed.
+    fn write_names(&mut self, buffer: &CompletedBuffer) -> Result<(), DumpError> {
+        if self.write_error.is_some() {
+            return Ok(());
+        }
         let seen = &mut self.seen_names;
         // Consecutive kernels mostly share a name: skip the set for repeats.
         let mut last = 0;
@@ -174,6 +181,17 @@ impl Worker {
             let counters = &self.shared.counters;
             counters.add(&counters.kernel_names, names.len() as u64);
         }
+        Ok(())
+    }
+
+    fn write_chunk(
+        &mut self,
+        buffer: &CompletedBuffer,
+        cupti_ns: u64,
+        unix_ns: u64,
+        layout: Option<Layout>,
+        index: &FrameIndex,
+    ) -> Result<(), DumpError> {
         let completion = BufferCompletion {
             stream_id: buffer.stream_id(),
             context: buffer.context(),
@@ -254,11 +272,17 @@ impl Worker {
             return (None, index);
         };
         let mut n = 0u64;
+        // A writer that is behind CUPTI skips the digest too (readers then digest the
+        // segment from its records), as it skips compression.
+        let digest = self.write_error.is_none() && !self.behind();
         for item in RecordIter::new(buffer.bytes(), layout) {
             match item {
                 Ok(record) => {
                     n += 1;
                     index.add(&record);
+                    if digest {
+                        self.dump.digest_record(&record);
+                    }
                     if let Some(count) = self.by_kind.get_mut(record.kind().as_u32() as usize) {
                         *count += 1;
                     }
@@ -271,6 +295,9 @@ impl Worker {
                     break;
                 }
             }
+        }
+        if !digest {
+            self.dump.digest_skipped(n);
         }
         counters.add(&counters.records, n);
         let kernels = self.by_kind[ActivityKind::CONCURRENT_KERNEL.0 as usize]

@@ -53,6 +53,7 @@ pub mod clock;
 mod cupti_enum;
 mod decode;
 mod demangle;
+pub mod digest;
 pub mod dump;
 mod encode;
 mod interval_union;
@@ -85,7 +86,7 @@ pub use kinds::{
 };
 pub use layout::{Layout, UnsupportedVersion};
 pub use slice_walk::SliceWalk;
-pub use stats::{dump_stats, dump_stats_slice, DumpStats, KernelStat};
+pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat};
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;

@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::digest::{summarize, Digest};
 use crate::dump::KernelNames;
 use crate::dump::{Dump, DumpError, MetaFile};
-use crate::nccl::{CollectiveShare, CollectiveStats};
-use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
-use crate::{Record, TimeRange};
+use crate::nccl::CollectiveStats;
+use crate::walk::{DecodeProgress, DecodeReport};
+use crate::TimeRange;
 
 /// GPU time of one kernel (by demangled name, all launches).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,15 +66,6 @@ impl DumpStats {
     }
 }
 
-#[derive(Default)]
-struct PtrStat {
-    launches: u64,
-    timed: u64,
-    total_ns: u64,
-    min_ns: Option<u64>,
-    max_ns: u64,
-}
-
 /// Read the dump in `dir` and summarise it; `top` limits `top_kernels`.
 pub fn dump_stats(
     dir: impl AsRef<Path>,
@@ -81,56 +73,29 @@ pub fn dump_stats(
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<DumpStats, DumpError> {
     let dump = Dump::open(dir)?;
-    dump_stats_slice(&dump, &TimeRange::default(), top, progress, |_| {})
+    dump_stats_slice(&dump, &TimeRange::default(), top, progress)
 }
 
-/// [`dump_stats`] of the records of `dump` that [`walk_slice`] gives for `range`;
-/// `also` sees each of them too (one walk for the stats and, say, a timeline).
+/// [`dump_stats`] of the records of `dump` that [`crate::walk_slice`] gives for
+/// `range`, from the segments' digests where they stand for them ([`summarize`]).
 pub fn dump_stats_slice(
     dump: &Dump,
     range: &TimeRange,
     top: usize,
     progress: impl FnMut(&DecodeProgress),
-    mut also: impl FnMut(&Record),
 ) -> Result<DumpStats, DumpError> {
-    let mut first: Option<u64> = None;
-    let mut last: Option<u64> = None;
-    let mut memcpy_bytes = 0u64;
-    let mut by_ptr: HashMap<u64, PtrStat> = HashMap::new();
-    let mut collectives = CollectiveShare::new();
-    let report = walk_slice(dump, range, progress, |_, _, record| {
-        also(record);
-        if let Some((start, end)) = record.interval() {
-            if start != 0 {
-                first = Some(first.map_or(start, |f| f.min(start)));
-            }
-            if end != 0 {
-                last = Some(last.map_or(end, |l| l.max(end)));
-            }
-        }
-        match record {
-            Record::Kernel(k) => {
-                collectives.add_record(k, dump.kernel_names());
-                let s = by_ptr.entry(k.name_ptr).or_default();
-                s.launches += 1;
-                if k.start != 0 && k.end >= k.start {
-                    let d = k.end - k.start;
-                    s.timed += 1;
-                    s.total_ns += d;
-                    s.min_ns = Some(s.min_ns.map_or(d, |m| m.min(d)));
-                    s.max_ns = s.max_ns.max(d);
-                }
-            }
-            Record::Memcpy(m) => memcpy_bytes += m.bytes,
-            _ => {}
-        }
-    })?;
+    let summary = summarize(dump, range, None, progress)?;
+    Ok(stats_of(dump, summary.report, &summary.digest, top))
+}
+
+/// The stats of a digest of `dump` (`report`: the walk's).
+pub fn stats_of(dump: &Dump, report: DecodeReport, digest: &Digest, top: usize) -> DumpStats {
     // Several name pointers can carry the same name (one per module that loads it).
     let mut names = KernelNames::new(dump.kernel_names());
     let mut by_name: HashMap<String, KernelStat> = HashMap::new();
     let mut unresolved = 0;
-    for (ptr, s) in by_ptr {
-        let (name, resolved) = names.name(ptr);
+    for s in &digest.kernels {
+        let (name, resolved) = names.name(s.name_ptr);
         if !resolved {
             unresolved += s.launches;
         }
@@ -167,15 +132,17 @@ pub fn dump_stats_slice(
     let off_clock_records = report.off_clock;
     let mut report = report;
     report.unresolved_kernel_names = unresolved;
-    Ok(DumpStats {
+    let mut collectives = digest.collectives.clone();
+    collectives.collectives.truncate(top);
+    DumpStats {
         report,
-        first_ns: first,
-        last_ns: last,
+        first_ns: digest.first_ns,
+        last_ns: digest.last_ns,
         off_clock_records,
         distinct_kernels,
         top_kernels,
-        memcpy_bytes,
+        memcpy_bytes: digest.memcpy_bytes,
         meta: dump.meta().clone(),
-        collectives: collectives.finish(top),
-    })
+        collectives,
+    }
 }

@@ -54,6 +54,8 @@ pub struct DecodeReport {
     /// Frames and segments a slice did not need to read.
     pub frames_skipped: u64,
     pub segments_skipped: u64,
+    /// Segments whose stored digest stood for their records ([`crate::digest`]).
+    pub segments_digested: u64,
     /// Entries a streamed join dropped before their time because its window was full
     /// ([`Reorder::max_pending`]): some records may lack what they join with.
     pub joins_evicted: u64,
@@ -346,6 +348,7 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
         retired: dump.retired(),
         frames_skipped: 0,
         segments_skipped: 0,
+        segments_digested: 0,
         joins_evicted: 0,
     })
 }

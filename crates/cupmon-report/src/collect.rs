@@ -1,21 +1,21 @@
-//! One process's part of the report, in one walk of its dump: `cupmon stats`' own
-//! summary ([`dump_stats_slice`], every kernel kept) and, from the same records, the
-//! timeline on the report's grid ([`TimelineBuilder`], as `cupmon stats --timeline`),
-//! the NCCL kernels' timeline, kernel durations for p50/p99, copies and streams.
+//! One process's part of the report, from one digest of its dump ([`summarize`]):
+//! `cupmon stats`' own summary (every kernel kept), the timeline on the report's grid
+//! (as `cupmon stats --timeline`), the NCCL kernels' timeline, kernel durations for
+//! p50/p99, copies and streams.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use cupmon_records::nccl::NcclKernel;
+use cupmon_records::digest::{summarize, Summary};
+use cupmon_records::stats_of;
 use cupmon_records::{
-    dump_stats_slice, DecodeProgress, Dump, DumpStats, KernelNames, Record, TimeRange, Timeline,
-    TimelineBuilder,
+    DecodeProgress, Dump, DumpStats, KernelNames, TimeRange, Timeline, TimelineBuilder,
 };
 
 use crate::copies::CopyStats;
 use crate::durations::Durations;
 use crate::info::ProcessInfo;
-use crate::streams::{StreamBusy, StreamBusyBuilder};
+use crate::streams::StreamBusy;
 use crate::windows::{find_windows, WindowError, WindowMark};
 use crate::{Grid, ReportError};
 
@@ -58,7 +58,9 @@ pub fn label_of(info: &ProcessInfo, dump: &Dump) -> String {
     }
 }
 
-/// Walk `range` of `dump` once and gather its part of the report on `grid`.
+/// Gather `range` of `dump`'s part of the report on `grid`: from the segments'
+/// digests where they stand for it, else from one walk of the records
+/// ([`summarize`], as `cupmon stats` reads a dump).
 pub fn collect(
     dump: &Dump,
     range: &TimeRange,
@@ -70,57 +72,40 @@ pub fn collect(
         err: e,
     };
     let bin = std::time::Duration::from_nanos(grid.bin_ns);
-    let mut timeline = TimelineBuilder::new(grid.from_ns, grid.to_ns, bin)?;
-    let mut nccl = timeline.clone();
-    let names = dump.kernel_names();
-    let mut is_nccl: HashMap<u64, bool> = HashMap::new();
-    let mut by_ptr: HashMap<u64, Durations> = HashMap::new();
-    let mut copies = CopyStats::default();
-    let mut streams = StreamBusyBuilder::default();
-    let stats = dump_stats_slice(dump, range, usize::MAX, progress, |r| {
-        timeline.add(r);
-        match r {
-            Record::Kernel(k) => {
-                let collective = *is_nccl.entry(k.name_ptr).or_insert_with(|| {
-                    names
-                        .get(k.name_ptr)
-                        .is_some_and(|n| NcclKernel::parse(n).is_some())
-                });
-                if collective {
-                    nccl.add(r);
-                }
-                // As `cupmon stats` times a launch.
-                if k.start != 0 && k.end >= k.start {
-                    by_ptr.entry(k.name_ptr).or_default().add(k.end - k.start);
-                }
-                streams.add(k);
-            }
-            Record::Memcpy(m) => copies.add(m),
-            _ => {}
-        }
-    })
-    .map_err(dump_err)?;
-    copies.sort();
+    let bins = TimelineBuilder::new(grid.from_ns, grid.to_ns, bin)?;
+    let summary = summarize(dump, range, Some(bins), progress).map_err(dump_err)?;
+    let Summary {
+        report,
+        digest,
+        timeline,
+        nccl_timeline,
+        ..
+    } = summary;
+    let stats = stats_of(dump, report, &digest, usize::MAX);
     // Named as `cupmon stats` names them (several pointers may carry one name).
-    let mut resolver = KernelNames::new(names);
+    let mut resolver = KernelNames::new(dump.kernel_names());
     let mut durations: HashMap<String, Durations> = HashMap::new();
-    for (ptr, d) in by_ptr {
-        let (name, _) = resolver.name(ptr);
-        durations.entry(name.to_owned()).or_default().merge(&d);
+    for k in &digest.kernels {
+        let (name, _) = resolver.name(k.name_ptr);
+        durations
+            .entry(name.to_owned())
+            .or_default()
+            .merge(&k.durations);
     }
     let info = ProcessInfo::from_meta(dump.meta());
     let (windows, window_errors) = find_windows(dump.dir());
     let dropped = stats.report.dropped_records;
+    let empty = || TimelineBuilder::new(grid.from_ns, grid.to_ns, bin).map(|b| b.finish(dropped));
     Ok(ProcessData {
         label: label_of(&info, dump),
         dir: dump.dir().to_path_buf(),
         info,
         stats,
         durations,
-        timeline: timeline.finish(dropped),
-        nccl: nccl.finish(dropped),
-        copies,
-        streams: streams.finish(),
+        timeline: timeline.map_or_else(empty, Ok)?,
+        nccl: nccl_timeline.map_or_else(empty, Ok)?,
+        copies: digest.copies,
+        streams: digest.streams,
         windows,
         window_errors,
     })

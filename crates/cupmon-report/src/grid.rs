@@ -33,6 +33,15 @@ impl Grid {
         if bin_ns == 0 {
             return Err(ReportError::ZeroBin);
         }
+        // Bins of whole seconds start at a whole second: the segments' digests (in
+        // one-second bins) then add into them exactly, and a report need not read
+        // every record.
+        const S: u64 = cupmon_records::digest::second_bins_ns();
+        let (from_ns, to_ns) = if bin_ns.is_multiple_of(S) {
+            (from_ns / S * S, to_ns)
+        } else {
+            (from_ns, to_ns)
+        };
         let grid = Self {
             from_ns,
             to_ns,

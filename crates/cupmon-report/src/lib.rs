@@ -6,8 +6,8 @@
 //! p50/p99, share), copies, per-stream busy time, ranks side by side with the slowest
 //! rank per minute, and a hint: the `cupmon decode` command for the slowest minute.
 //!
-//! The numbers come from `cupmon stats`' own code ([`cupmon_records::dump_stats_slice`]
-//! and [`cupmon_records::TimelineBuilder`]) in one walk of each dump, so the two agree
+//! The numbers come from `cupmon stats`' own code ([`cupmon_records::digest::summarize`]:
+//! the segments' stored digests, the records where there are none), so the two agree
 //! on every number they both show. The page holds bins, not events: its size follows
 //! the number of bins ([`grid::MAX_BINS`] at most) and processes, not the records.
 //!
@@ -15,14 +15,12 @@
 //! - [`write_html`] writes the page.
 
 mod collect;
-pub mod copies;
-pub mod durations;
+pub use cupmon_records::digest::{copies, durations, streams};
 pub mod grid;
 mod html;
 pub mod info;
 mod model;
 pub mod periods;
-pub mod streams;
 pub mod windows;
 
 use std::path::PathBuf;

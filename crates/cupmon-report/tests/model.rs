@@ -90,8 +90,7 @@ fn a_slice_report_is_stats_of_the_slice() {
             ..options(usize::MAX)
         },
     );
-    let stats =
-        cupmon_records::dump_stats_slice(&dumps[0], &range, usize::MAX, |_| {}, |_| {}).unwrap();
+    let stats = cupmon_records::dump_stats_slice(&dumps[0], &range, usize::MAX, |_| {}).unwrap();
     assert_eq!(report.processes[0].stats, stats);
     assert!(stats.report.records > 0 && stats.report.records < 2920);
     assert_eq!(

@@ -4,8 +4,9 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use cupmon_config::units::format_size;
+use cupmon_records::digest::summarize;
 use cupmon_records::dump::Retired;
-use cupmon_records::{dump_stats_slice, Dump, DumpStats, TimelineBuilder, TimelineError};
+use cupmon_records::{stats_of, Dump, DumpStats, TimelineBuilder, TimelineError};
 
 use crate::cli::StatsArgs;
 use crate::exit::BadInput;
@@ -18,7 +19,7 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
     let slice = args.slice.resolve(&dump)?;
     let range = slice.map(|s| s.range).unwrap_or_default();
-    let mut timeline = match args.timeline.timeline {
+    let grid = match args.timeline.timeline {
         Some(bin) => Some(
             TimelineBuilder::for_dump(&dump, &range, bin.duration()).map_err(|e| match e {
                 TimelineError::Dump(e) => anyhow::Error::from(e).context(dir.display().to_string()),
@@ -28,18 +29,12 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         None => None,
     };
     let mut progress = Progress::dump("reading", dir);
-    let stats = dump_stats_slice(
-        &dump,
-        &range,
-        args.top,
-        |p| progress.update_of(p.bytes_read, p.total_bytes),
-        |r| {
-            if let Some(t) = &mut timeline {
-                t.add(r);
-            }
-        },
-    )
+    let summary = summarize(&dump, &range, grid, |p| {
+        progress.update_of(p.bytes_read, p.total_bytes)
+    })
     .with_context(|| dir.display().to_string())?;
+    let timeline = summary.timeline;
+    let stats = stats_of(&dump, summary.report, &summary.digest, args.top);
     progress.finish();
     super::decode::print_report(&stats.report);
     let mut out = std::io::stdout().lock();
@@ -61,7 +56,7 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         }
     }
     if let Some(t) = timeline {
-        super::timeline_report::write(&mut out, &t.finish(stats.report.dropped_records))?;
+        super::timeline_report::write(&mut out, &t)?;
     }
     Ok(0)
 }

@@ -58,6 +58,16 @@ impl Dump {
         self.segments.as_ref()
     }
 
+    /// The same dump with only `live` of its segments (a reader that has the others'
+    /// numbers already, from their digests).
+    pub fn with_live_segments(&self, live: Vec<super::SegmentFile>) -> Dump {
+        let mut dump = self.clone();
+        if let Some(list) = &mut dump.segments {
+            list.live = live;
+        }
+        dump
+    }
+
     /// What older data was retired to keep the budget (nothing for a raw file).
     pub fn retired(&self) -> super::Retired {
         self.segments

@@ -57,6 +57,9 @@ pub struct SegmentSummary {
     pub clock: Vec<[u64; 2]>,
     pub opened_unix_ns: u64,
     pub closed_unix_ns: u64,
+    /// Bytes of its digest file (`seg-NNNNNN.digest`; 0 without one).
+    #[serde(default)]
+    pub digest_bytes: u64,
 }
 
 /// Why a segment was retired.
@@ -96,7 +99,7 @@ pub struct Retired {
 impl Retired {
     pub fn add(&mut self, s: &SegmentSummary) {
         self.segments += 1;
-        self.bytes += s.bytes;
+        self.bytes += s.bytes + s.digest_bytes;
         self.records += s.records;
         self.kernels += s.kernels;
         self.first_ns = min_some(self.first_ns, s.first_ns);

@@ -21,7 +21,8 @@ use super::segment::{
     SEGMENTS_DIR,
 };
 use super::{BufferCompletion, ChunkHeader, ChunkWriter, CHUNK_HEADER_LEN};
-use crate::Layout;
+use crate::digest::{digest_file_name, write_digest, DigestBuilder};
+use crate::{KernelNameTable, Layout, Record};
 
 /// Samples of a foreign clock kept per segment (its index line stays small).
 const MAX_CLOCK_SAMPLES: usize = 4096;
@@ -80,6 +81,8 @@ pub struct SegmentWriter {
     compressor: Option<ChunkCompressor>,
     frame: Vec<u8>,
     stats: SegmentStats,
+    /// The digest of the segment the next frames go into.
+    digest: Option<DigestBuilder>,
 }
 
 fn unix_ns() -> u64 {
@@ -105,7 +108,24 @@ impl SegmentWriter {
             compressor: None,
             frame: Vec::new(),
             stats: SegmentStats::default(),
+            digest: None,
         })
+    }
+
+    fn digest(&mut self) -> &mut DigestBuilder {
+        let period = self.policy.segment_period;
+        self.digest
+            .get_or_insert_with(|| DigestBuilder::for_segment(unix_ns(), period))
+    }
+
+    /// Digest a record of the next buffer (see [`crate::digest`]).
+    pub fn digest_record(&mut self, record: &Record, names: &KernelNameTable) {
+        self.digest().add(record, names);
+    }
+
+    /// `records` of the next buffer are not digested.
+    pub fn digest_skipped(&mut self, records: u64) {
+        self.digest().skip(records);
     }
 
     pub fn stats(&self) -> SegmentStats {
@@ -130,6 +150,7 @@ impl SegmentWriter {
         behind: bool,
     ) -> io::Result<(ChunkHeader, bool)> {
         self.encode(data, layout, index, behind)?;
+        self.digest().add_buffer(data.len() as u64);
         if self.active.is_none() {
             self.open_next()?;
         }
@@ -237,6 +258,15 @@ impl SegmentWriter {
         summary.foreign_first = active.foreign.get().map(|s| s.0);
         summary.foreign_last = active.foreign.get().map(|s| s.1);
         summary.closed_unix_ns = unix_ns();
+        // The digest before the index line: a segment the index calls closed has its
+        // digest, or none (a crash, a full disk: readers then digest its records).
+        if let Some(digest) = self.digest.take() {
+            let (digest, _) = digest.finish();
+            if let Ok(bytes) = write_digest(&self.dir, summary.segment, &digest) {
+                summary.digest_bytes = bytes;
+                self.stats.bytes_written += bytes;
+            }
+        }
         self.index.append(&IndexLine::Closed(summary.clone()))?;
         self.closed.push_back(summary);
         Ok(())
@@ -257,7 +287,7 @@ impl SegmentWriter {
             .keep_for
             .map(|d| unix_ns().saturating_sub(d.as_nanos() as u64));
         loop {
-            let closed_bytes: u64 = self.closed.iter().map(|s| s.bytes).sum();
+            let closed_bytes: u64 = self.closed.iter().map(|s| s.bytes + s.digest_bytes).sum();
             let Some(oldest) = self.closed.front() else {
                 break;
             };
@@ -275,10 +305,15 @@ impl SegmentWriter {
                 reason,
                 at_unix_ns: unix_ns(),
             })?;
-            match fs::remove_file(self.dir.join(segment_file_name(oldest.segment))) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+            for name in [
+                segment_file_name(oldest.segment),
+                digest_file_name(oldest.segment),
+            ] {
+                match fs::remove_file(self.dir.join(name)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
             }
             self.retired.add(&oldest);
             any = true;

@@ -177,6 +177,23 @@ impl DumpWriter {
         }
     }
 
+    /// Digest `record` for the segment its buffer goes into next ([`crate::digest`]);
+    /// a raw dump keeps no digests. Call it for each record of a buffer, after its
+    /// kernel names and before [`DumpWriter::write_buffer`].
+    pub fn digest_record(&mut self, record: &crate::Record) {
+        if let Buffers::Segments(s) = &mut self.buffers {
+            s.digest_record(record, &self.names);
+        }
+    }
+
+    /// `records` of the next buffer are not digested (the writer is behind): readers
+    /// then digest its segment from the records.
+    pub fn digest_skipped(&mut self, records: u64) {
+        if let Buffers::Segments(s) = &mut self.buffers {
+            s.digest_skipped(records);
+        }
+    }
+
     /// What the segment writer did (`None` for a raw dump).
     pub fn segment_stats(&self) -> Option<SegmentStats> {
         match &self.buffers {

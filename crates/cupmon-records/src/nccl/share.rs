@@ -5,12 +5,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use serde::{Deserialize, Serialize};
+
 use super::NcclKernel;
 use crate::dump::KernelNameTable;
 use crate::{IntervalUnion, KernelRecord};
 
 /// One device's kernel time, NCCL's part of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceCollectiveTime {
     pub device: u32,
     /// Timed kernels, and the NCCL ones among them.
@@ -41,7 +43,7 @@ impl DeviceCollectiveTime {
 }
 
 /// The kernel time of one collective (all devices).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CollectiveTime {
     /// The collective and, where the kernel name gives it, the type (`AllReduce bf16`);
     /// `any collective (generic kernel)` for NCCL's generic kernel, `unrecognised NCCL
@@ -53,7 +55,7 @@ pub struct CollectiveTime {
 }
 
 /// What [`CollectiveShare::finish`] found.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CollectiveStats {
     /// Devices that ran a timed kernel, by device id.
     pub devices: Vec<DeviceCollectiveTime>,
@@ -65,6 +67,44 @@ impl CollectiveStats {
     /// Timed NCCL kernels on all devices.
     pub fn nccl_kernels(&self) -> u64 {
         self.devices.iter().map(|d| d.nccl_kernels).sum()
+    }
+
+    /// Add the figures of another part of the dump: devices by id, collectives by
+    /// label (unions of two parts add up; see `digest`'s module docs).
+    pub fn merge(&mut self, other: &CollectiveStats) {
+        for o in &other.devices {
+            match self.devices.binary_search_by_key(&o.device, |d| d.device) {
+                Ok(i) => {
+                    let d = &mut self.devices[i];
+                    d.kernels += o.kernels;
+                    d.nccl_kernels += o.nccl_kernels;
+                    d.busy_ns += o.busy_ns;
+                    d.nccl_ns += o.nccl_ns;
+                    d.nccl_alone_ns += o.nccl_alone_ns;
+                    d.uncertain_ns += o.uncertain_ns;
+                }
+                Err(i) => self.devices.insert(i, o.clone()),
+            }
+        }
+        for o in &other.collectives {
+            match self.collectives.iter_mut().find(|c| c.label == o.label) {
+                Some(c) => {
+                    c.launches += o.launches;
+                    c.total_ns += o.total_ns;
+                }
+                None => self.collectives.push(o.clone()),
+            }
+        }
+        self.sort();
+    }
+
+    /// Collectives by total kernel time, largest first.
+    fn sort(&mut self) {
+        self.collectives.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.label.cmp(&b.label))
+        });
     }
 }
 
@@ -167,21 +207,18 @@ impl CollectiveShare {
                 }
             })
             .collect();
-        let mut collectives: Vec<CollectiveTime> = self
+        let collectives: Vec<CollectiveTime> = self
             .collectives
             .into_iter()
             .filter(|c| c.launches > 0)
             .collect();
-        collectives.sort_by(|a, b| {
-            b.total_ns
-                .cmp(&a.total_ns)
-                .then_with(|| a.label.cmp(&b.label))
-        });
-        collectives.truncate(top);
-        CollectiveStats {
+        let mut stats = CollectiveStats {
             devices,
             collectives,
-        }
+        };
+        stats.sort();
+        stats.collectives.truncate(top);
+        stats
     }
 }
 

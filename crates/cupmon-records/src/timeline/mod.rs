@@ -171,7 +171,54 @@ impl TimelineBuilder {
         };
         let (from, to) = span.unwrap_or((range.from_ns.unwrap_or(0), 0));
         let to = to.max(from);
-        Self::new(from, to, bin.unwrap_or_else(|| auto_bin(to - from)))
+        let bin = bin.unwrap_or_else(|| auto_bin(to - from));
+        // Bins of whole seconds over an open start begin at a whole second, where the
+        // segments' digests add into them exactly (see [`Self::whole_seconds`]); a
+        // start the user gave stays where it is.
+        const S: u64 = crate::digest::second_bins_ns();
+        let whole = bin.as_nanos().is_multiple_of(u128::from(S)) && !bin.is_zero();
+        let from = if whole && range.from_ns.is_none() {
+            from / S * S
+        } else {
+            from
+        };
+        Self::new(from, to, bin)
+    }
+
+    /// Whether `t` is inside the bins' span.
+    pub fn spans(&self, t: u64) -> bool {
+        t >= self.bins.from_ns && t < self.bins.to_ns
+    }
+
+    /// Bins of whole seconds from a whole Unix second: what digests' bins add into
+    /// exactly ([`TimelineBuilder::add_second_bins`]).
+    pub fn whole_seconds(&self) -> bool {
+        const S: u64 = crate::digest::second_bins_ns();
+        self.bins.bin_ns.is_multiple_of(S) && self.bins.from_ns.is_multiple_of(S)
+    }
+
+    /// Add a digest's one-second bins (the builder must be [`Self::whole_seconds`]);
+    /// what falls outside the span is left out, as records are.
+    pub fn add_second_bins(&mut self, b: &crate::digest::SecondBins) {
+        debug_assert!(self.whole_seconds());
+        let bins = self.bins;
+        let count = bins.count();
+        for i in 0..b.len() {
+            let t = (b.first_s + i as u64).saturating_mul(crate::digest::second_bins_ns());
+            if t < bins.from_ns || t >= bins.to_ns {
+                continue;
+            }
+            let at = bins.of(t);
+            self.kernels[at] += b.kernels[i];
+            self.copy_bytes[at] += b.copy_bytes[i];
+            for (d, busy) in b.devices.iter().zip(&b.busy_ns) {
+                let device = self
+                    .devices
+                    .entry(*d)
+                    .or_insert_with(|| DeviceBusy::new(count));
+                device.busy_ns[at] += busy[i];
+            }
+        }
     }
 
     /// The span the bins cover, for [`walk_slice`].

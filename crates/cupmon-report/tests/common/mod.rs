@@ -96,13 +96,25 @@ pub fn job(
 }
 
 /// Write `records` as rank `rank`'s segmented dump under `run` (buffers of `per_buffer`
-/// records); its directory.
+/// records), with the segments' digests as cupmon's monitor writes them; its directory.
 pub fn write_rank(
     run: &Path,
     rank: u32,
     ranks: u32,
     records: &[Record],
     per_buffer: usize,
+) -> PathBuf {
+    write_rank_in(run, rank, ranks, records, per_buffer, 1 << 20)
+}
+
+/// [`write_rank`] with segments rolled at `segment_size` bytes.
+pub fn write_rank_in(
+    run: &Path,
+    rank: u32,
+    ranks: u32,
+    records: &[Record],
+    per_buffer: usize,
+    segment_size: u64,
 ) -> PathBuf {
     let dir = run.join(format!("rank{rank}-{}-20261201T140000Z", 100 + rank));
     let mut meta = MetaFile::new();
@@ -119,7 +131,7 @@ pub fn write_rank(
         .set("session_open", false)
         .set("dropped_records", 0);
     let policy = SegmentPolicy {
-        segment_size: 1 << 20,
+        segment_size,
         segment_period: Duration::from_secs(86_400),
         keep: u64::MAX / 4,
         keep_for: None,
@@ -141,6 +153,7 @@ pub fn write_rank(
         for r in chunk {
             rw.push(r);
             index.add(r);
+            w.digest_record(r);
         }
         let done = index.native.last.max(T0);
         let completion = BufferCompletion {

@@ -4,14 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use cupmon_records::{IntervalUnion, KernelRecord};
+use serde::{Deserialize, Serialize};
+
+use crate::{IntervalUnion, KernelRecord};
 
 /// Stretches each stream's union holds before settling the oldest (16 bytes each):
 /// kept small, as a process may have many streams.
 const UNION_LIMIT: usize = 1 << 14;
 
 /// One stream's figures.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamBusy {
     pub device: u32,
     pub stream: u32,
@@ -55,5 +57,21 @@ impl StreamBusyBuilder {
                 }
             })
             .collect()
+    }
+}
+
+/// Add `other`'s streams into `into` (both by device, then stream): the busy times of
+/// two parts of a dump add up (see `digest`'s module docs for where they may overlap).
+pub fn merge_streams(into: &mut Vec<StreamBusy>, other: &[StreamBusy]) {
+    for o in other {
+        match into.binary_search_by_key(&(o.device, o.stream), |s| (s.device, s.stream)) {
+            Ok(i) => {
+                let s = &mut into[i];
+                s.kernels += o.kernels;
+                s.busy_ns += o.busy_ns;
+                s.over_ns += o.over_ns;
+            }
+            Err(i) => into.insert(i, o.clone()),
+        }
     }
 }

@@ -3,6 +3,8 @@
 //! 0.8% of the true value, whatever the number of launches. Quantiles use the
 //! nearest-rank rule (p99 of 100 values is the 99th smallest).
 
+use serde::{Deserialize, Serialize};
+
 /// Sub-buckets per power of two (2^SUB_BITS).
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
@@ -11,7 +13,7 @@ const SUB: u64 = 1 << SUB_BITS;
 pub const QUANTILE_ERROR: f64 = 1.0 / (2 * SUB) as f64;
 
 /// A histogram of durations in ns.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Durations {
     /// Bucket index of `counts[0]`.
     first: usize,

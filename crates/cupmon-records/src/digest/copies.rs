@@ -3,13 +3,15 @@
 //! copies with when they ran. The bytes of all groups add up to `cupmon stats`'
 //! `memcpy bytes` (every copy counts; those without times have no duration).
 
-use cupmon_records::MemcpyRecord;
+use serde::{Deserialize, Serialize};
+
+use crate::MemcpyRecord;
 
 /// How many single copies [`CopyStats::largest`] keeps.
 pub const LARGEST: usize = 10;
 
 /// The copies of one direction and pair of memory kinds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CopyGroup {
     pub copy_kind: u8,
     pub src_kind: u8,
@@ -40,7 +42,7 @@ impl CopyGroup {
 }
 
 /// One copy, for the largest ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OneCopy {
     pub bytes: u64,
     pub start: u64,
@@ -53,7 +55,7 @@ pub struct OneCopy {
 }
 
 /// A process's copies.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CopyStats {
     /// Largest bytes first.
     pub groups: Vec<CopyGroup>,

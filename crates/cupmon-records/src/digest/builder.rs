@@ -1,0 +1,204 @@
+//! Building a [`Digest`] from records, as the dump writer does for each segment and
+//! readers do for the segments without one, and adding stored digests into it.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::second_bins::{SecondBins, NS_PER_S};
+use super::streams::{merge_streams, StreamBusyBuilder};
+use super::{Digest, KernelTotals, DIGEST_VERSION};
+use crate::dump::KernelNameTable;
+use crate::nccl::{CollectiveShare, CollectiveStats, NcclKernel};
+use crate::{Record, Timeline, TimelineBuilder};
+
+/// How far before its opening and after its period a segment's bins reach: buffers
+/// hold records from before they complete, and a segment closes a little late.
+const SEGMENT_BINS_MARGIN: Duration = Duration::from_secs(3600);
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct DigestBuilder {
+    digest: Digest,
+    by_ptr: HashMap<u64, KernelTotals>,
+    nccl_ptrs: HashMap<u64, bool>,
+    collectives: CollectiveShare,
+    absorbed_collectives: CollectiveStats,
+    streams: StreamBusyBuilder,
+    absorbed_streams: Vec<super::streams::StreamBusy>,
+    /// All kernels, NCCL's: on the caller's grid, or one-second bins for a segment.
+    timeline: Option<(TimelineBuilder, TimelineBuilder)>,
+    /// Whether `timeline` is a segment's own bins (stored as [`SecondBins`]).
+    segment_bins: bool,
+}
+
+impl DigestBuilder {
+    /// A digest with `timeline`'s bins (all kernels, NCCL's), or none.
+    pub fn new(timeline: Option<(TimelineBuilder, TimelineBuilder)>) -> Self {
+        Self {
+            digest: Digest {
+                version: DIGEST_VERSION,
+                ..Digest::default()
+            },
+            by_ptr: HashMap::new(),
+            nccl_ptrs: HashMap::new(),
+            collectives: CollectiveShare::new(),
+            absorbed_collectives: CollectiveStats::default(),
+            streams: StreamBusyBuilder::default(),
+            absorbed_streams: Vec::new(),
+            timeline,
+            segment_bins: false,
+        }
+    }
+
+    /// The digest of a segment opened at `opened_unix_ns` that closes `period` later:
+    /// one-second bins from an hour before to an hour after.
+    pub fn for_segment(opened_unix_ns: u64, period: Duration) -> Self {
+        let margin = SEGMENT_BINS_MARGIN.as_nanos() as u64;
+        let from = opened_unix_ns.saturating_sub(margin) / NS_PER_S * NS_PER_S;
+        let to = opened_unix_ns
+            .saturating_add(u64::try_from(period.as_nanos()).unwrap_or(u64::MAX))
+            .saturating_add(margin)
+            .div_ceil(NS_PER_S)
+            * NS_PER_S;
+        let second = Duration::from_secs(1);
+        let bins = TimelineBuilder::new(from, to, second)
+            .and_then(|all| Ok((all, TimelineBuilder::new(from, to, second)?)));
+        let mut b = Self::new(bins.ok());
+        b.segment_bins = b.timeline.is_some();
+        b
+    }
+
+    /// A buffer of `bytes` was read or written.
+    pub fn add_buffer(&mut self, bytes: u64) {
+        self.digest.chunks += 1;
+        self.digest.buffer_bytes += bytes;
+    }
+
+    /// `records` were not digested (the digest is then not [`Digest::is_whole`]).
+    pub fn skip(&mut self, records: u64) {
+        self.digest.skipped += records;
+    }
+
+    /// One record, its timestamps in Unix ns (a record on another client's clock is
+    /// counted as foreign and left out); kernel names come from `names`.
+    pub fn add(&mut self, record: &Record, names: &KernelNameTable) {
+        let d = &mut self.digest;
+        if record.has_foreign_timestamp() {
+            d.foreign += 1;
+            return;
+        }
+        d.records += 1;
+        *d.records_by_kind.entry(record.kind().as_u32()).or_default() += 1;
+        if let Some((start, end)) = record.interval() {
+            if start != 0 {
+                d.first_ns = Some(d.first_ns.map_or(start, |f| f.min(start)));
+            } else {
+                d.zero_start += 1;
+            }
+            if end != 0 {
+                d.last_ns = Some(d.last_ns.map_or(end, |l| l.max(end)));
+            }
+        }
+        match record {
+            Record::Kernel(k) => {
+                self.by_ptr
+                    .entry(k.name_ptr)
+                    .or_insert_with(|| KernelTotals {
+                        name_ptr: k.name_ptr,
+                        ..KernelTotals::default()
+                    })
+                    .add(k.start, k.end);
+                self.collectives.add_record(k, names);
+                self.streams.add(k);
+                if let Some((all, nccl)) = &mut self.timeline {
+                    if self.segment_bins && k.start != 0 && !all.spans(k.start) {
+                        d.unbinned += 1;
+                    }
+                    all.add(record);
+                    let is_nccl = *self.nccl_ptrs.entry(k.name_ptr).or_insert_with(|| {
+                        names
+                            .get(k.name_ptr)
+                            .is_some_and(|n| NcclKernel::parse(n).is_some())
+                    });
+                    if is_nccl {
+                        nccl.add(record);
+                    }
+                }
+            }
+            Record::Memcpy(m) => {
+                d.memcpy_bytes += m.bytes;
+                d.copies.add(m);
+                if let Some((all, _)) = &mut self.timeline {
+                    if self.segment_bins && m.start != 0 && !all.spans(m.start) {
+                        d.unbinned += 1;
+                    }
+                    all.add(record);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Add a stored digest's totals, and its bins into this builder's grid (which the
+    /// caller has checked is [`TimelineBuilder::whole_seconds`]).
+    pub fn absorb(&mut self, other: &Digest) {
+        let mut totals = other.clone();
+        totals.bins = None;
+        totals.nccl_bins = None;
+        let collectives = std::mem::take(&mut totals.collectives);
+        let streams = std::mem::take(&mut totals.streams);
+        let kernels = std::mem::take(&mut totals.kernels);
+        self.digest.merge_totals(&totals);
+        self.absorbed_collectives.merge(&collectives);
+        merge_streams(&mut self.absorbed_streams, &streams);
+        for k in &kernels {
+            self.by_ptr
+                .entry(k.name_ptr)
+                .or_insert_with(|| KernelTotals {
+                    name_ptr: k.name_ptr,
+                    ..KernelTotals::default()
+                })
+                .merge(k);
+        }
+        if let Some((all, nccl)) = &mut self.timeline {
+            if let Some(b) = &other.bins {
+                all.add_second_bins(b);
+            }
+            if let Some(b) = &other.nccl_bins {
+                nccl.add_second_bins(b);
+            }
+        }
+    }
+
+    /// The digest, and the timelines on the caller's grid (none for a segment's
+    /// builder, whose bins go into the digest).
+    pub fn finish(mut self) -> (Digest, Option<(Timeline, Timeline)>) {
+        let mut kernels: Vec<KernelTotals> = self.by_ptr.into_values().collect();
+        kernels.sort_unstable_by_key(|k| k.name_ptr);
+        self.digest.kernels = kernels;
+        let mut collectives = self.collectives.finish(usize::MAX);
+        collectives.merge(&self.absorbed_collectives);
+        self.digest.collectives = collectives;
+        let mut streams = self.streams.finish();
+        merge_streams(&mut streams, &self.absorbed_streams);
+        self.digest.streams = streams;
+        self.digest.copies.sort();
+        let timelines = self
+            .timeline
+            .map(|(all, nccl)| (all.finish(None), nccl.finish(None)));
+        if self.segment_bins {
+            if let Some((all, nccl)) = &timelines {
+                self.digest.bins = Some(SecondBins::from_timeline(all));
+                self.digest.nccl_bins = Some(SecondBins::from_timeline(nccl));
+            }
+            return (self.digest, None);
+        }
+        (self.digest, timelines)
+    }
+}
+
+impl Default for DigestBuilder {
+    fn default() -> Self {
+        Self::new(None)
+    }
+}

@@ -1,0 +1,109 @@
+//! The digest of a slice of a dump: stored digests for the closed segments that lie
+//! wholly inside it, the records of the others. What `cupmon stats` and `cupmon report`
+//! stand on.
+
+use super::{read_digest, Digest, DigestBuilder};
+use crate::dump::{SegmentFile, SegmentSummary, SEGMENTS_DIR};
+use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
+use crate::{ActivityKind, Dump, DumpError, TimeRange, Timeline, TimelineBuilder};
+
+/// The bins a summary's timelines are on (all kernels; NCCL's use the same).
+pub type SummaryGrid = TimelineBuilder;
+
+/// What [`summarize`] found.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The walk's report, with the counts of the digested segments added.
+    pub report: DecodeReport,
+    pub digest: Digest,
+    /// On the caller's grid: all kernels, NCCL's.
+    pub timeline: Option<Timeline>,
+    pub nccl_timeline: Option<Timeline>,
+    /// Segments whose stored digest was used instead of their records.
+    pub segments_digested: u64,
+}
+
+/// Digest the records of `dump` that [`walk_slice`] gives for `range`, with timelines
+/// on `grid` when given; see the module docs.
+pub fn summarize(
+    dump: &Dump,
+    range: &TimeRange,
+    grid: Option<SummaryGrid>,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<Summary, DumpError> {
+    let mut stored = Vec::new();
+    let mut rest = None;
+    if let Some(list) = dump.segments() {
+        let dir = dump.dir().join(SEGMENTS_DIR);
+        let mut walked: Vec<SegmentFile> = Vec::new();
+        for file in &list.live {
+            let digest = file.summary.as_ref().and_then(|s| {
+                read_digest(&dir, file.segment).filter(|d| usable(d, s, range, grid.as_ref()))
+            });
+            match digest {
+                Some(d) => stored.push(d),
+                None => walked.push(file.clone()),
+            }
+        }
+        if !stored.is_empty() {
+            rest = Some(dump.with_live_segments(walked));
+        }
+    }
+    let walk_dump = rest.as_ref().unwrap_or(dump);
+    let names = dump.kernel_names();
+    let mut builder = DigestBuilder::new(grid.map(|g| (g.clone(), g)));
+    let mut report = walk_slice(walk_dump, range, progress, |_, _, r| builder.add(r, names))?;
+    report.segments_digested = stored.len() as u64;
+    for d in &stored {
+        builder.absorb(d);
+        report.chunks += d.chunks;
+        report.buffer_bytes += d.buffer_bytes;
+        report.records += d.records;
+        for (&kind, &n) in &d.records_by_kind {
+            *report
+                .records_by_kind
+                .entry(ActivityKind(kind))
+                .or_default() += n;
+        }
+    }
+    let (digest, timelines) = builder.finish();
+    let dropped = report.dropped_records;
+    let (timeline, nccl_timeline) = match timelines {
+        Some((mut all, mut nccl)) => {
+            all.dropped_records = dropped;
+            nccl.dropped_records = dropped;
+            (Some(all), Some(nccl))
+        }
+        None => (None, None),
+    };
+    Ok(Summary {
+        report,
+        digest,
+        timeline,
+        nccl_timeline,
+        segments_digested: stored.len() as u64,
+    })
+}
+
+/// Whether `d`, the stored digest of the segment `s` says, stands for that segment's
+/// part of `range` and `grid`.
+fn usable(d: &Digest, s: &SegmentSummary, range: &TimeRange, grid: Option<&SummaryGrid>) -> bool {
+    if !d.is_whole() || d.records != s.records {
+        return false;
+    }
+    if !range.is_all() {
+        // Every record must be in the slice: timed, and inside it.
+        let (Some(first), Some(last)) = (d.first_ns, d.last_ns) else {
+            return false;
+        };
+        let inside =
+            range.from_ns.is_none_or(|f| first >= f) && range.to_ns.is_none_or(|t| last < t);
+        if d.zero_start > 0 || !inside {
+            return false;
+        }
+    }
+    match grid {
+        Some(g) => g.whole_seconds() && d.unbinned == 0 && d.bins.is_some(),
+        None => true,
+    }
+}

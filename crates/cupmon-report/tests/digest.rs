@@ -1,0 +1,108 @@
+//! The segments' stored digests give the numbers the records give: `cupmon stats` and
+//! every part of a report of a multi-segment dump, with its digests and with them
+//! removed (the records walked instead), are equal.
+
+mod common;
+
+use std::time::Duration;
+
+use cupmon_records::digest::{digest_file_name, summarize};
+use cupmon_records::dump::SEGMENTS_DIR;
+use cupmon_records::{dump_stats, Dump, TimeRange};
+use cupmon_report::{build_report, run_span, Options, Report};
+
+fn report_of(dir: &std::path::Path, options: &Options) -> Report {
+    let dumps = vec![Dump::open(dir).unwrap()];
+    let span = run_span(&dumps).unwrap();
+    build_report("t", &dumps, span, options, &|_, _| {}).unwrap()
+}
+
+/// Remove the digests of `dir`'s segments; how many there were.
+fn remove_digests(dir: &std::path::Path) -> usize {
+    let segments = dir.join(SEGMENTS_DIR);
+    (1..1000)
+        .filter(|&i| std::fs::remove_file(segments.join(digest_file_name(i))).is_ok())
+        .count()
+}
+
+#[test]
+fn stats_and_reports_from_digests_equal_those_from_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 2 ranks, 600 steps of 100 ms (a minute), segments of about 4 KiB: many segments.
+    let job = common::job(2, 600, 100_000_000, 1, 200..260, 1.5);
+    let dir = common::write_rank_in(tmp.path(), 1, 2, &job[1], 10, 4096);
+    let options = Options {
+        bin: Some(Duration::from_secs(1)),
+        top: usize::MAX,
+        threads: 1,
+        ..Options::default()
+    };
+    let dump = Dump::open(&dir).unwrap();
+    let live = dump.segments().unwrap().live.len();
+    assert!(live >= 5, "{live} segments");
+    let digested = summarize(&dump, &TimeRange::default(), None, |_| {}).unwrap();
+    assert_eq!(
+        digested.segments_digested as usize, live,
+        "every closed segment"
+    );
+    let stats = dump_stats(&dir, usize::MAX, |_| {}).unwrap();
+    let report = report_of(&dir, &options);
+    // A slice that cuts segments: digests inside, records at its ends.
+    let first = stats.first_ns.unwrap();
+    let slice = TimeRange::new(Some(first + 10_300_000_000), Some(first + 47_700_000_000));
+    let sliced = summarize(&dump, &slice, None, |_| {}).unwrap();
+    assert!(sliced.segments_digested > 0 && (sliced.segments_digested as usize) < live);
+    let slice_report = report_of(
+        &dir,
+        &Options {
+            range: slice,
+            ..options.clone()
+        },
+    );
+
+    assert_eq!(remove_digests(&dir), live);
+    let dump = Dump::open(&dir).unwrap();
+    let walked = summarize(&dump, &TimeRange::default(), None, |_| {}).unwrap();
+    assert_eq!(walked.segments_digested, 0);
+    let mut from_digests = stats.clone();
+    from_digests.report.segments_digested = 0;
+    assert_eq!(dump_stats(&dir, usize::MAX, |_| {}).unwrap(), from_digests);
+    let sliced_walk = summarize(&dump, &slice, None, |_| {}).unwrap();
+    assert_eq!(
+        sliced_walk.digest.kernels, sliced.digest.kernels,
+        "slice: kernels"
+    );
+    assert_eq!(
+        sliced_walk.report.records, sliced.report.records,
+        "slice: records"
+    );
+    let walked_report = report_of(&dir, &options);
+    let walked_slice = report_of(
+        &dir,
+        &Options {
+            range: slice,
+            ..options.clone()
+        },
+    );
+    for (a, b, what) in [
+        (&report, &walked_report, "whole dump"),
+        (&slice_report, &walked_slice, "slice"),
+    ] {
+        let (p, q) = (&a.processes[0], &b.processes[0]);
+        assert!(p.stats.report.segments_digested > 0, "{what}: digests read");
+        let mut from_digests = p.stats.clone();
+        from_digests.report.segments_digested = 0;
+        assert_eq!(from_digests, q.stats, "{what}: stats");
+        assert_eq!(p.timeline, q.timeline, "{what}: timeline");
+        assert_eq!(p.nccl, q.nccl, "{what}: NCCL timeline");
+        assert_eq!(p.durations, q.durations, "{what}: durations");
+        assert_eq!(p.copies, q.copies, "{what}: copies");
+        assert_eq!(p.streams, q.streams, "{what}: streams");
+        assert_eq!(a.kernels, b.kernels, "{what}: kernel table");
+    }
+    assert!(report.processes[0]
+        .timeline
+        .bins
+        .iter()
+        .any(|b| b.busy_ns.iter().any(|&x| x > 0)));
+}
