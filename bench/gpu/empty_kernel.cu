@@ -54,12 +54,13 @@ struct Options {
     int threads = 1;
     int graph = 0;        // kernel nodes per graph; 0: plain launches
     double rate = 0;      // kernels/s over all threads; 0: as fast as possible
+    bool vary = false;    // graph nodes with 512 different launch configurations
 };
 
 static void usage() {
     fprintf(stderr,
             "usage: empty_kernel [--launches N] [--warmup W]\n"
-            "       empty_kernel --burst SECONDS [--threads T] [--graph K] [--rate R]\n");
+            "       empty_kernel --burst SECONDS [--threads T] [--graph K] [--rate R] [--vary]\n");
     exit(2);
 }
 
@@ -67,6 +68,7 @@ static Options parse(int argc, char **argv) {
     Options o;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
+        if (a == "--vary") { o.vary = true; continue; }
         if (i + 1 >= argc) usage();
         const char *v = argv[++i];
         if (a == "--launches") o.launches = atol(v);
@@ -123,7 +125,13 @@ static int run_burst(const Options &o) {
             warm += 1;
             cudaGraph_t g;
             CHECK(cudaStreamBeginCapture(l.stream, cudaStreamCaptureModeThreadLocal));
-            for (int i = 0; i < o.graph; i++) empty_kernel<<<1, 1, 0, l.stream>>>();
+            for (int i = 0; i < o.graph; i++) {
+                // --vary: records that compress like a real job's (many launch
+                // configurations), not like one kernel repeated.
+                dim3 grid = o.vary ? dim3(1 + (i * 7919) % 61, 1 + i % 3) : dim3(1);
+                dim3 block = o.vary ? dim3(32 * (1 + i % 8)) : dim3(1);
+                empty_kernel<<<grid, block, 0, l.stream>>>();
+            }
             CHECK(cudaStreamEndCapture(l.stream, &g));
             CHECK(cudaGraphInstantiate(&l.exec, g, 0));
             CHECK(cudaGraphDestroy(g));

@@ -110,12 +110,12 @@ def summary(rows, key):
     return f"{statistics.median(vals):.4g} [{min(vals):.4g}..{max(vals):.4g}] (n={len(vals)})"
 
 
-def budget_run(scratch, seconds, rate, keep):
+def budget_run(scratch, seconds, rate, keep, vary=False):
     out = os.path.join(scratch, "budget")
     shutil.rmtree(out, ignore_errors=True)
     ek = os.path.join(scratch, "empty_kernel")
     cmd = [cupmon, "run", "--keep", keep, "-o", out, "--", ek, "--burst", str(seconds),
-           "--threads", "8", "--graph", "512", "--rate", str(rate)]
+           "--threads", "8", "--graph", "512", "--rate", str(rate)] + (["--vary"] if vary else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     samples = []
     while p.poll() is None:
@@ -153,8 +153,22 @@ def budget_run(scratch, seconds, rate, keep):
             os.unlink(last1s)
         r = subprocess.run([cupmon, "stats", d, "--timeline", "1m"], capture_output=True, text=True)
         res["timeline"] = (r.stdout + r.stderr)[-1500:]
+        t0 = time.time()
         st = subprocess.run([cupmon, "stats", d], capture_output=True, text=True)
+        res["stats_all_s"] = round(time.time() - t0, 2)
         res["stats_tail"] = st.stdout[-800:]
+        # The report of the whole dump: the closed segments' digests, the active one's
+        # records (issue 16: a report reads bins, not every record).
+        t0 = time.time()
+        rp = subprocess.run([cupmon, "report", d, "-o", os.path.join(scratch, "budget.html")],
+                            capture_output=True, text=True)
+        res["report_s"] = round(time.time() - t0, 2)
+        res["report_exit"] = rp.returncode
+        res["report_err"] = rp.stderr[-300:]
+        seg = os.path.join(d, "segments")
+        res["digests"] = len(glob.glob(os.path.join(seg, "*.digest")))
+        res["digest_bytes"] = sum(os.path.getsize(f) for f in glob.glob(os.path.join(seg, "*.digest")))
+        res["segments"] = len(glob.glob(os.path.join(seg, "*.cupmr")))
     print("RESULT " + json.dumps(res), flush=True)
     return res
 
@@ -169,6 +183,9 @@ def main():
     # 1 GiB holds about 10 minutes of this burst compressed (1.4 B/kernel at 1.2 M
     # kernels/s, 1.7 MB/s): a 10-minute slot retires nothing at 1 GiB.
     ap.add_argument("--budget-keep", default="1GiB")
+    # Launch configurations that vary per graph node: about 2x the bytes per kernel, so
+    # that a 10-minute run at full rate goes well past a 1 GiB budget.
+    ap.add_argument("--budget-vary", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
     parts = a.parts.split(",")
@@ -207,7 +224,7 @@ def main():
                       str(r.get("bytes_per_kernel")), str(r.get("writer_cpu_s_per_M_records")),
                       f"dropped {r.get('dropped')}, stored {r.get('frames_stored')}"))
     if "budget" in parts:
-        budget_run(a.scratch, a.budget_s, a.budget_rate, a.budget_keep)
+        budget_run(a.scratch, a.budget_s, a.budget_rate, a.budget_keep, a.budget_vary)
     print("\n| run | time per launch (ns) / step (ms) or rate | bytes per kernel | writer CPU s per M records | dropped |")
     print("|---|---|---|---|---|")
     for row in table:

@@ -26,9 +26,13 @@ const FUNCTIONS: u64 = 10;
 const NCCL_PTR: u64 = 0x7e00_0000;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    // --stored: frames stored uncompressed (216 bytes a kernel), so that a dump of
+    // 20 GB takes minutes to make; the digests are the same either way.
+    let stored = args.iter().any(|a| a == "--stored");
+    args.retain(|a| a != "--stored");
     if args.len() < 4 {
-        eprintln!("usage: make-run OUT RANKS SECONDS [STEP_MS (default 100)]");
+        eprintln!("usage: make-run OUT RANKS SECONDS [STEP_MS (default 100)] [--stored]");
         std::process::exit(2);
     }
     let out = PathBuf::from(&args[1]);
@@ -36,7 +40,9 @@ fn main() {
     let seconds: f64 = args[3].parse().expect("SECONDS");
     let step_ms: f64 = args.get(4).map_or(100.0, |s| s.parse().expect("STEP_MS"));
     let end = T0 + (seconds * 1e9) as u64;
-    let mut writers: Vec<Rank> = (0..ranks).map(|r| Rank::create(&out, r, ranks)).collect();
+    let mut writers: Vec<Rank> = (0..ranks)
+        .map(|r| Rank::create(&out, r, ranks, stored))
+        .collect();
     let compute_ns = (step_ms * 0.8e6) as u64;
     let mut t = T0 + 1_000_000;
     let mut step = 0u64;
@@ -136,10 +142,11 @@ struct Rank {
     kernels: u64,
     window: Option<(u64, u64)>,
     dir: PathBuf,
+    stored: bool,
 }
 
 impl Rank {
-    fn create(out: &Path, rank: u32, ranks: u32) -> Self {
+    fn create(out: &Path, rank: u32, ranks: u32, stored: bool) -> Self {
         let pid = 4000 + rank;
         let dir = out.join(format!("rank{rank}-{pid}-20261201T140000Z"));
         let mut meta = MetaFile::new();
@@ -192,6 +199,7 @@ impl Rank {
             kernels: 0,
             window: (rank == 0).then_some((u64::MAX, 0)),
             dir,
+            stored,
         }
     }
 
@@ -207,6 +215,8 @@ impl Rank {
             }
         }
         self.index.add(&record);
+        // As cupmon's monitor does: each record into its segment's digest.
+        self.w.digest_record(&record);
         self.buf.push(&record);
     }
 
@@ -227,7 +237,7 @@ impl Rank {
                 self.buf.as_bytes(),
                 Some(Layout::cupti_13_0()),
                 &self.index,
-                false,
+                self.stored,
             )
             .expect("write a buffer");
         self.chunks += 1;

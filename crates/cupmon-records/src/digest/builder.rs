@@ -11,8 +11,8 @@ use crate::dump::KernelNameTable;
 use crate::nccl::{CollectiveShare, CollectiveStats, NcclKernel};
 use crate::{Record, Timeline, TimelineBuilder};
 
-/// How far before its opening and after its period a segment's bins reach: buffers
-/// hold records from before they complete, and a segment closes a little late.
+/// How far before its first record and after its period a segment's bins reach:
+/// buffers complete out of order, and a segment closes a little late.
 const SEGMENT_BINS_MARGIN: Duration = Duration::from_secs(3600);
 
 /// See the module docs.
@@ -29,6 +29,8 @@ pub struct DigestBuilder {
     timeline: Option<(TimelineBuilder, TimelineBuilder)>,
     /// Whether `timeline` is a segment's own bins (stored as [`SecondBins`]).
     segment_bins: bool,
+    /// A segment's period, until its first timed record places its bins.
+    segment_period: Option<Duration>,
 }
 
 impl DigestBuilder {
@@ -47,25 +49,38 @@ impl DigestBuilder {
             absorbed_streams: Vec::new(),
             timeline,
             segment_bins: false,
+            segment_period: None,
         }
     }
 
-    /// The digest of a segment opened at `opened_unix_ns` that closes `period` later:
-    /// one-second bins from an hour before to an hour after.
-    pub fn for_segment(opened_unix_ns: u64, period: Duration) -> Self {
+    /// The digest of a segment that closes `period` after it opens: one-second bins
+    /// from an hour before its first timed record to an hour after the period.
+    pub fn for_segment(period: Duration) -> Self {
+        let mut b = Self::new(None);
+        b.segment_bins = true;
+        b.segment_period = Some(period);
+        b
+    }
+
+    /// The segment's bins, placed by its first timed record (at `t`).
+    fn open_segment_bins(&mut self, t: u64) {
+        let Some(period) = self.segment_period.take() else {
+            return;
+        };
         let margin = SEGMENT_BINS_MARGIN.as_nanos() as u64;
-        let from = opened_unix_ns.saturating_sub(margin) / NS_PER_S * NS_PER_S;
-        let to = opened_unix_ns
+        let from = t.saturating_sub(margin) / NS_PER_S * NS_PER_S;
+        let to = t
             .saturating_add(u64::try_from(period.as_nanos()).unwrap_or(u64::MAX))
             .saturating_add(margin)
             .div_ceil(NS_PER_S)
-            * NS_PER_S;
+            .saturating_mul(NS_PER_S);
         let second = Duration::from_secs(1);
         let bins = TimelineBuilder::new(from, to, second)
             .and_then(|all| Ok((all, TimelineBuilder::new(from, to, second)?)));
-        let mut b = Self::new(bins.ok());
-        b.segment_bins = b.timeline.is_some();
-        b
+        // A period too long for the bins: no bins (readers walk this segment's
+        // records for a timeline).
+        self.timeline = bins.ok();
+        self.segment_bins = self.timeline.is_some();
     }
 
     /// A buffer of `bytes` was read or written.
@@ -99,6 +114,14 @@ impl DigestBuilder {
                 d.last_ns = Some(d.last_ns.map_or(end, |l| l.max(end)));
             }
         }
+        if self.segment_period.is_some() {
+            match record {
+                Record::Kernel(k) if k.start != 0 => self.open_segment_bins(k.start),
+                Record::Memcpy(m) if m.start != 0 => self.open_segment_bins(m.start),
+                _ => {}
+            }
+        }
+        let d = &mut self.digest;
         match record {
             Record::Kernel(k) => {
                 self.by_ptr
@@ -187,9 +210,17 @@ impl DigestBuilder {
             .timeline
             .map(|(all, nccl)| (all.finish(None), nccl.finish(None)));
         if self.segment_bins {
-            if let Some((all, nccl)) = &timelines {
-                self.digest.bins = Some(SecondBins::from_timeline(all));
-                self.digest.nccl_bins = Some(SecondBins::from_timeline(nccl));
+            match &timelines {
+                Some((all, nccl)) => {
+                    self.digest.bins = Some(SecondBins::from_timeline(all));
+                    self.digest.nccl_bins = Some(SecondBins::from_timeline(nccl));
+                }
+                // No kernel or copy with a time: bins with nothing in them.
+                None if self.segment_period.is_some() => {
+                    self.digest.bins = Some(SecondBins::default());
+                    self.digest.nccl_bins = Some(SecondBins::default());
+                }
+                None => {}
             }
             return (self.digest, None);
         }

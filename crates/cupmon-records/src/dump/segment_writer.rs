@@ -115,7 +115,7 @@ impl SegmentWriter {
     fn digest(&mut self) -> &mut DigestBuilder {
         let period = self.policy.segment_period;
         self.digest
-            .get_or_insert_with(|| DigestBuilder::for_segment(unix_ns(), period))
+            .get_or_insert_with(|| DigestBuilder::for_segment(period))
     }
 
     /// Digest a record of the next buffer (see [`crate::digest`]).
