@@ -13,6 +13,7 @@ use super::complete::{kineto_args, kineto_name, Complete, KinetoArg, LANE_TID};
 use super::sink::EventSink;
 use super::span::{py_max, TimeRange};
 use super::survey::Survey;
+use super::untimed::{is_untimed, UntimedGpuOps};
 use super::window_input::{ApiEvent, GpuEvent, Lazy, MergeEvent, MergeWindow, OverheadEvent};
 use crate::json::write::ObjectWriter;
 use crate::TraceError;
@@ -45,6 +46,24 @@ pub(crate) struct EventState {
     extras: super::chrome_out::ChromeOut,
     /// (external id, device, stream) -> (first start, last end) of annotated GPU work.
     spans: BTreeMap<(i128, i128, i128), (i128, i128)>,
+    /// GPU ops without a time, left out of a complete trace (`untimed.rs`).
+    pub untimed: UntimedGpuOps,
+}
+
+/// What writing a window's events gives back for the rest of the trace.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventsWritten {
+    pub range: TimeRange,
+    pub untimed: UntimedGpuOps,
+}
+
+impl From<EventState> for EventsWritten {
+    fn from(state: EventState) -> Self {
+        Self {
+            range: state.range,
+            untimed: state.untimed,
+        }
+    }
 }
 
 /// What a streamed decode joined to one event: the CPU op's External id of its
@@ -134,6 +153,7 @@ impl<'w> Entries<'w> {
             range: TimeRange::default(),
             extras: super::chrome_out::ChromeOut::new(self.base_ns),
             spans: BTreeMap::new(),
+            untimed: UntimedGpuOps::default(),
         }
     }
 
@@ -217,8 +237,12 @@ impl<'w> Entries<'w> {
     }
 
     /// The trace events (API calls, GPU work, overhead, flows, annotation
-    /// spans) of the window in memory, written into `sink`; returns their time range.
-    pub fn write_events<W: Write>(&self, sink: &mut EventSink<W>) -> Result<TimeRange, TraceError> {
+    /// spans) of the window in memory, written into `sink`; returns their time range
+    /// and the untimed GPU ops left out.
+    pub fn write_events<W: Write>(
+        &self,
+        sink: &mut EventSink<W>,
+    ) -> Result<EventsWritten, TraceError> {
         let mut state = self.new_state();
         for (index, event) in self.events.iter().enumerate() {
             let joined = match &self.complete {
@@ -233,11 +257,12 @@ impl<'w> Entries<'w> {
         }
         self.add_user_annotation_spans(&mut state)?;
         self.write_spans(sink, &mut state)?;
-        Ok(state.range)
+        Ok(state.into())
     }
 
     /// Write one event (API call, GPU work, overhead, a complete trace's extra kind)
     /// with what was joined to it; GPU work under an annotation counts for its span.
+    /// A complete trace leaves out (and counts) GPU work without a time.
     pub fn write_event<W: Write>(
         &self,
         sink: &mut EventSink<W>,
@@ -246,8 +271,10 @@ impl<'w> Entries<'w> {
         state: &mut EventState,
     ) -> Result<(), TraceError> {
         let range = &mut state.range;
+        let complete = self.complete.is_some();
         match event {
             MergeEvent::Api(a) => self.write_api(sink, a, joined.cpu_op, range),
+            MergeEvent::Gpu(g) if complete && state.untimed.take_gpu(g) => {}
             MergeEvent::Gpu(g) => {
                 self.write_gpu(sink, g, joined, range);
                 if let Some(external_id) = joined.annotation {
@@ -255,7 +282,10 @@ impl<'w> Entries<'w> {
                 }
             }
             MergeEvent::Overhead(o) => self.write_overhead(sink, o, range)?,
-            MergeEvent::Extra(e) if self.complete.is_some() => state.extras.write(sink, e),
+            MergeEvent::Extra(e) if complete && state.untimed.take_extra(e) => {
+                state.extras.account(e)
+            }
+            MergeEvent::Extra(e) if complete => state.extras.write(sink, e),
             MergeEvent::ExternalCorrelation(_)
             | MergeEvent::Other { .. }
             | MergeEvent::Extra(_) => {}
@@ -432,8 +462,12 @@ impl<'w> Entries<'w> {
         if user_external_by_correlation.is_empty() {
             return Ok(());
         }
+        let complete = self.complete.is_some();
         for event in self.events {
             let MergeEvent::Gpu(g) = event else { continue };
+            if complete && is_untimed(g) {
+                continue;
+            }
             let Some(&external_id) = user_external_by_correlation.get(&g.correlation_id) else {
                 continue;
             };

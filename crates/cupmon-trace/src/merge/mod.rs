@@ -20,6 +20,7 @@ mod span;
 mod stream;
 mod streamed;
 mod survey;
+mod untimed;
 mod window_event;
 pub(crate) mod window_input;
 mod window_parse;
@@ -32,11 +33,12 @@ use crate::output::{is_gz, temp_dir_for, AtomicOutput};
 use crate::spool::{needs_spool, spool};
 use crate::{PftraceStats, TraceError, TraceFormat};
 use cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
-use entries::Entries;
+use entries::{Entries, EventsWritten};
 use sink::EventSink;
 use span::py_max;
 use stream::{locate, open_input, RangeCopier};
 pub use streamed::{DumpExport, DumpExportStats};
+pub use untimed::UntimedGpuOps;
 pub use window_input::MergeWindow;
 
 /// Kineto rounds its trace base time down to this many seconds (~3 months).
@@ -89,6 +91,8 @@ pub struct MergeStats {
     pub events_written: u64,
     /// What the Perfetto trace holds, when the output is one.
     pub pftrace: Option<PftraceStats>,
+    /// GPU ops without a time that the complete trace left out (none with `exact`).
+    pub untimed_gpu_ops: UntimedGpuOps,
 }
 
 /// Progress of a long merge, for a progress bar.
@@ -293,11 +297,11 @@ pub(crate) fn name_output(e: TraceError, output: &Path) -> TraceError {
 /// The window's side of a merged trace: its metadata events, then its events.
 pub(crate) trait WindowPart {
     fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError>;
-    /// The events; returns their time range.
+    /// The events; returns their time range and the untimed GPU ops left out.
     fn write_events<W: Write>(
         &mut self,
         sink: &mut EventSink<W>,
-    ) -> Result<span::TimeRange, TraceError>;
+    ) -> Result<EventsWritten, TraceError>;
 }
 
 /// The window in memory.
@@ -309,7 +313,7 @@ impl WindowPart for &Entries<'_> {
     fn write_events<W: Write>(
         &mut self,
         sink: &mut EventSink<W>,
-    ) -> Result<span::TimeRange, TraceError> {
+    ) -> Result<EventsWritten, TraceError> {
         Entries::write_events(self, sink)
     }
 }
@@ -335,7 +339,8 @@ fn no_trace_events(cpu_name: &str, scan: &CpuScan) -> TraceError {
 
 /// The merged trace: the CPU trace's top-level members in order, `traceEvents` with
 /// the window's part (`window`: the window, for its top-level facts, and how many
-/// events it has), then `traceName` and the `cupmon` block when missing.
+/// events it has), then `traceName` and the `cupmon` block when missing (the
+/// window's, with the untimed GPU ops the events left out).
 pub(crate) fn write_merged<W: Write>(
     out: &mut W,
     scan: &CpuScan,
@@ -351,6 +356,7 @@ pub(crate) fn write_merged<W: Write>(
         window_events,
         events_written: 0,
         pftrace: None,
+        untimed_gpu_ops: UntimedGpuOps::default(),
     };
     let mut first = true;
     let mut member = |out: &mut W, raw_key: &[u8]| -> io::Result<()> {
@@ -374,7 +380,7 @@ pub(crate) fn write_merged<W: Write>(
                 out.write_all(info.to_spaced_json().as_bytes())?;
             }
             member(out, &m.raw_key)?;
-            stats.events_written = write_events(out, scan, part, open)?;
+            (stats.events_written, stats.untimed_gpu_ops) = write_events(out, scan, part, open)?;
             wrote_events = true;
         } else if m.key == "traceName" {
             member(out, &m.raw_key)?;
@@ -392,21 +398,42 @@ pub(crate) fn write_merged<W: Write>(
             out.write_all(info.to_spaced_json().as_bytes())?;
         }
         member(out, b"\"traceEvents\"")?;
-        stats.events_written = write_events(out, scan, part, open)?;
+        (stats.events_written, stats.untimed_gpu_ops) = write_events(out, scan, part, open)?;
     }
     if !wrote_name {
         member(out, b"\"traceName\"")?;
         write_name(out, trace_name)?;
     }
-    if let Some(info) = &window.cupmon {
+    let untimed = &stats.untimed_gpu_ops;
+    if window.cupmon.is_some() || !untimed.is_empty() {
+        // A CPU trace that already has one (a trace merged before) keeps its own.
         if !scan.members.iter().any(|m| m.key == "cupmon") {
             member(out, b"\"cupmon\"")?;
-            let text = serde_json::to_vec(info).map_err(io::Error::other)?;
-            out.write_all(&text)?;
+            out.write_all(&cupmon_block(window.cupmon.as_ref(), untimed)?)?;
         }
     }
     out.write_all(b"}")?;
     Ok(stats)
+}
+
+/// The `cupmon` block: the window's facts (a window not written by cupmon has none:
+/// then only cupmon's version), then `untimed_gpu_ops` when any were left out.
+fn cupmon_block(info: Option<&crate::CupmonInfo>, untimed: &UntimedGpuOps) -> io::Result<Vec<u8>> {
+    #[derive(serde::Serialize)]
+    struct Block<'a> {
+        #[serde(flatten)]
+        info: Option<&'a crate::CupmonInfo>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        version: Option<&'static str>,
+        #[serde(skip_serializing_if = "UntimedGpuOps::is_empty")]
+        untimed_gpu_ops: &'a UntimedGpuOps,
+    }
+    let block = Block {
+        info,
+        version: info.is_none().then_some(env!("CARGO_PKG_VERSION")),
+        untimed_gpu_ops: untimed,
+    };
+    serde_json::to_vec(&block).map_err(io::Error::other)
 }
 
 fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
@@ -417,12 +444,13 @@ fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
 
 /// `traceEvents`: leading CPU metadata, the window's metadata, the other CPU
 /// events, the window's events, then the rebuilt profiler span and instants.
+/// Returns the events written and the untimed GPU ops left out.
 fn write_events<W: Write>(
     out: &mut W,
     scan: &CpuScan,
     part: &mut impl WindowPart,
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
-) -> Result<u64, TraceError> {
+) -> Result<(u64, UntimedGpuOps), TraceError> {
     out.write_all(b"[")?;
     let mut sink = EventSink::new(&mut *out);
     let mut copier = None;
@@ -440,7 +468,8 @@ fn write_events<W: Write>(
     copy_runs(&mut sink, &kept.head)?;
     part.write_metadata(&mut sink)?;
     copy_runs(&mut sink, &kept.tail)?;
-    let range = scan.range.then(part.write_events(&mut sink)?);
+    let written = part.write_events(&mut sink)?;
+    let range = scan.range.then(written.range);
     if !range.has_events() {
         return Err(TraceError::NoDurationEvents);
     }
@@ -473,10 +502,10 @@ fn write_events<W: Write>(
         .str("tid", "")
         .float("ts", max_end + 0.001)
         .end();
-    let written = sink.written + kept.count;
+    let events = sink.written + kept.count;
     sink.finish()?;
     out.write_all(b"]")?;
-    Ok(written)
+    Ok((events, written.untimed))
 }
 
 /// Turn a pass-1 failure into an error naming the file, line and column.
