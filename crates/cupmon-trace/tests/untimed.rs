@@ -17,7 +17,6 @@ use cupmon_trace::{
 };
 use serde_json::{json, Value};
 
-
 const GPU_CATS: [&str; 3] = ["kernel", "gpu_memcpy", "gpu_memset"];
 
 /// A GPU op may start this long (µs) before the trace's first CPU event: clock
