@@ -57,8 +57,8 @@ pub use kinds::{
 pub use merge::internals;
 pub use merge::{
     default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, DumpExport,
-    DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow, WindowSource,
-    DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
+    DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow, UntimedGpuOps,
+    WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
 };
 pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,

@@ -16,7 +16,7 @@ use cupmon_trace::{
 use serde_json::Value;
 
 #[path = "../../cupmon-pftrace/tests/common/mod.rs"]
-mod pf;
+pub(super) mod pf;
 
 fn read(path: &Path) -> Vec<u8> {
     let bytes = std::fs::read(path).expect("read");

@@ -13,3 +13,4 @@ mod occupancy;
 mod perfetto_rules;
 mod pftrace;
 mod stream;
+mod untimed;

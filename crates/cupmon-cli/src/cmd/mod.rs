@@ -26,7 +26,7 @@ use std::path::Path;
 use anyhow::Result;
 use cupmon_trace::{
     export_window, writes_in_place, ExportOptions, MergeStats, MergeWindow, PftraceStats,
-    TraceFormat,
+    TraceFormat, UntimedGpuOps,
 };
 
 pub use dump_arg::{check_dump_dir, dumps_in};
@@ -54,7 +54,27 @@ pub fn export_trace(
 /// The closing line of every command that writes a trace (after the Perfetto
 /// conversion's warnings, when it is a `.pftrace`).
 pub fn print_written(path: &Path, stats: &MergeStats) {
+    warn_untimed(path, &stats.untimed_gpu_ops);
     print_trace_written(path, stats.events_written, stats.pftrace.as_ref());
+}
+
+/// One line for the GPU ops a complete trace left out for want of a time.
+fn warn_untimed(path: &Path, untimed: &UntimedGpuOps) {
+    if untimed.is_empty() {
+        return;
+    }
+    let kinds: Vec<String> = untimed
+        .by_kind()
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    eprintln!(
+        "cupmon: warning: {}: left out {} GPU ops that CUPTI gave no time (timestamp 0: {}); \
+         the trace's cupmon.untimed_gpu_ops counts them",
+        path.display(),
+        untimed.total(),
+        kinds.join(", ")
+    );
 }
 
 /// [`print_written`] from the event count and the Perfetto trace's stats.

@@ -4,8 +4,11 @@
 //!
 //! The slice may end in the middle of a value: the reader then answers
 //! [`ReadError::Incomplete`] so a streaming caller can fetch more bytes and retry.
+//! Here: the structure (objects, arrays, skipping, building values); the scanners of
+//! strings, numbers and literals are in `lex.rs`, the tokens they give in `tokens.rs`.
 
 use super::dict::{dict_set, DictSlots};
+pub(crate) use super::tokens::{RawNum, RawStr};
 use super::value::Value;
 
 /// Python's C scanner gives up around this depth (RecursionError); so do we.
@@ -26,159 +29,8 @@ pub(crate) enum ReadError {
 pub(crate) type ReadResult<T> = Result<T, ReadError>;
 
 #[cold]
-fn syntax<T>(pos: usize, msg: &'static str) -> ReadResult<T> {
+pub(super) fn syntax<T>(pos: usize, msg: &'static str) -> ReadResult<T> {
     Err(ReadError::Syntax { pos, msg })
-}
-
-/// A string as it appears between its quotes, validated but not yet unescaped.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RawStr<'a> {
-    pub raw: &'a [u8],
-    pub escaped: bool,
-}
-
-impl RawStr<'_> {
-    /// Whether the decoded string equals `s`.
-    pub fn eq_str(&self, s: &str) -> bool {
-        if self.escaped {
-            self.decode() == s
-        } else {
-            self.raw == s.as_bytes()
-        }
-    }
-
-    /// The decoded string. Lone surrogates (which Python keeps) become U+FFFD.
-    pub fn decode(&self) -> String {
-        if !self.escaped {
-            return match std::str::from_utf8(self.raw) {
-                Ok(s) => s.to_owned(),
-                Err(_) => String::from_utf8_lossy(self.raw).into_owned(),
-            };
-        }
-        let mut out: Vec<u16> = Vec::new();
-        let mut text = String::with_capacity(self.raw.len());
-        let raw = self.raw;
-        let mut i = 0;
-        let flush = |out: &mut Vec<u16>, text: &mut String| {
-            if !out.is_empty() {
-                text.extend(char::decode_utf16(out.drain(..)).map(|c| c.unwrap_or('\u{FFFD}')));
-            }
-        };
-        while i < raw.len() {
-            if raw[i] == b'\\' {
-                let c = raw[i + 1];
-                i += 2;
-                let unit = match c {
-                    b'u' => {
-                        let hex = std::str::from_utf8(&raw[i..i + 4]).unwrap_or("0");
-                        i += 4;
-                        u16::from_str_radix(hex, 16).unwrap_or(0xFFFD)
-                    }
-                    b'b' => 8,
-                    b'f' => 12,
-                    b'n' => 10,
-                    b'r' => 13,
-                    b't' => 9,
-                    other => u16::from(other),
-                };
-                out.push(unit);
-            } else {
-                flush(&mut out, &mut text);
-                let start = i;
-                while i < raw.len() && raw[i] != b'\\' {
-                    i += 1;
-                }
-                text.push_str(&String::from_utf8_lossy(&raw[start..i]));
-            }
-        }
-        flush(&mut out, &mut text);
-        text
-    }
-}
-
-/// A number's text and whether Python would parse it as an `int`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RawNum<'a> {
-    pub text: &'a [u8],
-    pub is_int: bool,
-}
-
-impl RawNum<'_> {
-    /// The integer value of an integer literal, if it fits in i128.
-    #[inline]
-    pub fn as_i128(&self) -> Option<i128> {
-        if !self.is_int {
-            return None;
-        }
-        let (neg, digits) = match self.text.split_first() {
-            Some((b'-', rest)) => (true, rest),
-            _ => (false, self.text),
-        };
-        let mut v: i128 = 0;
-        for &d in digits {
-            v = v.checked_mul(10)?.checked_add(i128::from(d - b'0'))?;
-        }
-        Some(if neg { -v } else { v })
-    }
-
-    /// The value as Python's `float()` of the parsed number gives it.
-    #[inline]
-    pub fn as_f64(&self) -> f64 {
-        if let Some(v) = self.as_i128() {
-            return v as f64;
-        }
-        match self.text {
-            b"NaN" => f64::NAN,
-            b"Infinity" => f64::INFINITY,
-            b"-Infinity" => f64::NEG_INFINITY,
-            text => fast_float2::parse(text).unwrap_or(f64::NAN),
-        }
-    }
-}
-
-/// Byte classes for the string scanner: 0 = plain ASCII, 1 = quote,
-/// 2 = backslash, 3 = control, 4 = part of a multi-byte UTF-8 sequence.
-static STRING_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = 3;
-        i += 1;
-    }
-    while i < 0x100 {
-        if i >= 0x80 {
-            t[i] = 4;
-        }
-        i += 1;
-    }
-    t[b'"' as usize] = 1;
-    t[b'\\' as usize] = 2;
-    t
-};
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The index of the first byte at or after `i` that is not plain string
-/// content (quote, backslash, control or non-ASCII), eight bytes at a time.
-#[inline]
-fn skip_plain_ascii(b: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = b.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        // A byte is special when it is '"' or '\\', below 0x20, or has its high bit set.
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-        let special = zero_in(quote)
-            | zero_in(backslash)
-            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
-            | (x & HIGHS);
-        if special != 0 {
-            return i + (special.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    i
 }
 
 /// What one parsed node costs against the budget: the enum itself and, for
@@ -309,142 +161,6 @@ impl<'a> Reader<'a> {
             );
         }
         self.string()
-    }
-
-    /// A string at the cursor (which must be on its opening quote). Validates
-    /// escapes, control characters and UTF-8 (Python decodes the file first).
-    #[inline]
-    pub fn string(&mut self) -> ReadResult<RawStr<'a>> {
-        let start = self.pos + 1;
-        let mut i = start;
-        let mut escaped = false;
-        let mut non_ascii = false;
-        let b = self.b;
-        loop {
-            i = skip_plain_ascii(b, i);
-            let Some(&c) = b.get(i) else {
-                return Err(ReadError::Incomplete);
-            };
-            match STRING_CLASS[c as usize] {
-                0 => i += 1,
-                1 => {
-                    self.pos = i + 1;
-                    let raw = &b[start..i];
-                    if non_ascii && std::str::from_utf8(raw).is_err() {
-                        return syntax(start, "invalid UTF-8 in string");
-                    }
-                    return Ok(RawStr { raw, escaped });
-                }
-                4 => {
-                    non_ascii = true;
-                    i += 1;
-                }
-                2 => {
-                    escaped = true;
-                    let Some(&e) = b.get(i + 1) else {
-                        return Err(ReadError::Incomplete);
-                    };
-                    match e {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                        b'u' => {
-                            if b.len() < i + 6 {
-                                return Err(ReadError::Incomplete);
-                            }
-                            if !b[i + 2..i + 6].iter().all(u8::is_ascii_hexdigit) {
-                                return syntax(i, "invalid \\uXXXX escape");
-                            }
-                            i += 6;
-                        }
-                        _ => return syntax(i, "invalid \\escape"),
-                    }
-                }
-                _ => return syntax(i, "invalid control character in string"),
-            }
-        }
-    }
-
-    fn digits(&mut self) -> ReadResult<usize> {
-        let start = self.pos;
-        while let Some(c) = self.b.get(self.pos) {
-            if c.is_ascii_digit() {
-                self.pos += 1;
-            } else {
-                return Ok(self.pos - start);
-            }
-        }
-        Err(ReadError::Incomplete)
-    }
-
-    /// A number (or NaN / Infinity / -Infinity, which Python accepts).
-    #[inline]
-    pub fn number(&mut self) -> ReadResult<RawNum<'a>> {
-        let start = self.pos;
-        if self.b.get(self.pos) == Some(&b'-') {
-            self.pos += 1;
-            if self.b.get(self.pos) == Some(&b'I') {
-                self.literal(b"Infinity")?;
-                return Ok(RawNum {
-                    text: &self.b[start..self.pos],
-                    is_int: false,
-                });
-            }
-        }
-        match self.b.get(self.pos) {
-            None => return Err(ReadError::Incomplete),
-            Some(b'0') => self.pos += 1,
-            Some(c) if c.is_ascii_digit() => {
-                self.digits()?;
-            }
-            Some(_) => return syntax(start, "expecting value"),
-        }
-        let mut is_int = true;
-        let Some(&c) = self.b.get(self.pos) else {
-            return Err(ReadError::Incomplete);
-        };
-        // Python stops a number where its grammar ends: "1." and "1e" leave the
-        // "." / "e" unconsumed, and the caller then fails on them.
-        if c == b'.' && self.b.get(self.pos + 1).is_some_and(u8::is_ascii_digit) {
-            self.pos += 1;
-            self.digits()?;
-            is_int = false;
-        } else if c == b'.' && self.b.get(self.pos + 1).is_none() {
-            return Err(ReadError::Incomplete);
-        }
-        let Some(&c) = self.b.get(self.pos) else {
-            return Err(ReadError::Incomplete);
-        };
-        if c == b'e' || c == b'E' {
-            let mut j = self.pos + 1;
-            if matches!(self.b.get(j), Some(b'+' | b'-')) {
-                j += 1;
-            }
-            match self.b.get(j) {
-                None => return Err(ReadError::Incomplete),
-                Some(d) if d.is_ascii_digit() => {
-                    self.pos = j;
-                    self.digits()?;
-                    is_int = false;
-                }
-                Some(_) => {}
-            }
-        }
-        Ok(RawNum {
-            text: &self.b[start..self.pos],
-            is_int,
-        })
-    }
-
-    fn literal(&mut self, word: &[u8]) -> ReadResult<()> {
-        let end = self.pos + word.len();
-        let avail = &self.b[self.pos..self.b.len().min(end)];
-        if !word.starts_with(avail) {
-            return syntax(self.pos, "expecting value");
-        }
-        if avail.len() < word.len() {
-            return Err(ReadError::Incomplete);
-        }
-        self.pos = end;
-        Ok(())
     }
 
     fn enter(&mut self) -> ReadResult<()> {
@@ -643,16 +359,6 @@ mod tests {
             assert_eq!(skip(part), Err(ReadError::Incomplete), "{part}");
         }
     }
-
-    #[test]
-    fn escaped_strings_compare_decoded() {
-        let mut r = Reader::new(br#""\u0058" "#);
-        let s = r.string().expect("string");
-        assert!(s.eq_str("X"));
-        let mut r = Reader::new(br#""\ud83d\ude00" "#);
-        assert_eq!(r.string().expect("string").decode(), "\u{1F600}");
-    }
-
     #[test]
     fn duplicate_keys_keep_first_place_and_last_value() {
         let mut r = Reader::new(br#"{"a":1,"b":2,"a":3} "#);

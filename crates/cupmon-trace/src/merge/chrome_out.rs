@@ -37,6 +37,23 @@ impl ChromeOut {
             _ => {}
         }
     }
+
+    /// Event `e` left out (it has no time): its allocation or free still counts for
+    /// the memory totals of the events after it.
+    pub fn account(&mut self, e: &WindowEvent) {
+        if let WindowEvent::Memory(m) = e {
+            m.write(&mut Discard, &mut self.memory);
+        }
+    }
+}
+
+/// A [`TraceOut`] that writes nothing.
+struct Discard;
+
+impl TraceOut for Discard {
+    fn instant(&mut self, _: i128, _: i128, _: i128, _: &str, _: &str, _: &[(&str, Arg<'_>)]) {}
+
+    fn counter(&mut self, _: i128, _: i128, _: &str, _: &[(&str, f64)]) {}
 }
 
 struct SinkOut<'s, W: Write> {

@@ -3,12 +3,14 @@
 //! besides (Kineto's names for copies and memsets, its kernel args with the launch
 //! configuration and occupancy, `External id` links to the CPU ops, memory
 //! bandwidth), GPU ops that overlap on one stream moved to an overlap track so that
-//! Perfetto shows them, and the kinds PyTorch's merge does not know (memory).
+//! Perfetto shows them, and the kinds PyTorch's merge does not know (memory). GPU
+//! ops without a time (CUPTI's 0) are left out and counted (`untimed.rs`).
 
 use rustc_hash::FxHashMap;
 
 use super::nccl_args::collective_args;
 use super::param_comms::ParamComms;
+use super::untimed::is_untimed;
 use super::window_input::{GpuDetail, GpuEvent, MergeEvent, MergeWindow};
 use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits, Occupancy};
 
@@ -246,6 +248,9 @@ fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<OverlapTr
     let mut by_stream: FxHashMap<(i128, i128), Ops> = FxHashMap::default();
     for (i, e) in window.events.iter().enumerate() {
         if let MergeEvent::Gpu(g) = e {
+            if is_untimed(g) {
+                continue;
+            }
             by_stream
                 .entry((g.device_id, g.stream_id))
                 .or_default()

@@ -99,7 +99,9 @@ impl<'d> Lookahead<'d> {
                 Record::Memset(m) => Some((m.device_id, m.stream_id, m.start, m.end)),
                 _ => None,
             };
-            if let Some((device, stream, start, end)) = gpu.filter(|_| self.lanes_on) {
+            // An op without a time (start 0) is left out of the trace (`untimed.rs`).
+            let gpu = gpu.filter(|&(_, _, start, _)| self.lanes_on && start != 0);
+            if let Some((device, stream, start, end)) = gpu {
                 let (start, end) = (i128::from(start), i128::from(end));
                 self.lanes
                     .push(device.into(), stream.into(), start, end, self.next_index);

@@ -1,6 +1,8 @@
 //! The Kineto trace merge: `merge_trace_window_into_chrome_trace` of the seed,
 //! streamed. Pass 1 reads the CPU trace for what the merge needs; pass 2
 //! copies the kept CPU events' text into the output around the window's events.
+//! Here: the merge's options, results and base time; `files.rs` runs it over a
+//! CPU trace file, `merged.rs` writes the merged document.
 
 mod args;
 mod chrome_out;
@@ -8,11 +10,13 @@ mod complete;
 mod cpu_event;
 mod cpu_scan;
 mod entries;
+mod files;
 mod from_typed;
 #[cfg(feature = "internals")]
 pub mod internals;
 mod lanes;
 mod lookahead;
+mod merged;
 mod nccl_args;
 mod param_comms;
 mod sink;
@@ -20,23 +24,19 @@ mod span;
 mod stream;
 mod streamed;
 mod survey;
+mod untimed;
 mod window_event;
 pub(crate) mod window_input;
 mod window_parse;
 
-use std::io::{self, Read, Write};
 use std::path::Path;
 
-use crate::json::write::{write_json_float, write_json_str, ObjectWriter};
-use crate::output::{is_gz, temp_dir_for, AtomicOutput};
-use crate::spool::{needs_spool, spool};
-use crate::{PftraceStats, TraceError, TraceFormat};
-use cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
-use entries::Entries;
-use sink::EventSink;
-use span::py_max;
-use stream::{locate, open_input, RangeCopier};
+use crate::{PftraceStats, TraceFormat};
+pub use files::{merge_files, merge_files_strict};
+pub(crate) use files::{merge_source, name_output};
+pub(crate) use merged::{write_merged, WindowPart};
 pub use streamed::{DumpExport, DumpExportStats};
+pub use untimed::UntimedGpuOps;
 pub use window_input::MergeWindow;
 
 /// Kineto rounds its trace base time down to this many seconds (~3 months).
@@ -89,6 +89,8 @@ pub struct MergeStats {
     pub events_written: u64,
     /// What the Perfetto trace holds, when the output is one.
     pub pftrace: Option<PftraceStats>,
+    /// GPU ops without a time that the complete trace left out (none with `exact`).
+    pub untimed_gpu_ops: UntimedGpuOps,
 }
 
 /// Progress of a long merge, for a progress bar.
@@ -118,387 +120,4 @@ pub fn trimester_floor_ns(unix_ns: i128) -> i128 {
 pub enum WindowSource<'a> {
     Loaded(&'a MergeWindow),
     File(&'a Path),
-}
-
-/// Merge a window into the CPU trace at `cpu_path`, writing `output`
-/// (`.gz` in and out by file name), as the seed's merge does. A CPU trace
-/// that can be read only once (a pipe, a FIFO) is first copied to a
-/// temporary file beside the output, removed afterwards.
-pub fn merge_files(
-    cpu_path: &Path,
-    window: WindowSource<'_>,
-    output: &Path,
-    options: &MergeOptions,
-    progress: &mut (dyn FnMut(MergeProgress) + Send),
-) -> Result<MergeStats, TraceError> {
-    merge_path(cpu_path, window, output, options, progress, false)
-}
-
-/// [`merge_files`], but a CPU trace without `traceEvents` is an error. The
-/// seed merges one (`{}`, a trace window given as the CPU trace) into a
-/// trace with no CPU events; from a user that is always a mistake.
-pub fn merge_files_strict(
-    cpu_path: &Path,
-    window: WindowSource<'_>,
-    output: &Path,
-    options: &MergeOptions,
-    progress: &mut (dyn FnMut(MergeProgress) + Send),
-) -> Result<MergeStats, TraceError> {
-    merge_path(cpu_path, window, output, options, progress, true)
-}
-
-fn merge_path(
-    cpu_path: &Path,
-    window: WindowSource<'_>,
-    output: &Path,
-    options: &MergeOptions,
-    progress: &mut (dyn FnMut(MergeProgress) + Send),
-    require_events: bool,
-) -> Result<MergeStats, TraceError> {
-    let spooled = if needs_spool(cpu_path) {
-        let label = format!(
-            "{}.cpu",
-            output.file_name().unwrap_or_default().to_string_lossy()
-        );
-        Some(spool(cpu_path, &temp_dir_for(output), &label)?)
-    } else {
-        None
-    };
-    let read_path = spooled.as_ref().map_or(cpu_path, |s| s.path());
-    let open = || -> io::Result<Box<dyn Read>> {
-        // A spooled copy keeps the original's compression, which its name decides.
-        if spooled.is_some() && is_gz(cpu_path) {
-            let file = std::fs::File::open(read_path)?;
-            let buffered = io::BufReader::with_capacity(1 << 20, file);
-            return Ok(Box::new(flate2::read::MultiGzDecoder::new(buffered)));
-        }
-        if spooled.is_some() {
-            return Ok(Box::new(std::fs::File::open(read_path)?));
-        }
-        Ok(open_input(cpu_path)?)
-    };
-    merge_source(
-        &cpu_path.display().to_string(),
-        &open,
-        window,
-        output,
-        options,
-        progress,
-        require_events,
-    )
-}
-
-/// The merge over a CPU trace that `open` can read twice.
-pub(crate) fn merge_source(
-    cpu_name: &str,
-    open: &(dyn Fn() -> io::Result<Box<dyn Read>> + Sync),
-    window: WindowSource<'_>,
-    output: &Path,
-    options: &MergeOptions,
-    progress: &mut (dyn FnMut(MergeProgress) + Send),
-    require_events: bool,
-) -> Result<MergeStats, TraceError> {
-    let read_err = |err: io::Error| TraceError::Io {
-        path: cpu_name.into(),
-        what: "cannot read",
-        err,
-    };
-    let limit = options.max_event_bytes;
-    // Pass 1 and reading the window are independent: do them side by side.
-    let (scan, loaded) = std::thread::scope(|scope| {
-        let loader = match window {
-            WindowSource::File(path) => {
-                Some(scope.spawn(move || MergeWindow::read_with_limit(path, limit)))
-            }
-            WindowSource::Loaded(_) => None,
-        };
-        let scan = open().map_err(read_err).and_then(|src| {
-            scan_cpu_trace(src, limit, &mut |bytes| {
-                progress(MergeProgress::Scanned(bytes))
-            })
-            .map_err(|e| scan_error(cpu_name, open, e))
-        });
-        let loaded = loader.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        (scan, loaded)
-    });
-    let mut scan = scan?;
-    if require_events && !scan.members.iter().any(|m| m.key == "traceEvents") {
-        return Err(no_trace_events(cpu_name, &scan));
-    }
-    let loaded = loaded.transpose()?;
-    let window = match (&window, &loaded) {
-        (_, Some(w)) => w,
-        (WindowSource::Loaded(w), None) => *w,
-        (WindowSource::File(_), None) => unreachable!("a file source is always loaded"),
-    };
-    scan.keep_external_ids(&window.correlated_external_ids());
-    let base_ns = match &scan.base_ns {
-        Some(Ok(b)) => *b,
-        Some(Err(msg)) => {
-            return Err(TraceError::Input {
-                file: cpu_name.to_owned(),
-                location: "top level".to_owned(),
-                msg: msg.clone(),
-            })
-        }
-        None => default_base_ns(),
-    };
-    let complete = (!options.exact).then(|| {
-        let props = window.device_properties.clone().or_else(|| {
-            scan.members
-                .iter()
-                .find(|m| m.key == "deviceProperties")
-                .and_then(|m| m.raw_value.as_ref())
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        });
-        complete::Complete::new(window, props.as_deref())
-            .with_comms(std::mem::take(&mut scan.comms_by_external_id))
-    });
-    let exact = options.exact;
-    let entries = Entries::new(window, base_ns, &scan.thread_by_external_id, complete);
-    let out = AtomicOutput::create(output)?;
-    let trace_name = options
-        .trace_name
-        .clone()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| output.display().to_string());
-    let format = TraceFormat::resolve(options.format, output);
-    let mut writer = out.trace_writer(format, base_ns)?;
-    let mut stats = write_merged(
-        &mut writer,
-        &scan,
-        &mut &entries,
-        open,
-        &trace_name,
-        (window, window.events.len()),
-        exact,
-    )
-    .map_err(|e| name_output(e, output))?;
-    stats.pftrace = out.commit_trace(writer)?;
-    Ok(stats)
-}
-
-/// A write error, with the output's name.
-pub(crate) fn name_output(e: TraceError, output: &Path) -> TraceError {
-    match e {
-        TraceError::Write(err) => TraceError::Io {
-            path: output.to_path_buf(),
-            what: "cannot write",
-            err,
-        },
-        other => other,
-    }
-}
-
-/// The window's side of a merged trace: its metadata events, then its events.
-pub(crate) trait WindowPart {
-    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError>;
-    /// The events; returns their time range.
-    fn write_events<W: Write>(
-        &mut self,
-        sink: &mut EventSink<W>,
-    ) -> Result<span::TimeRange, TraceError>;
-}
-
-/// The window in memory.
-impl WindowPart for &Entries<'_> {
-    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError> {
-        Entries::write_metadata(self, sink)
-    }
-
-    fn write_events<W: Write>(
-        &mut self,
-        sink: &mut EventSink<W>,
-    ) -> Result<span::TimeRange, TraceError> {
-        Entries::write_events(self, sink)
-    }
-}
-
-/// A CPU trace without `traceEvents`: say what it looks like instead.
-fn no_trace_events(cpu_name: &str, scan: &CpuScan) -> TraceError {
-    let has = |key: &str| scan.members.iter().any(|m| m.key == key);
-    let looks_like = if has("events") {
-        " (it has 'events': it looks like a trace window, which goes to --window)"
-    } else {
-        ""
-    };
-    TraceError::Input {
-        file: cpu_name.to_owned(),
-        location: "top level".to_owned(),
-        msg: format!(
-            "no 'traceEvents': not a torch.profiler CPU trace{looks_like}; PyTorch's \
-             merge_trace_window_into_chrome_trace would merge it as a trace without CPU \
-             events, but that is always the wrong file"
-        ),
-    }
-}
-
-/// The merged trace: the CPU trace's top-level members in order, `traceEvents` with
-/// the window's part (`window`: the window, for its top-level facts, and how many
-/// events it has), then `traceName` and the `cupmon` block when missing.
-pub(crate) fn write_merged<W: Write>(
-    out: &mut W,
-    scan: &CpuScan,
-    part: &mut impl WindowPart,
-    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
-    trace_name: &str,
-    (window, window_events): (&MergeWindow, usize),
-    exact: bool,
-) -> Result<MergeStats, TraceError> {
-    let mut stats = MergeStats {
-        cpu_events_kept: scan.events.count,
-        cpu_events_replaced: scan.events.dropped,
-        window_events,
-        events_written: 0,
-        pftrace: None,
-    };
-    let mut first = true;
-    let mut member = |out: &mut W, raw_key: &[u8]| -> io::Result<()> {
-        out.write_all(if first { b"{" } else { b"," })?;
-        first = false;
-        out.write_all(raw_key)?;
-        out.write_all(b":")
-    };
-    let mut wrote_events = false;
-    let mut wrote_name = false;
-    // The rank goes before traceEvents: HolisticTraceAnalysis reads it from the head.
-    let distributed = window
-        .distributed_info
-        .as_ref()
-        .filter(|_| !exact && !scan.members.iter().any(|m| m.key == "distributedInfo"));
-    for m in &scan.members {
-        if m.key == "traceEvents" {
-            if let Some(info) = distributed {
-                member(out, b"\"distributedInfo\"")?;
-                out.write_all(b" ")?;
-                out.write_all(info.to_spaced_json().as_bytes())?;
-            }
-            member(out, &m.raw_key)?;
-            stats.events_written = write_events(out, scan, part, open)?;
-            wrote_events = true;
-        } else if m.key == "traceName" {
-            member(out, &m.raw_key)?;
-            write_name(out, trace_name)?;
-            wrote_name = true;
-        } else if let Some(v) = &m.raw_value {
-            member(out, &m.raw_key)?;
-            out.write_all(v)?;
-        }
-    }
-    if !wrote_events {
-        if let Some(info) = distributed {
-            member(out, b"\"distributedInfo\"")?;
-            out.write_all(b" ")?;
-            out.write_all(info.to_spaced_json().as_bytes())?;
-        }
-        member(out, b"\"traceEvents\"")?;
-        stats.events_written = write_events(out, scan, part, open)?;
-    }
-    if !wrote_name {
-        member(out, b"\"traceName\"")?;
-        write_name(out, trace_name)?;
-    }
-    if let Some(info) = &window.cupmon {
-        if !scan.members.iter().any(|m| m.key == "cupmon") {
-            member(out, b"\"cupmon\"")?;
-            let text = serde_json::to_vec(info).map_err(io::Error::other)?;
-            out.write_all(&text)?;
-        }
-    }
-    out.write_all(b"}")?;
-    Ok(stats)
-}
-
-fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
-    let mut b = Vec::new();
-    write_json_str(&mut b, name);
-    out.write_all(&b)
-}
-
-/// `traceEvents`: leading CPU metadata, the window's metadata, the other CPU
-/// events, the window's events, then the rebuilt profiler span and instants.
-fn write_events<W: Write>(
-    out: &mut W,
-    scan: &CpuScan,
-    part: &mut impl WindowPart,
-    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
-) -> Result<u64, TraceError> {
-    out.write_all(b"[")?;
-    let mut sink = EventSink::new(&mut *out);
-    let mut copier = None;
-    let kept = &scan.events;
-    let mut copy_runs = |sink: &mut EventSink<&mut W>, runs: &[std::ops::Range<u64>]| {
-        for run in runs {
-            let copier = match &mut copier {
-                Some(c) => c,
-                None => copier.insert(RangeCopier::new(open()?)),
-            };
-            sink.raw_elements(|o| copier.copy(run.clone(), o))?;
-        }
-        Ok::<(), io::Error>(())
-    };
-    copy_runs(&mut sink, &kept.head)?;
-    part.write_metadata(&mut sink)?;
-    copy_runs(&mut sink, &kept.tail)?;
-    let range = scan.range.then(part.write_events(&mut sink)?);
-    if !range.has_events() {
-        return Err(TraceError::NoDurationEvents);
-    }
-    let (min_ts, max_end) = (range.min_ts, range.max_end_ts);
-    ObjectWriter::new(sink.element())
-        .str("ph", "X")
-        .str("cat", "Trace")
-        .str("name", "PyTorch Profiler (0)")
-        .str("pid", "Spans")
-        .str("tid", "PyTorch Profiler")
-        .float("ts", min_ts)
-        .float("dur", py_max(max_end - min_ts, 0.0))
-        .with("args", |b| {
-            ObjectWriter::new(b).int("Op count", 0).end();
-        })
-        .end();
-    ObjectWriter::new(sink.element())
-        .str("ph", "i")
-        .str("s", "g")
-        .str("name", "Iteration Start: PyTorch Profiler")
-        .str("pid", "Traces")
-        .str("tid", "Trace PyTorch Profiler")
-        .with("ts", |b| write_json_float(b, min_ts))
-        .end();
-    ObjectWriter::new(sink.element())
-        .str("ph", "i")
-        .str("s", "g")
-        .str("name", "Record Window End")
-        .str("pid", "")
-        .str("tid", "")
-        .float("ts", max_end + 0.001)
-        .end();
-    let written = sink.written + kept.count;
-    sink.finish()?;
-    out.write_all(b"]")?;
-    Ok(written)
-}
-
-/// Turn a pass-1 failure into an error naming the file, line and column.
-fn scan_error(
-    name: &str,
-    open: &dyn Fn() -> io::Result<Box<dyn Read>>,
-    e: ScanError,
-) -> TraceError {
-    let located = match e {
-        ScanError::Stream(e) => e.located("unexpected end of file (is the file truncated?)"),
-        ScanError::At { offset, msg } => Ok((offset, msg)),
-    };
-    match located {
-        Ok((offset, msg)) => TraceError::Input {
-            file: name.to_owned(),
-            location: locate(open(), offset),
-            msg,
-        },
-        Err(err) => TraceError::Io {
-            path: name.into(),
-            what: "cannot read",
-            err,
-        },
-    }
 }

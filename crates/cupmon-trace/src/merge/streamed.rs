@@ -20,11 +20,11 @@ use cupmon_records::{
 
 use super::complete::{Complete, OverlapTrack};
 use super::cpu_scan::scan_cpu_trace;
-use super::entries::{Entries, Joined};
+use super::entries::{Entries, EventsWritten, Joined};
 use super::lookahead::{Lanes, Lookahead};
 use super::sink::EventSink;
-use super::span::TimeRange as TsRange;
 use super::survey::Survey;
+use super::untimed::is_untimed;
 use super::window_input::{MergeEvent, MergeWindow};
 use super::{
     default_base_ns, name_output, trimester_floor_ns, write_merged, MergeStats, WindowPart,
@@ -213,7 +213,10 @@ impl<P: FnMut(&DecodeProgress)> WindowPart for Streamed<'_, '_, P> {
         self.entries.write_metadata(sink)
     }
 
-    fn write_events<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<TsRange, TraceError> {
+    fn write_events<W: Write>(
+        &mut self,
+        sink: &mut EventSink<W>,
+    ) -> Result<EventsWritten, TraceError> {
         let entries = self.entries;
         let lanes = if self.complete {
             Lanes::Each
@@ -238,6 +241,8 @@ impl<P: FnMut(&DecodeProgress)> WindowPart for Streamed<'_, '_, P> {
                     MergeEvent::Api(a) if self.complete => {
                         joined.cpu_op = lead.joined(a.correlation_id, w.stamp, false, named).0;
                     }
+                    // Left out (`untimed.rs`): it has no lane to wait for.
+                    MergeEvent::Gpu(g) if self.complete && is_untimed(g) => {}
                     MergeEvent::Gpu(g) => {
                         let (cpu_op, annotation) =
                             lead.joined(g.correlation_id, w.stamp, annotations, named);
@@ -257,6 +262,6 @@ impl<P: FnMut(&DecodeProgress)> WindowPart for Streamed<'_, '_, P> {
         }
         entries.write_spans(sink, &mut state)?;
         self.joins_evicted = lead.evicted_early();
-        Ok(state.range)
+        Ok(state.into())
     }
 }

@@ -1,11 +1,12 @@
 //! What the merge must know of a whole window before it writes the first event: the
-//! metadata events' devices, streams, processes and threads, whether the overhead
+//! metadata events' devices, streams, processes and threads (of the events it shows), whether the overhead
 //! track is needed, the latest non-overhead end (for the seed's trailing "Activity
 //! Buffer Request" rule) and the first start (an exported trace's base time). One
 //! pass over the events in window order gathers it, from memory or from a dump.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::untimed::{is_untimed, is_untimed_extra};
 use super::window_input::{ApiEvent, Lazy, MergeEvent};
 use crate::json::value::PyRaise;
 use crate::TraceError;
@@ -46,6 +47,9 @@ impl Survey {
             self.max_non_overhead_end_ns = self.max_non_overhead_end_ns.max(end);
         }
         let start = match event {
+            // Left out of a complete trace (`untimed.rs`): no metadata for it.
+            MergeEvent::Gpu(g) if complete && is_untimed(g) => None,
+            MergeEvent::Extra(e) if complete && is_untimed_extra(e) => None,
             MergeEvent::Gpu(g) => {
                 self.devices.entry(g.device_id).or_insert(g.start_ns);
                 self.streams.insert((g.device_id, g.stream_id));
