@@ -23,6 +23,10 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::annotation_log::parse_entry;
+use super::error::DumpError;
+use super::USER_ANNOTATIONS_LOG_FILE;
+
 /// Log lines per block: a block is ~20 KiB of log for names like "step 123456".
 pub(super) const BLOCK_ENTRIES: u64 = 512;
 /// At most this many bytes per block (long names), so a lookup reads little.
@@ -170,23 +174,59 @@ pub(super) fn read_range(file: &mut File, start: u64, len: u64) -> io::Result<Ve
 }
 
 /// The bytes of the log at `log` from the end of `blocks` to `log_len`, and where they
-/// start. When the byte before that end is no newline the index does not describe
-/// this log (something rewrote it): `blocks` is emptied and the whole log read.
+/// start. The last block is read too and must be what the index says (its lines and
+/// ids): otherwise the index does not describe this log (something rewrote or
+/// replaced it), `blocks` is emptied and the whole log read.
 pub(super) fn read_unindexed(
     log: &Path,
     blocks: &mut Vec<Block>,
     log_len: u64,
 ) -> io::Result<(u64, Vec<u8>)> {
     let mut file = File::open(log)?;
-    if let Some(last) = blocks.last() {
-        let mut bytes = read_range(&mut file, last.end - 1, log_len + 1 - last.end)?;
-        if bytes.first() == Some(&b'\n') {
-            bytes.remove(0);
+    if let Some(last) = blocks.last().copied() {
+        let mut bytes = read_range(&mut file, last.start, log_len - last.start)?;
+        let len = usize::try_from(last.end - last.start).unwrap_or(usize::MAX);
+        if bytes.len() >= len && matches!(parse_block(&bytes[..len], &last), Ok(Some(_))) {
+            bytes.drain(..len);
             return Ok((last.end, bytes));
         }
         blocks.clear();
     }
     Ok((0, read_range(&mut file, 0, log_len)?))
+}
+
+/// The entries of `block` from its `bytes`, in log order; `None` when they are not
+/// what the index says (other byte or line counts, ids outside the block's range). A
+/// line that is no entry is an error naming its line: inside the log, no crash's doing.
+pub(super) fn parse_block(
+    bytes: &[u8],
+    block: &Block,
+) -> Result<Option<Vec<(u64, String)>>, DumpError> {
+    if bytes.len() as u64 != block.end - block.start
+        || bytes.last() != Some(&b'\n')
+        || bytes.iter().filter(|&&b| b == b'\n').count() as u64 != block.lines
+    {
+        return Ok(None);
+    }
+    let mut entries = Vec::new();
+    for (i, line) in bytes[..bytes.len() - 1].split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let (id, name) = parse_entry(&String::from_utf8_lossy(line)).map_err(|problem| {
+            DumpError::BadSideFile {
+                file: USER_ANNOTATIONS_LOG_FILE.to_owned(),
+                line: usize::try_from(block.lines_before).unwrap_or(usize::MAX) + i + 1,
+                problem,
+            }
+        })?;
+        if !(block.min..=block.max).contains(&id) {
+            return Ok(None);
+        }
+        entries.push((id, name));
+    }
+    Ok((entries.len() as u64 == block.entries).then_some(entries))
 }
 
 #[cfg(test)]

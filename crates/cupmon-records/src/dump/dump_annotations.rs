@@ -15,8 +15,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::annotation_index::{parse_index, read_range, read_unindexed, Block};
-use super::annotation_log::{parse_annotation_log, parse_entry};
+use super::annotation_index::{parse_block, parse_index, read_range, read_unindexed, Block};
+use super::annotation_log::parse_annotation_log;
 use super::annotations::read_old_annotations;
 use super::error::DumpError;
 use super::warning::DumpWarning;
@@ -134,40 +134,10 @@ impl DumpAnnotations {
     }
 }
 
-/// The entries of `block`, in log order; `None` when the log's bytes there are not
-/// what the index says (other line counts, ids outside the block's range).
 fn read_block(log: &mut File, block: &Block) -> Result<Option<Vec<(u64, String)>>, DumpError> {
     let bytes = read_range(log, block.start, block.end - block.start)
         .map_err(|e| DumpError::io(USER_ANNOTATIONS_LOG_FILE, e))?;
-    if bytes.len() as u64 != block.end - block.start
-        || bytes.last() != Some(&b'\n')
-        || bytes.iter().filter(|&&b| b == b'\n').count() as u64 != block.lines
-    {
-        return Ok(None);
-    }
-    let mut entries = Vec::new();
-    for (i, line) in bytes[..bytes.len() - 1].split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            continue;
-        }
-        // Whole lines inside the log: damage here is no crash's doing.
-        let (id, name) = parse_entry(&String::from_utf8_lossy(line)).map_err(|problem| {
-            DumpError::BadSideFile {
-                file: USER_ANNOTATIONS_LOG_FILE.to_owned(),
-                line: usize::try_from(block.lines_before).unwrap_or(usize::MAX) + i + 1,
-                problem,
-            }
-        })?;
-        if !(block.min..=block.max).contains(&id) {
-            return Ok(None);
-        }
-        entries.push((id, name));
-    }
-    if entries.len() as u64 != block.entries {
-        return Ok(None);
-    }
-    Ok(Some(entries))
+    parse_block(&bytes, block)
 }
 
 /// Line numbers of the unindexed part of the log counted from the log's start.
