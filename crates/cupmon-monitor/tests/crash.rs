@@ -34,11 +34,17 @@ fn annotations_survive_a_kill_between_windows() {
     // No window ended, no stop: what a kill -9 now would leave.
     let dump = Dump::open(dir.path().join("dump")).expect("open");
     assert_eq!(
-        dump.user_annotations().unwrap().get(&first).map(String::as_str),
+        dump.user_annotations()
+            .unwrap()
+            .get(&first)
+            .map(String::as_str),
         Some("step 1")
     );
     assert_eq!(
-        dump.user_annotations().unwrap().get(&second).map(String::as_str),
+        dump.user_annotations()
+            .unwrap()
+            .get(&second)
+            .map(String::as_str),
         Some("step \"2\"")
     );
     assert!(dump.warnings().is_empty(), "{:?}", dump.warnings());

@@ -83,7 +83,8 @@ fn a_slice_reads_only_the_blocks_that_may_name_its_ids() {
     let dump = Dump::open(dir).unwrap();
     assert!(dump.warnings().is_empty(), "{:?}", dump.warnings());
     assert_eq!(dump.user_annotations_named(&ids).unwrap(), got);
-    let bad = "user_annotations.jsonl: line 7001: not a {\"id\": <external id>, \"name\": <string>} line";
+    let bad =
+        "user_annotations.jsonl: line 7001: not a {\"id\": <external id>, \"name\": <string>} line";
     let err = dump
         .user_annotations_named(&[8001].into())
         .unwrap_err()
@@ -99,7 +100,9 @@ fn a_later_line_wins_whatever_the_order_of_ids() {
     let dir = tmp.path();
     // Out of order (threads logging out of turn) and a second session in the same
     // directory starting again from the first id: the writer resumes the index.
-    let first: Vec<u64> = (0..3000).map(|i| if i % 7 == 3 { 5000 - i } else { i }).collect();
+    let first: Vec<u64> = (0..3000)
+        .map(|i| if i % 7 == 3 { 5000 - i } else { i })
+        .collect();
     dump_with(dir, first.iter().copied(), "first");
     append(dir, 0..1000, "second");
     append(dir, 2990..3100, "third");
@@ -121,8 +124,20 @@ fn a_later_line_wins_whatever_the_order_of_ids() {
     let got = named(dir, &ids).unwrap();
     assert_eq!(got, whole(dir, &ids));
     assert_eq!(
-        [&got[&5], &got[&1000], &got[&2997], &got[&4997], &got[&777_777]],
-        ["second 5", "first 1000", "third 2997", "first 4997", "only old"]
+        [
+            &got[&5],
+            &got[&1000],
+            &got[&2997],
+            &got[&4997],
+            &got[&777_777]
+        ],
+        [
+            "second 5",
+            "first 1000",
+            "third 2997",
+            "first 4997",
+            "only old"
+        ]
     );
     let all: BTreeSet<u64> = (0..6000).chain([777_777]).collect();
     assert_eq!(named(dir, &all).unwrap(), whole(dir, &all));

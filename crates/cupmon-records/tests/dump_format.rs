@@ -155,7 +155,8 @@ fn dump_writer_writes_a_dump_that_decodes_to_the_same_window() {
                 .unwrap();
         }
         if !src.user_annotations().unwrap().is_empty() {
-            w.write_user_annotations(src.user_annotations().unwrap()).unwrap();
+            w.write_user_annotations(src.user_annotations().unwrap())
+                .unwrap();
         }
         w.finish().unwrap();
         for file in [META_FILE, RAW_BUFFERS_FILE, KERNEL_NAMES_FILE] {

@@ -12,4 +12,5 @@ mod limits;
 mod occupancy;
 mod perfetto_rules;
 mod pftrace;
+mod slice_annotations;
 mod stream;

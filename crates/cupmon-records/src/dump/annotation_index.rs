@@ -101,7 +101,9 @@ fn parse_index_line(line: &[u8], previous: Option<&Block>) -> Option<Block> {
         return None;
     }
     let zero = Block::starting_at(0, 0, 0);
-    let before = previous.map_or(zero, |p| Block::starting_at(p.end, p.total_lines(), p.total_entries()));
+    let before = previous.map_or(zero, |p| {
+        Block::starting_at(p.end, p.total_lines(), p.total_entries())
+    });
     let block = Block {
         end,
         lines: lines.checked_sub(before.lines_before)?,
@@ -257,13 +259,13 @@ mod tests {
     fn the_index_is_kept_up_to_its_first_bad_line() {
         let first = block(&[(20, Some(7))]).index_line();
         for bad in [
-            "10\t1\t1\t7\t7\n",      // ends before the previous block
-            "30\t1\t2\t7\t7\n",      // no new line
-            "30\t2\t2\t7\t\n",       // a field missing
-            "30\t2\t2\t7\t7\t1\n",   // a field too many
-            "30\t2\t2\t9\t8\n",      // an entry but no id range
+            "10\t1\t1\t7\t7\n",                    // ends before the previous block
+            "30\t1\t2\t7\t7\n",                    // no new line
+            "30\t2\t2\t7\t\n",                     // a field missing
+            "30\t2\t2\t7\t7\t1\n",                 // a field too many
+            "30\t2\t2\t9\t8\n",                    // an entry but no id range
             "30\t2\t1\t0\t18446744073709551615\n", // no entry but an id range
-            "30\t2\t2\t7\t7",        // cut: no newline
+            "30\t2\t2\t7\t7",                      // cut: no newline
         ] {
             let text = format!("{first}{bad}{first}");
             assert_eq!(parse_index(text.as_bytes(), 1000).len(), 1, "{bad:?}");

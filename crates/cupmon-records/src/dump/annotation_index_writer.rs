@@ -60,7 +60,9 @@ fn resume(dir: &Path) -> io::Result<Option<(File, Block)>> {
     };
     let mut blocks = parse_index(&old, log_len);
     let (start, bytes) = read_unindexed(&log_path, &mut blocks, log_len)?;
-    let mut block = blocks.last().map_or(Block::starting_at(0, 0, 0), Block::next);
+    let mut block = blocks
+        .last()
+        .map_or(Block::starting_at(0, 0, 0), Block::next);
     debug_assert_eq!(block.start, start);
     let mut sound = true;
     let mut rest = &bytes[..];

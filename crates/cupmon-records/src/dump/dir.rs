@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use super::dump_annotations::DumpAnnotations;
 use super::segment::{list_segments, SegmentList};
 use super::{
-    ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile,
-    KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
+    ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE,
+    RAW_BUFFERS_FILE,
 };
 use crate::{ClockSamples, Layout};
 

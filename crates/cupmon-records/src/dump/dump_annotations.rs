@@ -60,8 +60,9 @@ impl DumpAnnotations {
         } else {
             read_unindexed(&log, &mut blocks, log_len).map_err(io)?.1
         };
-        let (mut unindexed, damage) = parse_annotation_log(&unindexed_bytes, USER_ANNOTATIONS_LOG_FILE)
-            .map_err(|e| after_blocks(e, blocks.last()))?;
+        let (mut unindexed, damage) =
+            parse_annotation_log(&unindexed_bytes, USER_ANNOTATIONS_LOG_FILE)
+                .map_err(|e| after_blocks(e, blocks.last()))?;
         warnings.extend(damage.map(|w| after_blocks_warning(w, blocks.last())));
         let full = OnceLock::new();
         let mut old = old;
