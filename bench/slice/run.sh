@@ -12,8 +12,10 @@
 # cache with posix_fadvise(DONTNEED) just before; the binary itself stays cached) and
 # "warm" (right after a run of the same command). Environment: CUPMON (default:
 # target/release/cupmon, built here), REPS, WORK (scratch directory; default a new one
-# under /tmp). The dumps are removed at the end. Prints the raw rows, then a Markdown
-# table of median and [min..max] wall time and peak RSS.
+# under /tmp). The dumps are removed at the end, unless REUSE=1: then they stay in WORK
+# and a later run with the same WORK and REUSE=1 uses them (making the 16x one takes
+# minutes), e.g. to time two builds of cupmon on the same dumps. Prints the raw rows,
+# then a Markdown table of median and [min..max] wall time and peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -28,7 +30,12 @@ fi
 make_dump=$PWD/target/release/make-dump
 work=${WORK:-$(mktemp -d /tmp/cupmon-slice-bench.XXXXXX)}
 mkdir -p "$work"
-trap 'rm -rf "$work/d1x" "$work/d16x" "$work/s.json"' EXIT
+reuse=${REUSE:-}
+if [ -n "$reuse" ]; then
+    trap 'rm -f "$work/s.json"' EXIT
+else
+    trap 'rm -rf "$work/d1x" "$work/d16x" "$work/s.json"' EXIT
+fi
 
 evict() {
     sync
@@ -46,7 +53,15 @@ raw=$work/raw.tsv
 : >"$raw"
 for scale in 1 16; do
     dump=$work/d${scale}x
-    line=$("$make_dump" "$dump" $((x1 * scale)))
+    # make-dump's line for this size: the dump there is complete and of this size.
+    made=$work/d${scale}x.made-$((x1 * scale)).txt
+    if [ -n "$reuse" ] && [ -d "$dump" ] && [ -s "$made" ]; then
+        line=$(cat "$made")
+    else
+        rm -rf "$dump" "$work/d${scale}x.made-"*.txt
+        line=$("$make_dump" "$dump" $((x1 * scale)))
+        echo "$line" >"$made"
+    fi
     echo "$line" >&2
     # "... over 5012.3 s of recording ..."
     span=$(sed -E 's/.* over ([0-9.]+) s of recording.*/\1/' <<<"$line")
@@ -70,7 +85,7 @@ for scale in 1 16; do
             done
         done
     done
-    rm -rf "$dump"
+    [ -n "$reuse" ] || rm -rf "$dump" "$made"
 done
 
 python3 - "$raw" <<'EOF'

@@ -34,18 +34,24 @@ fn annotations_survive_a_kill_between_windows() {
     // No window ended, no stop: what a kill -9 now would leave.
     let dump = Dump::open(dir.path().join("dump")).expect("open");
     assert_eq!(
-        dump.user_annotations().get(&first).map(String::as_str),
+        dump.user_annotations()
+            .unwrap()
+            .get(&first)
+            .map(String::as_str),
         Some("step 1")
     );
     assert_eq!(
-        dump.user_annotations().get(&second).map(String::as_str),
+        dump.user_annotations()
+            .unwrap()
+            .get(&second)
+            .map(String::as_str),
         Some("step \"2\"")
     );
     assert!(dump.warnings().is_empty(), "{:?}", dump.warnings());
     monitor.pop_annotation().expect("pop");
     monitor.stop().expect("stop");
     let dump = Dump::open(dir.path().join("dump")).expect("open");
-    assert_eq!(dump.user_annotations().len(), 2);
+    assert_eq!(dump.user_annotations().unwrap().len(), 2);
     assert!(!dir.path().join("dump/user_annotations.json").exists());
 }
 

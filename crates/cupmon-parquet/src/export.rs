@@ -146,7 +146,7 @@ pub fn export_dump(
         opts.kinds,
         slice,
         dump.kernel_names(),
-        dump.user_annotations(),
+        dump.user_annotations().map_err(dump_error)?,
         extra,
     );
     let mut error = None;

@@ -154,8 +154,9 @@ fn dump_writer_writes_a_dump_that_decodes_to_the_same_window() {
             w.add_kernel_name(ptr, "ignored: pointer already written")
                 .unwrap();
         }
-        if !src.user_annotations().is_empty() {
-            w.write_user_annotations(src.user_annotations()).unwrap();
+        if !src.user_annotations().unwrap().is_empty() {
+            w.write_user_annotations(src.user_annotations().unwrap())
+                .unwrap();
         }
         w.finish().unwrap();
         for file in [META_FILE, RAW_BUFFERS_FILE, KERNEL_NAMES_FILE] {
@@ -169,7 +170,7 @@ fn dump_writer_writes_a_dump_that_decodes_to_the_same_window() {
         let (a, _) = decode_all(fixture_dir(fixture)).unwrap();
         let (b, _) = decode_all(tmp.path()).unwrap();
         assert_eq!(a, b);
-        let annotations = |d| Dump::open(d).unwrap().user_annotations().clone();
+        let annotations = |d| Dump::open(d).unwrap().user_annotations().unwrap().clone();
         assert_eq!(
             annotations(fixture_dir(fixture)),
             annotations(tmp.path().to_path_buf())

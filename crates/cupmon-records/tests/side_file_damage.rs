@@ -190,7 +190,10 @@ fn annotation_log_cut_by_a_kill_keeps_every_complete_line() {
     fs::write(dir.path().join(USER_ANNOTATIONS_LOG_FILE), log).unwrap();
     let dump = Dump::open(dir.path()).unwrap();
     assert_eq!(
-        dump.user_annotations().values().collect::<Vec<_>>(),
+        dump.user_annotations()
+            .unwrap()
+            .values()
+            .collect::<Vec<_>>(),
         ["step 1", "step 2"]
     );
     let (_, report) = decode_all(dir.path()).unwrap();
@@ -212,12 +215,20 @@ fn old_user_annotations_json_is_still_read_and_the_log_adds_to_it() {
     // cuda_workload has user_annotations.json (1001 "iteration 1", ...), as PyTorch-style
     // and older cupmon dumps do.
     let dir = damaged(|_| {});
-    let old = Dump::open(dir.path()).unwrap().user_annotations().clone();
+    let old = Dump::open(dir.path())
+        .unwrap()
+        .user_annotations()
+        .unwrap()
+        .clone();
     assert_eq!(old[&1001], "iteration 1");
     let mut log = annotation_line(1001, "renamed");
     log.extend(annotation_line(5, "from the log"));
     fs::write(dir.path().join(USER_ANNOTATIONS_LOG_FILE), log).unwrap();
-    let both = Dump::open(dir.path()).unwrap().user_annotations().clone();
+    let both = Dump::open(dir.path())
+        .unwrap()
+        .user_annotations()
+        .unwrap()
+        .clone();
     assert_eq!(both.len(), old.len() + 1);
     assert_eq!(
         (both[&1001].as_str(), both[&5].as_str()),
@@ -239,7 +250,10 @@ fn user_annotations_json_cut_by_a_kill_is_a_warning_not_an_error() {
         .unwrap();
         let dump = Dump::open(dir.path()).unwrap();
         assert_eq!(
-            dump.user_annotations().values().collect::<Vec<_>>(),
+            dump.user_annotations()
+                .unwrap()
+                .values()
+                .collect::<Vec<_>>(),
             ["kept"]
         );
         let [DumpWarning::CutSideFile { file, problem }] = dump.warnings() else {

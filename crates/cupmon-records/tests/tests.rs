@@ -4,6 +4,7 @@
 //! kernel names and the collectives' share of GPU time, the time span of a dump and its
 //! timeline.
 
+mod annotation_index;
 mod common;
 mod compact;
 mod damage;

@@ -1,7 +1,7 @@
 //! Decoding a dump, or a time slice of one, into a trace window: its records in buffer
 //! order as PyTorch's window events (`kinds/`), kernel names resolved and demangled.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 use cupmon_records::{
@@ -46,7 +46,7 @@ pub fn decode_slice_to_window(
         events.push(WindowEvent::from_record(record, &mut names));
     })?;
     report.unresolved_kernel_names = names.unresolved();
-    let mut window = window_shell(dump, range, &report, &annotated);
+    let mut window = window_shell(dump, range, &report, &annotated)?;
     window.events = events;
     Ok((window, report))
 }
@@ -62,24 +62,21 @@ pub(crate) fn note_annotation(record: &Record, annotated: &mut HashSet<u64>) {
 }
 
 /// The window of a decode without its events: the user annotations (those `annotated`
-/// names, for a slice), the `cupmon` block from `report`, the meta's GPUs and rank.
+/// names, for a slice: only they are read from the dump), the `cupmon` block from
+/// `report`, the meta's GPUs and rank.
 pub(crate) fn window_shell(
     dump: &Dump,
     range: &TimeRange,
     report: &DecodeReport,
     annotated: &HashSet<u64>,
-) -> TraceWindow {
+) -> Result<TraceWindow, DumpError> {
     let sliced = !range.is_all();
     let user_annotations: BTreeMap<u64, String> = if sliced {
-        dump.user_annotations()
-            .iter()
-            .filter(|(id, _)| annotated.contains(id))
-            .map(|(&id, name)| (id, name.clone()))
-            .collect()
+        dump.user_annotations_named(&annotated.iter().copied().collect::<BTreeSet<u64>>())?
     } else {
-        dump.user_annotations().clone()
+        dump.user_annotations()?.clone()
     };
-    TraceWindow {
+    Ok(TraceWindow {
         events: Vec::new(),
         extra_activities: Vec::new(),
         user_annotations,
@@ -106,5 +103,5 @@ pub(crate) fn window_shell(
             .json()
             .get("distributedInfo")
             .and_then(|v| serde_json::from_value(v.clone()).ok()),
-    }
+    })
 }

@@ -12,5 +12,6 @@ mod limits;
 mod occupancy;
 mod perfetto_rules;
 mod pftrace;
+mod slice_annotations;
 mod stream;
 mod untimed;

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::annotation_index_writer::IndexWriter;
 use super::error::DumpError;
 use super::meta::file_label;
 use super::side_lines::parse_lines;
@@ -43,10 +44,8 @@ pub fn parse_annotation_log(
 ) -> Result<(BTreeMap<u64, String>, Option<DumpWarning>), DumpError> {
     let mut out = BTreeMap::new();
     let damage = parse_lines(bytes, file, |line| {
-        let entry: Line = serde_json::from_str(line).map_err(|e| {
-            format!("not a {{\"id\": <external id>, \"name\": <string>}} line ({e}): {line:?}")
-        })?;
-        out.insert(entry.id, entry.name.into_owned());
+        let (id, name) = parse_entry(line)?;
+        out.insert(id, name);
         Ok(())
     })?;
     Ok((out, damage))
@@ -65,13 +64,23 @@ pub fn read_annotation_log(
     }
 }
 
+/// Parse one line of the file (no newline): its id and name, or what is wrong with it.
+pub(super) fn parse_entry(line: &str) -> Result<(u64, String), String> {
+    let entry: Line = serde_json::from_str(line).map_err(|e| {
+        format!("not a {{\"id\": <external id>, \"name\": <string>}} line ({e}): {line:?}")
+    })?;
+    Ok((entry.id, entry.name.into_owned()))
+}
+
 /// Appends annotations to a dump's `user_annotations.jsonl`, one `write` per line and
 /// unbuffered: a line is in the file (the kernel's page cache) as soon as
-/// [`AnnotationLog::append`] returns, so killing the process cannot lose it.
+/// [`AnnotationLog::append`] returns, so killing the process cannot lose it. It keeps
+/// the log's index (`annotation_index.rs`) as it goes.
 #[derive(Debug)]
 pub struct AnnotationLog {
     file: File,
     name: String,
+    index: IndexWriter,
 }
 
 impl AnnotationLog {
@@ -84,14 +93,18 @@ impl AnnotationLog {
             .create(true)
             .open(&path)
             .map_err(|e| DumpError::io(&name, e))?;
-        Ok(Self { file, name })
+        let index = IndexWriter::open(dir.as_ref());
+        Ok(Self { file, name, index })
     }
 
     /// Append the line for `id`.
     pub fn append(&mut self, id: u64, name: &str) -> Result<(), DumpError> {
+        let line = annotation_line(id, name);
         self.file
-            .write_all(&annotation_line(id, name))
-            .map_err(|e| DumpError::io(&self.name, e))
+            .write_all(&line)
+            .map_err(|e| DumpError::io(&self.name, e))?;
+        self.index.add_line(line.len() as u64, id);
+        Ok(())
     }
 }
 

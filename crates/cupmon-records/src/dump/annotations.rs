@@ -84,12 +84,25 @@ pub fn write_user_annotations(
 /// The annotations of the dump directory `dir`: `user_annotations.json` (older cupmon
 /// dumps), then `user_annotations.jsonl` over it; either may be missing. Damage a
 /// crash leaves (a cut last line of the log, a cut `.json`) comes back as warnings.
+/// Reads the whole log: [`crate::dump::Dump`] reads only what is asked of it.
 pub fn read_dump_annotations(
+    dir: &Path,
+) -> Result<(BTreeMap<u64, String>, Vec<DumpWarning>), DumpError> {
+    let (mut annotations, mut warnings) = read_old_annotations(dir)?;
+    let (log, damage) = read_annotation_log(dir.join(USER_ANNOTATIONS_LOG_FILE))?;
+    annotations.extend(log);
+    warnings.extend(damage);
+    Ok((annotations, warnings))
+}
+
+/// `user_annotations.json` of the dump directory `dir` (none when missing); a cut one
+/// is a warning.
+pub(super) fn read_old_annotations(
     dir: &Path,
 ) -> Result<(BTreeMap<u64, String>, Vec<DumpWarning>), DumpError> {
     let mut warnings = Vec::new();
     let path = dir.join(USER_ANNOTATIONS_FILE);
-    let mut annotations = match fs::read(&path) {
+    let annotations = match fs::read(&path) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
             // A rewrite cut by a kill: what is there cannot be read, but the log may
             // hold the names.
@@ -105,8 +118,5 @@ pub fn read_dump_annotations(
         Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
         Err(e) => return Err(DumpError::io(USER_ANNOTATIONS_FILE, e)),
     };
-    let (log, damage) = read_annotation_log(dir.join(USER_ANNOTATIONS_LOG_FILE))?;
-    annotations.extend(log);
-    warnings.extend(damage);
     Ok((annotations, warnings))
 }

@@ -1,25 +1,27 @@
 //! Opening a dump directory for reading.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use super::dump_annotations::DumpAnnotations;
 use super::segment::{list_segments, SegmentList};
 use super::{
-    read_dump_annotations, ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile,
-    KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
+    ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE,
+    RAW_BUFFERS_FILE,
 };
 use crate::{ClockSamples, Layout};
 
-/// A dump directory opened for reading: the meta and the side files are read at open;
-/// the raw buffers are streamed by [`Dump::chunks`].
+/// A dump directory opened for reading: the meta and the side files are read at open
+/// (of the annotation log only what its index does not cover, see
+/// [`Dump::user_annotations_named`]); the raw buffers are streamed by [`Dump::chunks`].
 #[derive(Debug, Clone)]
 pub struct Dump {
     dir: PathBuf,
     meta: MetaFile,
     kernel_names: KernelNameTable,
-    user_annotations: BTreeMap<u64, String>,
+    user_annotations: DumpAnnotations,
     warnings: Vec<DumpWarning>,
     /// `None` for PyTorch's single-file layout.
     segments: Option<SegmentList>,
@@ -33,7 +35,7 @@ impl Dump {
         let dir = dir.as_ref().to_path_buf();
         let meta = MetaFile::read(dir.join(META_FILE))?;
         let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE))?;
-        let (user_annotations, mut warnings) = read_dump_annotations(&dir)?;
+        let (user_annotations, mut warnings) = DumpAnnotations::open(&dir)?;
         warnings.splice(0..0, kernel_names.damage().cloned());
         let segments = list_segments(&dir)?;
         if let Some(list) = &segments {
@@ -181,7 +183,18 @@ impl Dump {
         &self.kernel_names
     }
 
-    pub fn user_annotations(&self) -> &BTreeMap<u64, String> {
-        &self.user_annotations
+    /// Every user annotation (CUSTOM1 external id -> name); the log's lines are read on
+    /// the first call, not at open.
+    pub fn user_annotations(&self) -> Result<&BTreeMap<u64, String>, DumpError> {
+        self.user_annotations.all()
+    }
+
+    /// The user annotations of `ids` (those the dump names), reading only the part of
+    /// the log that may hold them: what a slice needs.
+    pub fn user_annotations_named(
+        &self,
+        ids: &BTreeSet<u64>,
+    ) -> Result<BTreeMap<u64, String>, DumpError> {
+        self.user_annotations.named(ids)
     }
 }

@@ -1,8 +1,10 @@
 //! The raw dump directory: PyTorch's CUPTI-monitor dump (`cupti_monitor_meta.bin`,
 //! `cupti_monitor_raw_buffers.bin`) plus cupmon's side files (`kernel_names.tsv`,
-//! `user_annotations.jsonl`, and `user_annotations.json` of older dumps), which
-//! readers treat as optional.
+//! `user_annotations.jsonl` with its index `user_annotations.jsonl.idx`, and
+//! `user_annotations.json` of older dumps), which readers treat as optional.
 
+mod annotation_index;
+mod annotation_index_writer;
 mod annotation_log;
 mod annotations;
 mod buffers;
@@ -13,6 +15,7 @@ mod chunk_resync;
 mod chunk_writer;
 pub mod compact;
 mod dir;
+mod dump_annotations;
 mod error;
 mod frame;
 mod kernel_name_resolver;
@@ -72,3 +75,6 @@ pub const STATUS_FILE: &str = "cupmon_status.json";
 pub const USER_ANNOTATIONS_FILE: &str = "user_annotations.json";
 /// External id -> annotation name, a line appended per annotation (what cupmon writes).
 pub const USER_ANNOTATIONS_LOG_FILE: &str = "user_annotations.jsonl";
+/// Sparse index of `user_annotations.jsonl` (byte range and id range per block of
+/// lines), so a slice reads only the lines it needs.
+pub const USER_ANNOTATIONS_INDEX_FILE: &str = "user_annotations.jsonl.idx";
