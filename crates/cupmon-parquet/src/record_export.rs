@@ -11,7 +11,9 @@ use rustc_hash::FxHashMap;
 
 use crate::columns::{Scratch, Strings, Sym};
 use crate::correlations::Correlations;
-use crate::datasets::{ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows};
+use crate::datasets::{
+    nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows,
+};
 use crate::error::ExportError;
 use crate::export::Kinds;
 use crate::partition::{hour_of, HOUR_NS};
@@ -61,8 +63,9 @@ pub struct RecordExport<'a> {
     from: i64,
     to: i64,
     strings: Strings,
-    /// Name pointer -> (name, resolved).
-    names: FxHashMap<u64, (Sym, bool)>,
+    /// Name pointer -> (name, resolved, NCCL collective): a name is resolved,
+    /// demangled and parsed once, not per row.
+    names: FxHashMap<u64, (Sym, bool, Option<Sym>)>,
     correlations: Correlations,
     scratch: Scratch,
     totals: RecordTotals,
@@ -152,17 +155,22 @@ impl<'a> RecordExport<'a> {
             (&mut self.strings, &self.correlations, &mut self.scratch);
         let pushed = match record {
             Record::Kernel(r) => self.kernels.as_mut().map(|s| {
-                let (name, resolved) = match self.names.get(&r.name_ptr) {
+                let (name, resolved, collective) = match self.names.get(&r.name_ptr) {
                     Some(&known) => known,
                     None => {
                         let (name, resolved) = self.kernel_names.name(r.name_ptr);
-                        let known = (strings.intern(name), resolved);
+                        let collective = nccl_collective(name);
+                        let known = (
+                            strings.intern(name),
+                            resolved,
+                            collective.map(|c| strings.intern(c)),
+                        );
                         self.names.insert(r.name_ptr, known);
                         known
                     }
                 };
                 self.totals.unresolved += u64::from(!resolved);
-                s.rows(hour).push(r, name);
+                s.rows(hour).push(r, name, collective);
                 s.pushed(strings, correlations, scratch)
             }),
             Record::Memcpy(r) => self.memcpy.as_mut().map(|s| {
