@@ -148,17 +148,16 @@ impl<R: Rows + Correlate> Sink<R> {
         let time = part.rows.time();
         // Rows come in buffer order, nearly sorted (streams interleave). Sorting
         // (time, row) pairs in place is several times cheaper than sorting row
-        // indices by a key looked up elsewhere; the row makes the order unique. The
-        // stable sort finds the sorted runs and merges them: the pairs are a few
-        // streams' runs interleaved, which it sorts in a fraction of a quicksort's
-        // time (pairs are distinct, so the order is the same).
+        // indices by a key looked up elsewhere; the row makes the order stable (the
+        // run-merging stable sort was slower on these pairs: the streams' runs are
+        // short, bench/parquet/RESULTS.md).
         let order = if time.windows(2).all(|w| w[0] <= w[1]) {
             None
         } else {
             self.order.clear();
             self.order
                 .extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
-            self.order.sort();
+            self.order.sort_unstable();
             self.rows_in_order.clear();
             self.rows_in_order
                 .extend(self.order.iter().map(|&(_, i)| i));
