@@ -108,6 +108,13 @@ def test_stragglers_find_the_planted_slow_rank_every_minute(fleet_export):
     # Busy time per device and minute: a union, never more than the minute.
     for r in rows(con, "SELECT * FROM busy_per_minute"):
         assert 0 < r["busy_ns"] <= MINUTE, r
+    # NCCL kernels are those with a collective, parsed from their names at export
+    # (a name merely containing "nccl" is not enough).
+    got = rows(con, "SELECT collective, count(*) AS n, count(*) FILTER (WHERE name LIKE 'ncclDevKernel_%') AS named "
+               "FROM kernels GROUP BY ALL ORDER BY ALL")
+    assert {r["collective"] for r in got} == {"AllGather", "AllReduce", "Broadcast", "ReduceScatter", None}, got
+    for r in got:
+        assert r["named"] == (r["n"] if r["collective"] else 0), r
     # NCCL overlaps compute in every process (the all-reduce runs beside the step).
     overlap = rows(con, "SELECT * FROM comm_overlap")
     assert len(overlap) == 16

@@ -73,13 +73,14 @@ pub fn functions(seed: u64) -> Vec<Function> {
         .map(|i| {
             let nccl = i < 8;
             let name = if nccl {
+                // NCCL 2.19+ names: copying collectives carry no type.
                 let op = [
-                    "AllReduce_Sum",
+                    "AllReduce_Sum_bf16",
                     "AllGather",
-                    "ReduceScatter_Sum",
+                    "ReduceScatter_Sum_bf16",
                     "Broadcast",
                 ][i % 4];
-                format!("ncclDevKernel_{op}_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)")
+                format!("ncclDevKernel_{op}_RING_LL(ncclDevKernelArgsStorage<4096ul>)")
             } else {
                 format!(
                     "void at::native::{}_kernel_{i}<{}, {}>(at::TensorIteratorBase&, int, float)",

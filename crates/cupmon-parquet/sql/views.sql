@@ -1,11 +1,13 @@
 -- ---------------------------------------------------------------------------
 -- Views and macros over the base views above (DuckDB 1.1+). Times are Unix ns;
--- ns_to_ts(ns) shows one as a TIMESTAMP (UTC). NCCL kernels are those whose
--- name contains "nccl" (any case); everything else is compute.
+-- ns_to_ts(ns) shows one as a TIMESTAMP (UTC). NCCL kernels are those with a
+-- `collective` (the export parses each kernel name with cupmon's NCCL name rules;
+-- files of schema version 1 have no such column: their kernels count as compute);
+-- everything else is compute.
 -- ---------------------------------------------------------------------------
 
 CREATE OR REPLACE MACRO ns_to_ts(ns) AS make_timestamp(CAST(ns // 1000 AS BIGINT));
-CREATE OR REPLACE MACRO is_nccl(name) AS lower(name) LIKE '%nccl%';
+CREATE OR REPLACE MACRO is_nccl(collective) AS collective IS NOT NULL;
 CREATE OR REPLACE MACRO minute_of(ns) AS ns // 60000000000;
 
 -- Kernels whose start is in [from_ns, to_ns).
@@ -75,7 +77,7 @@ WITH k AS (
     SELECT job, host, rank, pid, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
            duration_ns AS d, minute_of(start_ns) AS minute
     FROM kernels
-    WHERE duration_ns IS NOT NULL AND NOT is_nccl(name)
+    WHERE duration_ns IS NOT NULL AND NOT is_nccl(collective)
 ),
 fleet AS (
     SELECT job, minute, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
@@ -113,7 +115,7 @@ WHERE s.by_slowdown = 1 AND b.by_busy = 1;
 CREATE OR REPLACE VIEW comm_overlap AS
 WITH iv AS (
     SELECT job, host, rank, pid, device, start_ns AS s, start_ns + duration_ns AS e,
-           CASE WHEN is_nccl(name) THEN 1 ELSE 0 END AS c
+           CASE WHEN is_nccl(collective) THEN 1 ELSE 0 END AS c
     FROM kernels WHERE duration_ns > 0
 ),
 events AS (

@@ -234,7 +234,11 @@ impl Column for OptI64Col {
         let n = self.values.len();
         let Scratch { i64s, defs, .. } = scratch;
         defs.clear();
-        let values: &[i64] = if self.nulls == 0 {
+        let values: &[i64] = if self.nulls == n {
+            // All NULL (no graph, no queued time, no trace window): levels only.
+            defs.resize(n, 0);
+            &[]
+        } else if self.nulls == 0 {
             defs.resize(n, 1);
             match ctx.order {
                 None => &self.values,
@@ -335,7 +339,14 @@ impl Column for OptStrCol {
     ) -> Result<(), ParquetError> {
         let Scratch { bytes, defs, .. } = scratch;
         let strings = ctx.strings;
-        gather_opt(&self.0, ctx.order, |s| strings.get(s).clone(), bytes, defs);
+        if self.0.iter().all(Option::is_none) {
+            // All NULL (no user annotations): levels only, no per-row gather.
+            bytes.clear();
+            defs.clear();
+            defs.resize(self.0.len(), 0);
+        } else {
+            gather_opt(&self.0, ctx.order, |s| strings.get(s).clone(), bytes, defs);
+        }
         w.typed::<ByteArrayType>()
             .write_batch(bytes, Some(defs), None)?;
         Ok(())

@@ -1,14 +1,14 @@
-//! Exporting one dump: its records through `walk_records` into a
+//! Exporting one dump: its records through `walk_slice` into a
 //! [`RecordExport`], from the chunk where earlier exports stopped, then the
 //! `dumps` row that records what this export took. Chunks are numbered over the
 //! dump's whole history ([`chunk_base`]), so retired segments do not shift them.
 
 use std::path::{Path, PathBuf};
 
-use cupmon_records::{walk_records, DecodeProgress, DecodeReport, Dump};
+use cupmon_records::{walk_slice, DecodeProgress, DecodeReport, Dump, TimeRange};
 use parquet::file::metadata::KeyValue;
 
-use crate::chunk_numbers::chunk_base;
+use crate::chunk_numbers::{chunk_base, SliceNumbers};
 use crate::dump_info::{dump_row, run_info};
 use crate::error::ExportError;
 use crate::record_export::RecordExport;
@@ -60,7 +60,8 @@ pub struct DumpExport {
     pub report: DecodeReport,
     /// Chunks skipped because an earlier export read them.
     pub chunks_already_exported: u64,
-    /// Rows left out by `--from/--to`.
+    /// Records the slice's walk gave that started before `--from` (they ran into
+    /// the slice) and so are not its rows. Records wholly outside it are not read.
     pub rows_outside_slice: u64,
     /// Chunks the flight recorder retired after the last export and before this one
     /// could read them: their rows are in no export.
@@ -149,13 +150,18 @@ pub fn export_dump(
         dump.user_annotations().map_err(dump_error)?,
         extra,
     );
+    // A slice walks only the segments and frames its time index says can hold
+    // rows of it: the walk gives the records overlapping it (and their external
+    // correlations), of which the rows are those that start inside it.
+    let range = time_range(slice);
+    let numbers = SliceNumbers::new(&dump, &range);
     let mut error = None;
     let mut skipped = (None, 0u64);
-    let mut report = walk_records(&dump, progress, |live_chunk, _, record| {
+    let mut report = walk_slice(&dump, &range, progress, |walked, _, record| {
         if error.is_some() {
             return;
         }
-        let chunk = base.first_live + live_chunk;
+        let chunk = base.first_live + numbers.live(walked);
         if chunk < start_chunk {
             if skipped.0 != Some(chunk) {
                 skipped = (Some(chunk), skipped.1 + 1);
@@ -175,6 +181,12 @@ pub fn export_dump(
     if let Some(e) = error {
         return Err(e);
     }
+    debug_assert_eq!(
+        numbers.skipped,
+        report.segments_skipped,
+        "{}: the segments a slice skips, counted here and by the walk",
+        dir.display()
+    );
     // A whole-dump export that found no new chunk records nothing: the next one
     // starts where this one would have.
     let totals = if export.chunks().is_some() || sliced {
@@ -211,6 +223,16 @@ pub fn export_dump(
         chunks_already_exported: skipped.1,
         chunks_retired_unread,
     })
+}
+
+/// The slice `[from, to)` as the walk's range: the rows' start times are Unix ns,
+/// never negative, so a negative `from` bounds nothing and a negative `to` keeps
+/// nothing.
+fn time_range((from, to): (Option<i64>, Option<i64>)) -> TimeRange {
+    TimeRange::new(
+        from.and_then(|v| u64::try_from(v).ok()),
+        to.map(|v| u64::try_from(v).unwrap_or(0)),
+    )
 }
 
 /// The `<seq>` of a slice's files: `s<from>-<to>` in Unix ns, an open end empty.

@@ -1,7 +1,8 @@
 //! cupmon-parquet: cupmon dumps as Parquet datasets that DuckDB, Spark and Trino
 //! read unchanged, for questions across ranks, hosts and days.
 //!
-//! [`export_dump`] reads a dump through `cupmon_records::walk_records` and writes
+//! [`export_dump`] reads a dump through `cupmon_records::walk_slice` (a `--from/--to`
+//! slice reads only the segments and frames that can hold its rows) and writes
 //! one dataset per record kind (`kernels/`, `memcpy/`, `memset/`, `api/`) plus a row
 //! per export in `dumps/`, laid out as
 //! `OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet` (UTC).

@@ -11,10 +11,12 @@ use rustc_hash::FxHashMap;
 
 use crate::columns::{Scratch, Strings, Sym};
 use crate::correlations::Correlations;
-use crate::datasets::{ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows};
+use crate::datasets::{
+    nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows,
+};
 use crate::error::ExportError;
 use crate::export::Kinds;
-use crate::partition::hour_of;
+use crate::partition::{hour_of, HOUR_NS};
 use crate::run_info::RunInfo;
 use crate::sink::{DatasetTotals, Sink};
 
@@ -61,11 +63,15 @@ pub struct RecordExport<'a> {
     from: i64,
     to: i64,
     strings: Strings,
-    /// Name pointer -> (name, resolved).
-    names: FxHashMap<u64, (Sym, bool)>,
+    /// Name pointer -> (name, resolved, NCCL collective): a name is resolved,
+    /// demangled and parsed once, not per row.
+    names: FxHashMap<u64, (Sym, bool, Option<Sym>)>,
     correlations: Correlations,
     scratch: Scratch,
     totals: RecordTotals,
+    /// `[from, to)` (Unix ns) of the hour partition of the last row: rows stay in
+    /// one hour for long, and two compares cost less than a division per row.
+    hour: (i64, i64, i64),
 }
 
 impl<'a> RecordExport<'a> {
@@ -103,7 +109,21 @@ impl<'a> RecordExport<'a> {
             correlations: Correlations::default(),
             scratch: Scratch::default(),
             totals: RecordTotals::default(),
+            hour: (0, 0, 0),
         }
+    }
+
+    /// The hour partition of a row starting at `t`.
+    #[inline]
+    fn hour_of(&mut self, t: i64) -> i64 {
+        let (from, to, hour) = self.hour;
+        if t >= from && t < to {
+            return hour;
+        }
+        let hour = hour_of(t);
+        let from = hour.saturating_mul(HOUR_NS);
+        self.hour = (from, from.saturating_add(HOUR_NS), hour);
+        hour
     }
 
     /// One record of chunk `chunk`.
@@ -130,22 +150,27 @@ impl<'a> RecordExport<'a> {
             self.totals.outside += 1;
             return Ok(());
         }
-        let hour = hour_of(t);
+        let hour = self.hour_of(t);
         let (strings, correlations, scratch) =
             (&mut self.strings, &self.correlations, &mut self.scratch);
         let pushed = match record {
             Record::Kernel(r) => self.kernels.as_mut().map(|s| {
-                let (name, resolved) = match self.names.get(&r.name_ptr) {
+                let (name, resolved, collective) = match self.names.get(&r.name_ptr) {
                     Some(&known) => known,
                     None => {
                         let (name, resolved) = self.kernel_names.name(r.name_ptr);
-                        let known = (strings.intern(name), resolved);
+                        let collective = nccl_collective(name);
+                        let known = (
+                            strings.intern(name),
+                            resolved,
+                            collective.map(|c| strings.intern(c)),
+                        );
                         self.names.insert(r.name_ptr, known);
                         known
                     }
                 };
                 self.totals.unresolved += u64::from(!resolved);
-                s.rows(hour).push(r, name);
+                s.rows(hour).push(r, name, collective);
                 s.pushed(strings, correlations, scratch)
             }),
             Record::Memcpy(r) => self.memcpy.as_mut().map(|s| {

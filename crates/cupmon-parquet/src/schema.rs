@@ -17,9 +17,11 @@ use parquet::schema::types::{Type, TypePtr};
 pub use crate::run_info::RUN_COLUMNS;
 
 /// Version of the column set: bumped when a column is removed, renamed or changes
-/// type or meaning (adding one at the end does not bump it). Written into every
-/// file's key-value metadata as `cupmon.schema_version`.
-pub const SCHEMA_VERSION: u32 = 1;
+/// type or meaning (adding one at the end does not bump it), or when the views
+/// come to need a new column. Written into every file's key-value metadata as
+/// `cupmon.schema_version`. 2: `kernels.collective`, which the views' NCCL
+/// classification reads (a version-1 file's kernels all count as compute there).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A column's logical type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -148,7 +148,9 @@ impl<R: Rows + Correlate> Sink<R> {
         let time = part.rows.time();
         // Rows come in buffer order, nearly sorted (streams interleave). Sorting
         // (time, row) pairs in place is several times cheaper than sorting row
-        // indices by a key looked up elsewhere; the row makes the order stable.
+        // indices by a key looked up elsewhere; the row makes the order stable (the
+        // run-merging stable sort was slower on these pairs: the streams' runs are
+        // short, bench/parquet/RESULTS.md).
         let order = if time.windows(2).all(|w| w[0] <= w[1]) {
             None
         } else {

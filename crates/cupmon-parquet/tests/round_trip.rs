@@ -248,3 +248,69 @@ fn kernels_carry_the_user_annotation_they_ran_under() {
     // its user_annotations.json.
     assert!(names.contains("iteration 0"), "{names:?}");
 }
+
+#[test]
+fn nccl_kernels_carry_their_collective_and_others_null() {
+    use cupmon_parquet::{RecordExport, RunInfo};
+    use cupmon_records::{KernelNameTable, KernelRecord};
+    let out = tempfile::tempdir().unwrap();
+    let names = [
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        "_Z22ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE",
+        "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+        "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)",
+        // `nccl` in the name, but no NCCL kernel: compute.
+        "void my_ncclish_pack_kernel<float>(float*, int)",
+        "ampere_sgemm_128x64_nn",
+    ];
+    let mut table = KernelNameTable::new();
+    for (i, n) in names.iter().enumerate() {
+        table.insert(0x1000 + 0x40 * i as u64, n.to_string());
+    }
+    let run = RunInfo {
+        job: None,
+        host: "h".to_owned(),
+        rank: Some(0),
+        local_rank: Some(0),
+        pid: 1,
+    };
+    let annotations = BTreeMap::new();
+    let mut e = RecordExport::new(
+        out.path(),
+        &run,
+        "0",
+        cupmon_parquet::Kinds::default(),
+        (None, None),
+        &table,
+        &annotations,
+        Vec::new(),
+    );
+    for i in 0..names.len() as u64 * 3 {
+        let r = KernelRecord {
+            kind: ActivityKind::CONCURRENT_KERNEL,
+            start: 1_796_000_000_000_000_000 + i * 1000,
+            end: 1_796_000_000_000_000_000 + i * 1000 + 500,
+            correlation_id: i as u32 + 1,
+            name_ptr: 0x1000 + 0x40 * (i % names.len() as u64),
+            ..KernelRecord::default()
+        };
+        e.record(0, &Record::Kernel(r)).unwrap();
+    }
+    e.finish(None).unwrap();
+    let want = [
+        Some("AllReduce"),
+        Some("SendRecv"),
+        Some("AllGather"),
+        Some("unknown"),
+        None,
+        None,
+    ];
+    let kernels = rows(out.path(), "kernels");
+    assert_eq!(kernels.len(), names.len() * 3);
+    for r in &kernels {
+        // The name as the row shows it (demangled); which one by the correlation id.
+        let i = (int(r, "correlation_id").unwrap() as usize - 1) % names.len();
+        let name = text(r, "name").unwrap();
+        assert_eq!(text(r, "collective").as_deref(), want[i], "{name}");
+    }
+}

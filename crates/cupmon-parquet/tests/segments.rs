@@ -265,3 +265,34 @@ fn a_retired_segment_without_its_closed_line_stops_a_rerun() {
     assert!(err.is_bad_input());
     assert!(err.to_string().contains("index.jsonl"), "{err}");
 }
+
+#[test]
+fn a_slice_reads_only_the_segments_that_can_hold_its_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full");
+    write_full(&full);
+    let out = tmp.path().join("out");
+    // Kernels 1000..1400 (correlation ids 1001..=1400): buffers 5 and 6, the
+    // segments 6 and 7 of the twelve; kernel i starts at T0 + i * 10 us and ends
+    // before the next one starts.
+    let (a, b) = (5 * PER_BUFFER, 7 * PER_BUFFER);
+    let mut opts = options(&out);
+    opts.from_ns = Some((T0 + a * 10_000) as i64);
+    opts.to_ns = Some((T0 + b * 10_000) as i64);
+    let e = export(&full, &opts).unwrap();
+    assert_eq!(e.report.segments_skipped, BUFFERS - 2, "{:?}", e.report);
+    assert_eq!(e.report.chunks, 2, "only the two segments were read");
+    assert_eq!(e.rows_outside_slice, 0);
+    let want: Vec<i64> = (a as i64 + 1..=b as i64).collect();
+    assert_eq!(kernel_ids(&out), want);
+    // The chunks the export took are numbered in the dump, skipped segments counted.
+    let d = &rows(&out, "dumps")[0];
+    assert_eq!(
+        (int(d, "first_chunk"), int(d, "end_chunk")),
+        (Some(5), Some(7))
+    );
+    // A whole export reads every segment.
+    let whole = export(&full, &options(&tmp.path().join("whole"))).unwrap();
+    assert_eq!(whole.report.segments_skipped, 0);
+    assert_eq!(whole.report.chunks, BUFFERS);
+}

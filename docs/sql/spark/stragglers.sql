@@ -6,7 +6,7 @@ WITH k AS (
     SELECT job, host, rank, pid, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
            duration_ns AS d, div(start_ns, 60000000000) AS minute
     FROM kernels
-    WHERE duration_ns IS NOT NULL AND NOT (lower(name) LIKE '%nccl%')
+    WHERE duration_ns IS NOT NULL AND collective IS NULL
 ),
 fleet AS (
     SELECT job, minute, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,

@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS hive.cupmon.kernels (
     graph_node_id BIGINT,
     queued_ns BIGINT,
     grid_id BIGINT,
+    collective VARCHAR,
     day DATE,
     hour INTEGER
 ) WITH (

@@ -226,7 +226,8 @@ fn print_summary(out: &Path, exports: &[DumpExport]) {
     }
     if outside > 0 {
         out_lines.push(format!(
-            "  {outside} records outside --from/--to (left out)"
+            "  {outside} records started before --from and ran into the slice: outside \
+             --from/--to by their start (left out)"
         ));
     }
     out_lines.push(format!(

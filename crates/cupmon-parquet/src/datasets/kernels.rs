@@ -4,6 +4,7 @@
 //! per row to write (bench/parquet/RESULTS.md), and this is the table with the
 //! most rows.
 
+use cupmon_records::nccl::NcclKernel;
 use cupmon_records::KernelRecord;
 
 use super::{duration, nonzero};
@@ -38,13 +39,15 @@ dataset! {
         graph_node_id: OptI64Col [Dict] "CUDA graph node id (`graph node id`); NULL: none",
         queued_ns: OptI64Col [Delta] "when the launch was queued, Unix ns (`queued`); NULL unless CUPTI's latency timestamps are on",
         grid_id: I64Col [Delta] "CUPTI's unique grid id of the launch",
+        collective: OptStrCol [Dict] "the NCCL collective the kernel's name names (`AllReduce`, `AllGather`, `ReduceScatter`, `Broadcast`, `Reduce`, `SendRecv`, ...: `cupmon_records::nccl::NcclKernel`, mangled or demangled names, every NCCL naming scheme since 2.0); `unknown` for an NCCL kernel whose name names none (NCCL's generic kernel); NULL for every other kernel. The views' NCCL kernels are those where it is not NULL",
     }
 }
 
 impl KernelRows {
-    /// A kernel record's row; `name` is its demangled name.
+    /// A kernel record's row; `name` is its demangled name, `collective` what
+    /// [`nccl_collective`] gives for it.
     #[inline]
-    pub fn push(&mut self, r: &KernelRecord, name: Sym) {
+    pub fn push(&mut self, r: &KernelRecord, name: Sym, collective: Option<Sym>) {
         self.start_ns.push(r.start as i64);
         self.duration_ns.push(duration(r.start, r.end));
         self.name.push(name);
@@ -68,7 +71,15 @@ impl KernelRows {
         self.graph_node_id.push(nonzero(r.graph_node_id as i64));
         self.queued_ns.push(nonzero(r.queued as i64));
         self.grid_id.push(r.grid_id);
+        self.collective.push(collective);
     }
+}
+
+/// The `collective` column's value for a kernel named `name` (once per name, not
+/// per row): the collective an NCCL kernel's name gives, `unknown` for an NCCL
+/// kernel whose name gives none, `None` for other kernels.
+pub fn nccl_collective(name: &str) -> Option<&str> {
+    NcclKernel::parse(name).map(|k| k.collective.map_or("unknown", |c| c.value))
 }
 
 impl Correlate for KernelRows {

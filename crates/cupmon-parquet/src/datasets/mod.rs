@@ -9,7 +9,7 @@ mod memset;
 
 pub use api::ApiRows;
 pub use dumps::{DumpRow, DumpRows};
-pub use kernels::KernelRows;
+pub use kernels::{nccl_collective, KernelRows};
 pub use memcpy::MemcpyRows;
 pub use memset::MemsetRows;
 
