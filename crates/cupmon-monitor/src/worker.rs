@@ -245,6 +245,16 @@ impl Worker {
         queued.saturating_sub(done) as usize * 2 > self.shared.config.max_buffers()
     }
 
+    /// Too far behind to digest: an eighth of the buffer cap waiting. The digest is
+    /// what makes `stats` and `report` of long dumps fast, not what keeps the records,
+    /// so it goes first (readers digest such a segment from its records).
+    fn behind_for_digest(&self) -> bool {
+        let c = &self.shared.counters;
+        let queued = c.buffers_queued.load(Ordering::Relaxed);
+        let done = c.buffers_completed.load(Ordering::Relaxed);
+        queued.saturating_sub(done) as usize * 8 > self.shared.config.max_buffers()
+    }
+
     /// Segments went to keep the budget: the meta says so at once.
     fn note_retired(&self) {
         let retired = self.dump.retired();
@@ -274,7 +284,7 @@ impl Worker {
         let mut n = 0u64;
         // A writer that is behind CUPTI skips the digest too (readers then digest the
         // segment from its records), as it skips compression.
-        let digest = self.write_error.is_none() && !self.behind();
+        let digest = self.write_error.is_none() && !self.behind_for_digest();
         for item in RecordIter::new(buffer.bytes(), layout) {
             match item {
                 Ok(record) => {

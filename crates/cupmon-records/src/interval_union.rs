@@ -73,6 +73,14 @@ impl IntervalUnion {
                 return;
             }
         }
+        // In order and overlapping the last one (kernels of one stream back to back):
+        // one stretch, no entry.
+        if let Some(last) = self.pending.last_mut() {
+            if start >= last.0 && start <= last.1 {
+                last.1 = last.1.max(end);
+                return;
+            }
+        }
         self.pending.push((start, end));
         if self.pending.len() >= MERGE_EVERY.min(self.limit) {
             self.merge();
@@ -92,6 +100,23 @@ impl IntervalUnion {
             return;
         }
         self.pending.sort_unstable();
+        // All after the held stretches' last start (records in time order): append in
+        // place, without copying what is held.
+        if self
+            .merged
+            .last()
+            .is_none_or(|last| self.pending[0].0 >= last.0)
+        {
+            for &(s, e) in &self.pending {
+                match self.merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => self.merged.push((s, e)),
+                }
+            }
+            self.pending.clear();
+            self.settle_past_limit();
+            return;
+        }
         let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.merged.len() + self.pending.len());
         let (mut a, mut b) = (
             self.merged.iter().peekable(),
@@ -112,13 +137,18 @@ impl IntervalUnion {
             }
         }
         self.pending.clear();
-        if out.len() > self.limit {
-            let half = out.len() / 2;
-            self.settled_ns += out[..half].iter().map(|&(s, e)| e - s).sum::<u64>();
-            self.settled_until = out[half].0;
-            out.drain(..half);
-        }
         self.merged = out;
+        self.settle_past_limit();
+    }
+
+    /// Past the limit of held stretches, sum the oldest half and let it go.
+    fn settle_past_limit(&mut self) {
+        if self.merged.len() > self.limit {
+            let half = self.merged.len() / 2;
+            self.settled_ns += self.merged[..half].iter().map(|&(s, e)| e - s).sum::<u64>();
+            self.settled_until = self.merged[half].0;
+            self.merged.drain(..half);
+        }
     }
 }
 

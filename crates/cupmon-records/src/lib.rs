@@ -61,6 +61,7 @@ mod join_window;
 pub mod kinds;
 pub mod layout;
 pub mod nccl;
+mod ptr_map;
 mod slice_walk;
 mod stats;
 mod time_range;
@@ -85,6 +86,7 @@ pub use kinds::{
     MemcpyRecord, MemoryPoolRecord, MemoryRecord, MemsetRecord, OverheadRecord, Record, SyncRecord,
 };
 pub use layout::{Layout, UnsupportedVersion};
+pub use ptr_map::{PtrHasher, PtrMap};
 pub use slice_walk::SliceWalk;
 pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat};
 pub use time_range::TimeRange;

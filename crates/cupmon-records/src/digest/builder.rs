@@ -1,7 +1,6 @@
 //! Building a [`Digest`] from records, as the dump writer does for each segment and
 //! readers do for the segments without one, and adding stored digests into it.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use super::second_bins::{SecondBins, NS_PER_S};
@@ -9,7 +8,7 @@ use super::streams::{merge_streams, StreamBusyBuilder};
 use super::{Digest, KernelTotals, DIGEST_VERSION};
 use crate::dump::KernelNameTable;
 use crate::nccl::{CollectiveShare, CollectiveStats, NcclKernel};
-use crate::{Record, Timeline, TimelineBuilder};
+use crate::{PtrMap, Record, Timeline, TimelineBuilder};
 
 /// How far before its first record and after its period a segment's bins reach:
 /// buffers complete out of order, and a segment closes a little late.
@@ -19,8 +18,8 @@ const SEGMENT_BINS_MARGIN: Duration = Duration::from_secs(3600);
 #[derive(Debug)]
 pub struct DigestBuilder {
     digest: Digest,
-    by_ptr: HashMap<u64, KernelTotals>,
-    nccl_ptrs: HashMap<u64, bool>,
+    /// Name pointer -> its totals, and whether it is an NCCL kernel.
+    by_ptr: PtrMap<(KernelTotals, bool)>,
     collectives: CollectiveShare,
     absorbed_collectives: CollectiveStats,
     streams: StreamBusyBuilder,
@@ -41,8 +40,7 @@ impl DigestBuilder {
                 version: DIGEST_VERSION,
                 ..Digest::default()
             },
-            by_ptr: HashMap::new(),
-            nccl_ptrs: HashMap::new(),
+            by_ptr: PtrMap::default(),
             collectives: CollectiveShare::new(),
             absorbed_collectives: CollectiveStats::default(),
             streams: StreamBusyBuilder::default(),
@@ -124,13 +122,18 @@ impl DigestBuilder {
         let d = &mut self.digest;
         match record {
             Record::Kernel(k) => {
-                self.by_ptr
-                    .entry(k.name_ptr)
-                    .or_insert_with(|| KernelTotals {
+                let (totals, is_nccl) = self.by_ptr.entry(k.name_ptr).or_insert_with(|| {
+                    let totals = KernelTotals {
                         name_ptr: k.name_ptr,
                         ..KernelTotals::default()
-                    })
-                    .add(k.start, k.end);
+                    };
+                    let nccl = names
+                        .get(k.name_ptr)
+                        .is_some_and(|n| NcclKernel::parse(n).is_some());
+                    (totals, nccl)
+                });
+                totals.add(k.start, k.end);
+                let is_nccl = *is_nccl;
                 self.collectives.add_record(k, names);
                 self.streams.add(k);
                 if let Some((all, nccl)) = &mut self.timeline {
@@ -138,11 +141,6 @@ impl DigestBuilder {
                         d.unbinned += 1;
                     }
                     all.add(record);
-                    let is_nccl = *self.nccl_ptrs.entry(k.name_ptr).or_insert_with(|| {
-                        names
-                            .get(k.name_ptr)
-                            .is_some_and(|n| NcclKernel::parse(n).is_some())
-                    });
                     if is_nccl {
                         nccl.add(record);
                     }
@@ -177,10 +175,14 @@ impl DigestBuilder {
         for k in &kernels {
             self.by_ptr
                 .entry(k.name_ptr)
-                .or_insert_with(|| KernelTotals {
-                    name_ptr: k.name_ptr,
-                    ..KernelTotals::default()
+                .or_insert_with(|| {
+                    let totals = KernelTotals {
+                        name_ptr: k.name_ptr,
+                        ..KernelTotals::default()
+                    };
+                    (totals, false)
                 })
+                .0
                 .merge(k);
         }
         if let Some((all, nccl)) = &mut self.timeline {
@@ -196,7 +198,7 @@ impl DigestBuilder {
     /// The digest, and the timelines on the caller's grid (none for a segment's
     /// builder, whose bins go into the digest).
     pub fn finish(mut self) -> (Digest, Option<(Timeline, Timeline)>) {
-        let mut kernels: Vec<KernelTotals> = self.by_ptr.into_values().collect();
+        let mut kernels: Vec<KernelTotals> = self.by_ptr.into_values().map(|(k, _)| k).collect();
         kernels.sort_unstable_by_key(|k| k.name_ptr);
         self.digest.kernels = kernels;
         let mut collectives = self.collectives.finish(usize::MAX);

@@ -114,7 +114,9 @@ struct Device {
     nccl_kernels: u64,
     all: IntervalUnion,
     nccl: IntervalUnion,
-    other: IntervalUnion,
+    /// The other kernels' union, from the device's first NCCL kernel on (a copy of
+    /// `all` then): until then it is `all`, and one union less per kernel is kept.
+    other: Option<IntervalUnion>,
 }
 
 /// Accumulates kernels, in any order, into [`CollectiveStats`].
@@ -122,7 +124,7 @@ struct Device {
 pub struct CollectiveShare {
     devices: BTreeMap<u32, Device>,
     /// Name pointer -> index into `collectives`, or `None` for a kernel that is not NCCL's.
-    by_ptr: HashMap<u64, Option<usize>>,
+    by_ptr: crate::PtrMap<Option<usize>>,
     /// Label -> index into `collectives`.
     by_label: HashMap<String, usize>,
     collectives: Vec<CollectiveTime>,
@@ -174,6 +176,9 @@ impl CollectiveShare {
         }
         let d = self.devices.entry(device).or_default();
         d.kernels += 1;
+        if collective.is_some() && d.other.is_none() {
+            d.other = Some(d.all.clone());
+        }
         d.all.add(start, end);
         match collective {
             Some(index) => {
@@ -183,7 +188,11 @@ impl CollectiveShare {
                 c.launches += 1;
                 c.total_ns += end - start;
             }
-            None => d.other.add(start, end),
+            None => {
+                if let Some(other) = &mut d.other {
+                    other.add(start, end);
+                }
+            }
         }
     }
 
@@ -195,7 +204,10 @@ impl CollectiveShare {
             .map(|(&device, d)| {
                 let (busy_ns, busy_over) = d.all.total();
                 let (nccl_ns, nccl_over) = d.nccl.total();
-                let (other_ns, other_over) = d.other.total();
+                let (other_ns, other_over) = match &mut d.other {
+                    Some(other) => other.total(),
+                    None => (busy_ns, 0),
+                };
                 DeviceCollectiveTime {
                     device,
                     kernels: d.kernels,

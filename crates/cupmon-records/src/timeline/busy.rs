@@ -87,6 +87,13 @@ impl DeviceBusy {
                 return;
             }
         }
+        // In order and overlapping the last one: one stretch, no entry.
+        if let Some(last) = self.pending.last_mut() {
+            if start >= last.0 && start <= last.1 {
+                last.1 = last.1.max(end);
+                return;
+            }
+        }
         self.pending.push((start, end));
         if self.pending.len() >= MERGE_EVERY {
             self.merge(bins, LIMIT);
@@ -112,23 +119,40 @@ impl DeviceBusy {
     /// oldest half (all of them for 0).
     fn merge(&mut self, bins: &Bins, limit: usize) {
         self.pending.sort_unstable();
-        let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.merged.len() + self.pending.len());
-        let mut a = std::mem::take(&mut self.merged).into_iter().peekable();
-        let mut b = self.pending.drain(..).peekable();
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x <= y => a.next(),
-                (Some(_), Some(_)) | (None, Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, None) => break,
-            };
-            let (s, e) = next.expect("peeked");
-            match out.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => out.push((s, e)),
+        let in_order = match (self.merged.last(), self.pending.first()) {
+            (Some(last), Some(first)) => first.0 >= last.0,
+            _ => true,
+        };
+        let mut out = if in_order {
+            // All after the held stretches' last start: append in place.
+            let mut out = std::mem::take(&mut self.merged);
+            for (s, e) in self.pending.drain(..) {
+                match out.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => out.push((s, e)),
+                }
             }
-        }
-        drop(b);
+            out
+        } else {
+            let mut out: Vec<(u64, u64)> =
+                Vec::with_capacity(self.merged.len() + self.pending.len());
+            let mut a = std::mem::take(&mut self.merged).into_iter().peekable();
+            let mut b = self.pending.drain(..).peekable();
+            loop {
+                let next = match (a.peek(), b.peek()) {
+                    (Some(x), Some(y)) if x <= y => a.next(),
+                    (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+                    (Some(_), None) => a.next(),
+                    (None, None) => break,
+                };
+                let (s, e) = next.expect("peeked");
+                match out.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => out.push((s, e)),
+                }
+            }
+            out
+        };
         let settle = if limit == 0 {
             out.len()
         } else if out.len() > limit {
