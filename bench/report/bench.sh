@@ -4,8 +4,14 @@
 # size, and an 8-rank run (make-run). Each command REPS times, interleaved, on a warm
 # page cache; prints every time, the median, min and max, and the records per second.
 #
+# x1/x4 come from bench/slice's make-dump, which writes no digests: their figures are
+# the record walk. With BIG=1 it also makes `big`, a 24-hour dump of about 20 GB
+# (make-run --stored: frames stored uncompressed, with the digests the monitor
+# writes) and times report and stats on it with the digests and with them moved away.
+#
 # usage: bench/report/bench.sh [RAW_MIB (default 512)] [REPS (default 5)]
 # env:   BENCH_DIR  where the dumps go (default target/bench-report; reused if there)
+#        BIG=1      the 20 GB dump too (needs 21 GB of disk)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -58,3 +64,23 @@ for d in x1 x4 run8; do
   med=$(printf '%s\n' "${rep[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
   echo "  report: $(echo "$n / $med / 1000000" | bc -l | xargs printf '%.2f') M records/s, page $(stat -c %s "$dir/$d.html") bytes"
 done
+if [ "${BIG:-0}" = 1 ]; then
+  [ -d "$dir/big" ] || "$bin/make-run" "$dir/big" 1 86400 38 --stored
+  target=$(ls -d "$dir"/big/*/)
+  bytes=$(du -sb "$target" | cut -f1)
+  echo "big: $(records "$target") records, $((bytes >> 20)) MiB on disk, $(ls "$target"/segments/*.digest | wc -l) digests"
+  rep=() st=()
+  for _ in $(seq "$reps"); do
+    rep+=("$(seconds "$bin/cupmon" report "$target" -o "$dir/big.html")")
+    st+=("$(seconds "$bin/cupmon" stats "$target")")
+  done
+  summary "report (digests)" "${rep[@]}"
+  summary "stats (digests)" "${st[@]}"
+  aside=$(mktemp -d)
+  mv "$target"/segments/*.digest "$aside"/
+  "$bin/cupmon" report "$target" -o "$dir/big-walk.html" >/dev/null 2>&1
+  walk=$(seconds "$bin/cupmon" report "$target" -o "$dir/big-walk.html")
+  mv "$aside"/*.digest "$target"/segments/ && rmdir "$aside"
+  echo "  report without digests (every record read): $walk s"
+  cmp -s "$dir/big.html" "$dir/big-walk.html" && echo "  the two pages are identical" || echo "  the two pages DIFFER"
+fi
