@@ -27,6 +27,7 @@ impl Flusher {
             .spawn(move || {
                 let (flag, cv) = &*theirs;
                 let mut watch = TakeoverWatch::default();
+                let mut starving = StarvationWatch::default();
                 loop {
                     // Check the flag under the lock before waiting: a stop that
                     // came before this thread first took the lock must not be
@@ -42,6 +43,9 @@ impl Flusher {
                     drop(stopped);
                     if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
                         cupmon_log::warn!("periodic flush: {e}");
+                    }
+                    if starving.check(shared) {
+                        starving.force(shared);
                     }
                     watch.check(shared);
                     sample_kernels(shared);
@@ -66,6 +70,49 @@ fn sample_kernels(shared: &Shared) {
     samples.push_back((std::time::Instant::now(), c.kernels.load(Ordering::Relaxed)));
     while samples.len() > 6 {
         samples.pop_front();
+    }
+}
+
+/// Notices when CUPTI holds every buffer the cap allows and gives none back: buffer
+/// requests were refused in the last period and no buffer completed. CUPTI hands back
+/// a buffer by itself only when it is full and its records are complete, and a plain
+/// flush only such buffers; on the H200 a sustained burst twice left CUPTI holding all
+/// 64 while the program went on, and recording never resumed. A forced flush takes
+/// them back (kernels still running in them get no end time), and CUPTI gets buffers
+/// again.
+#[derive(Debug, Default)]
+struct StarvationWatch {
+    last_completed: u64,
+    last_refused: u64,
+    warned: bool,
+}
+
+impl StarvationWatch {
+    fn check(&mut self, shared: &Shared) -> bool {
+        let completed = shared.counters.buffers_queued.load(Ordering::Relaxed);
+        let refused = shared.pool.refused();
+        let starving = refused > self.last_refused && completed == self.last_completed;
+        self.last_completed = completed;
+        self.last_refused = refused;
+        starving
+    }
+
+    fn force(&mut self, shared: &Shared) {
+        let c = &shared.counters;
+        c.add(&c.starvation_flushes, 1);
+        if !self.warned {
+            self.warned = true;
+            cupmon_log::warn!(
+                "CUPTI held every buffer cupmon may lend ({} of {}) and returned none for a                  flush period, so records were being dropped: forcing a flush to take them                  back (allow more with CUPMON_MAX_OUTSTANDING)",
+                cupmon_cupti::callback_stats().outstanding_buffers,
+                shared.config.max_buffers()
+            );
+        }
+        if let Err(e) = shared.cupti.flush_all(FlushFlag::FORCED) {
+            cupmon_log::warn!("forced flush: {e}");
+        }
+        // What came back counts as progress at the next check.
+        self.last_completed = c.buffers_queued.load(Ordering::Relaxed);
     }
 }
 

@@ -20,6 +20,8 @@ pub(crate) struct Counters {
     pub buffer_bytes: AtomicU64,
     /// Buffers stored uncompressed because the worker was behind.
     pub frames_stored: AtomicU64,
+    /// Forced flushes that took buffers back from CUPTI when it held them all.
+    pub starvation_flushes: AtomicU64,
     /// Records not written because a `--raw` dump reached its budget.
     pub records_over_budget: AtomicU64,
     pub records: AtomicU64,
@@ -67,6 +69,9 @@ pub struct MonitorStats {
     pub buffer_bytes: u64,
     /// Buffers stored uncompressed because the worker was behind.
     pub frames_stored: u64,
+    /// Forced flushes that took buffers back from CUPTI when it held them all and
+    /// returned none for a flush period (their running kernels then have no end).
+    pub starvation_flushes: u64,
     /// Records not written because a `--raw` dump reached its budget (also in
     /// `dropped_records`).
     pub records_over_budget: u64,

@@ -242,3 +242,44 @@ fn an_unwritable_dump_directory_is_a_clear_error() {
         Monitor::start_with(cupti, MonitorConfig::new(file.join("dump"))).expect_err("must fail");
     assert!(err.to_string().contains("a-file"), "{err}");
 }
+
+#[test]
+fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.max_outstanding_bytes = 2 * c.buffer_size;
+    c.free_buffers = 2;
+    c.flush_period = Duration::from_millis(50);
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    // Kernels that do not finish: CUPTI keeps their full buffers (a plain flush
+    // leaves them), the two buffers run out and requests are refused.
+    fake.set_kernels_pending(true);
+    fake.launch_kernels(5_000, 7, "held").expect("launch");
+    // A few flush periods: the flusher sees CUPTI holding everything and forces a
+    // flush, which gives the buffers back.
+    std::thread::sleep(Duration::from_millis(500));
+    fake.launch_kernels(100, 8, "after").expect("launch");
+    fake.set_kernels_pending(false);
+    fake.finish_kernels().expect("finish");
+    let (stats, _) = monitor.stop().expect("stop");
+    assert!(stats.buffer_requests_refused > 0, "{stats:?}");
+    assert!(stats.starvation_flushes > 0, "{stats:?}");
+    let dump = cupmon_records::Dump::open(dir.path().join("dump")).expect("dump");
+    let mut after = 0;
+    cupmon_records::walk_records(
+        &dump,
+        |_| {},
+        |_, _, r| {
+            if let cupmon_records::Record::Kernel(k) = r {
+                after += u64::from(k.stream_id == 8);
+            }
+        },
+    )
+    .expect("walk");
+    assert_eq!(
+        after, 100,
+        "the kernels launched after the stall are recorded"
+    );
+}

@@ -9,7 +9,18 @@ use cupmon_records::MetaFile;
 pub fn lines(meta: &MetaFile) -> Vec<String> {
     let buffers = BufferUse::from_meta(meta).map(|b| buffers_line(&b));
     let worker = WorkerProfile::from_meta(meta).map(|w| worker_line(&w));
-    buffers.into_iter().chain(worker).collect()
+    let forced = meta
+        .json()
+        .get("starvation_flushes")
+        .and_then(|v| v.as_u64())
+        .filter(|&n| n > 0)
+        .map(|n| {
+            format!(
+                "forced flushes: {n} (CUPTI held every buffer and returned none for a flush \
+                 period; kernels still running then have no end time)"
+            )
+        });
+    buffers.into_iter().chain(worker).chain(forced).collect()
 }
 
 fn buffers_line(b: &BufferUse) -> String {

@@ -107,6 +107,7 @@ impl Monitor {
             bytes_written: load(&c.bytes_written),
             buffer_bytes: load(&c.buffer_bytes),
             frames_stored: load(&c.frames_stored),
+            starvation_flushes: load(&c.starvation_flushes),
             records_over_budget: load(&c.records_over_budget),
             retired_segments: retired.segments,
             retired_bytes: retired.bytes,
@@ -178,6 +179,9 @@ impl Monitor {
                 .set("frames_stored", stats.frames_stored);
             if stats.records_over_budget > 0 {
                 meta.set("records_over_budget", stats.records_over_budget);
+            }
+            if stats.starvation_flushes > 0 {
+                meta.set("starvation_flushes", stats.starvation_flushes);
             }
             stats.buffers.write_to(meta);
             stats.worker.write_to(meta);
