@@ -52,7 +52,7 @@ fn zero_start_records(dump: &Dump) -> BTreeMap<String, u64> {
 
 /// GPU records per trace `cat`, as `cupmon stats` counts them.
 fn stats_by_cat(dump: &Dump) -> BTreeMap<String, u64> {
-    let stats = dump_stats_slice(dump, &TimeRange::default(), 0, |_| {}, |_| {}).expect("stats");
+    let stats = dump_stats_slice(dump, &TimeRange::default(), 0, |_| {}).expect("stats");
     let mut counts = BTreeMap::new();
     for (kind, n) in &stats.report.records_by_kind {
         let cat = match *kind {
@@ -187,7 +187,7 @@ fn an_exported_window_leaves_out_gpu_ops_without_a_time_and_counts_them() {
     // The window itself keeps every record: only traces leave them out.
     assert_eq!(
         window.events.len() as u64,
-        dump_stats_slice(&dump(), &TimeRange::default(), 0, |_| {}, |_| {})
+        dump_stats_slice(&dump(), &TimeRange::default(), 0, |_| {})
             .unwrap()
             .report
             .records
