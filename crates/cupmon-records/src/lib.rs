@@ -60,6 +60,7 @@ mod interval_union;
 mod join_window;
 pub mod kinds;
 pub mod layout;
+mod memory_words;
 pub mod nccl;
 mod ptr_map;
 mod slice_walk;
@@ -86,6 +87,7 @@ pub use kinds::{
     MemcpyRecord, MemoryPoolRecord, MemoryRecord, MemsetRecord, OverheadRecord, Record, SyncRecord,
 };
 pub use layout::{Layout, UnsupportedVersion};
+pub use memory_words::{copy_kind_word, memory_kind_title, memory_kind_word};
 pub use ptr_map::{PtrHasher, PtrMap};
 pub use slice_walk::SliceWalk;
 pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat};

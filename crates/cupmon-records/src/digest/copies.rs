@@ -157,33 +157,12 @@ fn larger(a: &OneCopy, b: &OneCopy) -> bool {
 
 /// `CUpti_ActivityMemcpyKind`, as Kineto names it.
 pub fn copy_kind_name(kind: u8) -> &'static str {
-    match kind {
-        1 => "HtoD",
-        2 => "DtoH",
-        3 => "HtoA",
-        4 => "AtoH",
-        5 => "AtoA",
-        6 => "AtoD",
-        7 => "DtoA",
-        8 => "DtoD",
-        9 => "HtoH",
-        10 => "PtoP",
-        _ => "Unknown",
-    }
+    crate::copy_kind_word(kind.into()).unwrap_or("Unknown")
 }
 
 /// `CUpti_ActivityMemoryKind`, as Kineto names it.
 pub fn memory_kind_name(kind: u8) -> &'static str {
-    match kind {
-        1 => "Pageable",
-        2 => "Pinned",
-        3 => "Device",
-        4 => "Array",
-        5 => "Managed",
-        6 => "Device Static",
-        7 => "Managed Static",
-        _ => "Unknown",
-    }
+    crate::memory_kind_title(kind.into()).unwrap_or("Unknown")
 }
 
 #[cfg(test)]

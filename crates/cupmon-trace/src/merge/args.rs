@@ -38,33 +38,18 @@ impl<'a> IntoIterator for &'a Args {
     }
 }
 
+/// PyTorch's merge names every copy kind but `HtoH` (9), which it writes as a number.
 fn memcpy_kind_name(kind: i128) -> Option<&'static str> {
-    Some(match kind {
-        1 => "HtoD",
-        2 => "DtoH",
-        3 => "HtoA",
-        4 => "AtoH",
-        5 => "AtoA",
-        6 => "AtoD",
-        7 => "DtoA",
-        8 => "DtoD",
-        10 => "PtoP",
-        _ => return None,
-    })
+    u64::try_from(kind)
+        .ok()
+        .filter(|&k| k != 9)
+        .and_then(cupmon_records::copy_kind_word)
 }
 
 fn memory_kind_name(kind: i128) -> Option<&'static str> {
-    Some(match kind {
-        0 => "unknown",
-        1 => "pageable",
-        2 => "pinned",
-        3 => "device",
-        4 => "array",
-        5 => "managed",
-        6 => "device_static",
-        7 => "managed_static",
-        _ => return None,
-    })
+    u64::try_from(kind)
+        .ok()
+        .and_then(cupmon_records::memory_kind_word)
 }
 
 fn named(name: Option<&'static str>, fallback: i128) -> ArgValue {

@@ -128,33 +128,17 @@ pub(crate) fn kineto_name(g: &GpuEvent) -> Option<String> {
 }
 
 fn copy_kind_text(kind: i128) -> &'static str {
-    match kind {
-        1 => "HtoD",
-        2 => "DtoH",
-        3 => "HtoA",
-        4 => "AtoH",
-        5 => "AtoA",
-        6 => "AtoD",
-        7 => "DtoA",
-        8 => "DtoD",
-        9 => "HtoH",
-        10 => "PtoP",
-        _ => "<unknown>",
-    }
+    u64::try_from(kind)
+        .ok()
+        .and_then(cupmon_records::copy_kind_word)
+        .unwrap_or("<unknown>")
 }
 
 fn memory_kind_text(kind: i128) -> &'static str {
-    match kind {
-        0 => "Unknown",
-        1 => "Pageable",
-        2 => "Pinned",
-        3 => "Device",
-        4 => "Array",
-        5 => "Managed",
-        6 => "Device Static",
-        7 => "Managed Static",
-        _ => "Unrecognized",
-    }
+    u64::try_from(kind)
+        .ok()
+        .and_then(cupmon_records::memory_kind_title)
+        .unwrap_or("Unrecognized")
 }
 
 /// A value of Kineto's args, already written as JSON text where Kineto's formatting
