@@ -309,8 +309,9 @@ fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The inverse of [`days_from_civil`].
-fn civil_from_days(days: i64) -> (i32, u32, u32) {
+/// The inverse of [`days_from_civil`]: (year, month, day) of a count of days since
+/// 1970-01-01.
+pub fn civil_from_days(days: i64) -> (i32, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

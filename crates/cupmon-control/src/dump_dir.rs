@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use cupmon_config::time_spec::civil_from_days;
+
 /// The most counter suffixes tried before giving up (a directory full of dumps
 /// of one pid started in the same second).
 const MAX_SUFFIX: u32 = 1000;
@@ -91,21 +93,6 @@ fn utc_stamp(t: SystemTime) -> String {
         day_secs / 60 % 60,
         day_secs % 60
     )
-}
-
-/// Year, month, day of a count of days since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, proleptic Gregorian calendar).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

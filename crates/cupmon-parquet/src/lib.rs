@@ -41,7 +41,7 @@ pub use datasets::{DumpRow, DATASETS};
 pub use docs::{schema_markdown, trino_tables};
 pub use error::ExportError;
 pub use export::{export_dump, DumpExport, ExportOptions, Kinds};
-pub use partition::{civil_from_days, hour_of, partition_dir};
+pub use partition::{hour_of, partition_dir};
 pub use record_export::{RecordExport, RecordTotals};
 pub use run_info::{RunInfo, RUN_COLUMNS};
 pub use schema::{ColType, ColumnSpec, DatasetSpec, Enc, SCHEMA_VERSION};

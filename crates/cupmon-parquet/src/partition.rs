@@ -1,6 +1,8 @@
 //! Time partitions: `day=YYYY-MM-DD/hour=H` (UTC) of a Unix-ns time, the Hive layout
 //! that DuckDB, Spark and Trino read as partition columns.
 
+use cupmon_config::time_spec::civil_from_days;
+
 /// Nanoseconds in an hour.
 pub const HOUR_NS: i64 = 3_600_000_000_000;
 
@@ -14,21 +16,6 @@ pub fn partition_dir(hour: i64) -> String {
     let days = hour.div_euclid(24);
     let (y, m, d) = civil_from_days(days);
     format!("day={y:04}-{m:02}-{d:02}/hour={}", hour.rem_euclid(24))
-}
-
-/// (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, proleptic Gregorian).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
