@@ -237,22 +237,24 @@ impl Worker {
     /// The worker is falling behind CUPTI: store buffers instead of compressing them
     /// until it catches up (CUPTI drops records when it runs out of buffers).
     fn behind(&self) -> bool {
-        let c = &self.shared.counters;
-        let queued = c.buffers_queued.load(Ordering::Relaxed);
-        let done = c.buffers_completed.load(Ordering::Relaxed);
         // Half the cap waiting: stored frames are 100x larger than compressed ones and
         // fill a --keep budget fast, so only a real risk of drops justifies them.
-        queued.saturating_sub(done) as usize * 2 > self.shared.config.max_buffers()
+        self.waiting_over(2)
     }
 
     /// Too far behind to digest: an eighth of the buffer cap waiting. The digest is
     /// what makes `stats` and `report` of long dumps fast, not what keeps the records,
     /// so it goes first (readers digest such a segment from its records).
     fn behind_for_digest(&self) -> bool {
+        self.waiting_over(8)
+    }
+
+    /// Whether more than 1/`fraction` of the buffer cap waits for this worker.
+    fn waiting_over(&self, fraction: usize) -> bool {
         let c = &self.shared.counters;
         let queued = c.buffers_queued.load(Ordering::Relaxed);
         let done = c.buffers_completed.load(Ordering::Relaxed);
-        queued.saturating_sub(done) as usize * 8 > self.shared.config.max_buffers()
+        queued.saturating_sub(done) as usize * fraction > self.shared.config.max_buffers()
     }
 
     /// Segments went to keep the budget: the meta says so at once.

@@ -84,7 +84,7 @@ pub fn dump_stats_slice(
     top: usize,
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<DumpStats, DumpError> {
-    let summary = summarize(dump, range, None, progress)?;
+    let summary = summarize(dump, range, progress)?;
     Ok(stats_of(dump, summary.report, &summary.digest, top))
 }
 

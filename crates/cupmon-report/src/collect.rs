@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use cupmon_records::digest::{summarize, Summary};
+use cupmon_records::digest::{summarize_on_grid, Summary};
 use cupmon_records::stats_of;
 use cupmon_records::{
     DecodeProgress, Dump, DumpStats, KernelNames, TimeRange, Timeline, TimelineBuilder,
@@ -73,14 +73,8 @@ pub fn collect(
     };
     let bin = std::time::Duration::from_nanos(grid.bin_ns);
     let bins = TimelineBuilder::new(grid.from_ns, grid.to_ns, bin)?;
-    let summary = summarize(dump, range, Some(bins), progress).map_err(dump_err)?;
-    let Summary {
-        report,
-        digest,
-        timeline,
-        nccl_timeline,
-        ..
-    } = summary;
+    let (summary, timelines) = summarize_on_grid(dump, range, bins, progress).map_err(dump_err)?;
+    let Summary { report, digest, .. } = summary;
     let stats = stats_of(dump, report, &digest, usize::MAX);
     // Named as `cupmon stats` names them (several pointers may carry one name).
     let mut resolver = KernelNames::new(dump.kernel_names());
@@ -94,16 +88,14 @@ pub fn collect(
     }
     let info = ProcessInfo::from_meta(dump.meta());
     let (windows, window_errors) = find_windows(dump.dir());
-    let dropped = stats.report.dropped_records;
-    let empty = || TimelineBuilder::new(grid.from_ns, grid.to_ns, bin).map(|b| b.finish(dropped));
     Ok(ProcessData {
         label: label_of(&info, dump),
         dir: dump.dir().to_path_buf(),
         info,
         stats,
         durations,
-        timeline: timeline.map_or_else(empty, Ok)?,
-        nccl: nccl_timeline.map_or_else(empty, Ok)?,
+        timeline: timelines.all,
+        nccl: timelines.nccl,
         copies: digest.copies,
         streams: digest.streams,
         windows,

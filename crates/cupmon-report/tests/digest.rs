@@ -40,7 +40,7 @@ fn stats_and_reports_from_digests_equal_those_from_records() {
     let dump = Dump::open(&dir).unwrap();
     let live = dump.segments().unwrap().live.len();
     assert!(live >= 5, "{live} segments");
-    let digested = summarize(&dump, &TimeRange::default(), None, |_| {}).unwrap();
+    let digested = summarize(&dump, &TimeRange::default(), |_| {}).unwrap();
     assert_eq!(
         digested.segments_digested as usize, live,
         "every closed segment"
@@ -50,7 +50,7 @@ fn stats_and_reports_from_digests_equal_those_from_records() {
     // A slice that cuts segments: digests inside, records at its ends.
     let first = stats.first_ns.unwrap();
     let slice = TimeRange::new(Some(first + 10_300_000_000), Some(first + 47_700_000_000));
-    let sliced = summarize(&dump, &slice, None, |_| {}).unwrap();
+    let sliced = summarize(&dump, &slice, |_| {}).unwrap();
     assert!(sliced.segments_digested > 0 && (sliced.segments_digested as usize) < live);
     let slice_report = report_of(
         &dir,
@@ -62,12 +62,12 @@ fn stats_and_reports_from_digests_equal_those_from_records() {
 
     assert_eq!(remove_digests(&dir), live);
     let dump = Dump::open(&dir).unwrap();
-    let walked = summarize(&dump, &TimeRange::default(), None, |_| {}).unwrap();
+    let walked = summarize(&dump, &TimeRange::default(), |_| {}).unwrap();
     assert_eq!(walked.segments_digested, 0);
     let mut from_digests = stats.clone();
     from_digests.report.segments_digested = 0;
     assert_eq!(dump_stats(&dir, usize::MAX, |_| {}).unwrap(), from_digests);
-    let sliced_walk = summarize(&dump, &slice, None, |_| {}).unwrap();
+    let sliced_walk = summarize(&dump, &slice, |_| {}).unwrap();
     assert_eq!(
         sliced_walk.digest.kernels, sliced.digest.kernels,
         "slice: kernels"

@@ -4,9 +4,9 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use cupmon_config::units::format_size;
-use cupmon_records::digest::summarize;
+use cupmon_records::digest::{summarize, summarize_on_grid};
 use cupmon_records::dump::Retired;
-use cupmon_records::{stats_of, Dump, DumpStats, TimelineBuilder, TimelineError};
+use cupmon_records::{stats_of, DecodeProgress, Dump, DumpStats, TimelineBuilder, TimelineError};
 
 use crate::cli::StatsArgs;
 use crate::exit::BadInput;
@@ -29,11 +29,14 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         None => None,
     };
     let mut progress = Progress::dump("reading", dir);
-    let summary = summarize(&dump, &range, grid, |p| {
-        progress.update_of(p.bytes_read, p.total_bytes)
-    })
+    let on_progress = |p: &DecodeProgress| progress.update_of(p.bytes_read, p.total_bytes);
+    let (summary, timeline) = match grid {
+        Some(grid) => {
+            summarize_on_grid(&dump, &range, grid, on_progress).map(|(s, t)| (s, Some(t.all)))
+        }
+        None => summarize(&dump, &range, on_progress).map(|s| (s, None)),
+    }
     .with_context(|| dir.display().to_string())?;
-    let timeline = summary.timeline;
     let stats = stats_of(&dump, summary.report, &summary.digest, args.top);
     progress.finish();
     super::decode::print_report(&stats.report);

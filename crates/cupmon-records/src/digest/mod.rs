@@ -39,7 +39,7 @@ pub use second_bins::SecondBins;
 pub const fn second_bins_ns() -> u64 {
     second_bins::NS_PER_S
 }
-pub use summarize::{summarize, Summary, SummaryGrid};
+pub use summarize::{summarize, summarize_on_grid, Summary, SummaryGrid, SummaryTimelines};
 
 use copies::CopyStats;
 use durations::Durations;

@@ -16,21 +16,47 @@ pub struct Summary {
     /// The walk's report, with the counts of the digested segments added.
     pub report: DecodeReport,
     pub digest: Digest,
-    /// On the caller's grid: all kernels, NCCL's.
-    pub timeline: Option<Timeline>,
-    pub nccl_timeline: Option<Timeline>,
     /// Segments whose stored digest was used instead of their records.
     pub segments_digested: u64,
 }
 
-/// Digest the records of `dump` that [`walk_slice`] gives for `range`, with timelines
-/// on `grid` when given; see the module docs.
+/// The timelines of a summary on the caller's grid.
+#[derive(Debug, Clone)]
+pub struct SummaryTimelines {
+    /// All kernels.
+    pub all: Timeline,
+    /// NCCL's kernels alone.
+    pub nccl: Timeline,
+}
+
+/// Digest the records of `dump` that [`walk_slice`] gives for `range`; see the module
+/// docs.
 pub fn summarize(
+    dump: &Dump,
+    range: &TimeRange,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<Summary, DumpError> {
+    Ok(summarize_with(dump, range, None, progress)?.0)
+}
+
+/// [`summarize`], and the timelines of the same records on `grid`.
+pub fn summarize_on_grid(
+    dump: &Dump,
+    range: &TimeRange,
+    grid: SummaryGrid,
+    progress: impl FnMut(&DecodeProgress),
+) -> Result<(Summary, SummaryTimelines), DumpError> {
+    let (summary, timelines) = summarize_with(dump, range, Some(grid), progress)?;
+    let (all, nccl) = timelines.expect("a builder with a grid gives its timelines");
+    Ok((summary, SummaryTimelines { all, nccl }))
+}
+
+fn summarize_with(
     dump: &Dump,
     range: &TimeRange,
     grid: Option<SummaryGrid>,
     progress: impl FnMut(&DecodeProgress),
-) -> Result<Summary, DumpError> {
+) -> Result<(Summary, Option<(Timeline, Timeline)>), DumpError> {
     let mut stored = Vec::new();
     let mut rest = None;
     if let Some(list) = dump.segments() {
@@ -66,23 +92,17 @@ pub fn summarize(
                 .or_default() += n;
         }
     }
-    let (digest, timelines) = builder.finish();
-    let dropped = report.dropped_records;
-    let (timeline, nccl_timeline) = match timelines {
-        Some((mut all, mut nccl)) => {
-            all.dropped_records = dropped;
-            nccl.dropped_records = dropped;
-            (Some(all), Some(nccl))
-        }
-        None => (None, None),
-    };
-    Ok(Summary {
+    let (digest, mut timelines) = builder.finish();
+    if let Some((all, nccl)) = &mut timelines {
+        all.dropped_records = report.dropped_records;
+        nccl.dropped_records = report.dropped_records;
+    }
+    let summary = Summary {
         report,
         digest,
-        timeline,
-        nccl_timeline,
         segments_digested: stored.len() as u64,
-    })
+    };
+    Ok((summary, timelines))
 }
 
 /// Whether `d`, the stored digest of the segment `s` says, stands for that segment's
