@@ -98,6 +98,21 @@ fn gather_opt<T: Copy, U>(
     }
 }
 
+/// `len`, `clear` and `reserve` of a [`Column`] that is one `Vec` (`self.0`).
+macro_rules! vec_column_basics {
+    () => {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn clear(&mut self) {
+            self.0.clear();
+        }
+        fn reserve(&mut self, additional: usize) {
+            self.0.reserve_exact(additional);
+        }
+    };
+}
+
 macro_rules! plain_column {
     ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident) => {
         #[derive(Debug, Default)]
@@ -112,15 +127,7 @@ macro_rules! plain_column {
 
         impl Column for $name {
             const TYPE: ColType = ColType::$ty;
-            fn len(&self) -> usize {
-                self.0.len()
-            }
-            fn clear(&mut self) {
-                self.0.clear();
-            }
-            fn reserve(&mut self, additional: usize) {
-                self.0.reserve_exact(additional);
-            }
+            vec_column_basics!();
             fn write(
                 &self,
                 ctx: &WriteCtx<'_>,
@@ -157,15 +164,7 @@ impl BoolCol {
 
 impl Column for BoolCol {
     const TYPE: ColType = ColType::Bool;
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-    fn reserve(&mut self, additional: usize) {
-        self.0.reserve_exact(additional);
-    }
+    vec_column_basics!();
     fn write(
         &self,
         ctx: &WriteCtx<'_>,
@@ -282,15 +281,7 @@ impl StrCol {
 
 impl Column for StrCol {
     const TYPE: ColType = ColType::Str;
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-    fn reserve(&mut self, additional: usize) {
-        self.0.reserve_exact(additional);
-    }
+    vec_column_basics!();
     fn write(
         &self,
         ctx: &WriteCtx<'_>,
@@ -322,15 +313,7 @@ impl OptStrCol {
 
 impl Column for OptStrCol {
     const TYPE: ColType = ColType::OptStr;
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-    fn reserve(&mut self, additional: usize) {
-        self.0.reserve_exact(additional);
-    }
+    vec_column_basics!();
     fn write(
         &self,
         ctx: &WriteCtx<'_>,
