@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use cupmon_records::dump::{IndexLine, SEGMENTS_DIR, SEGMENT_INDEX_FILE};
-use cupmon_records::{Dump, TimeRange};
+use cupmon_records::Dump;
 
 use crate::error::ExportError;
 
@@ -55,76 +55,4 @@ pub fn chunk_base(dump: &Dump) -> Result<ChunkBase, ExportError> {
         }
     }
     Ok(base)
-}
-
-/// Walk buffer numbers -> numbers over the live segments, for a slice's walk.
-///
-/// A slice's walk leaves closed segments that the time index shows outside the slice
-/// unopened, and numbers the buffers it reads consecutively, as if the skipped
-/// segments were not there. The export state needs every buffer's place in the
-/// dump, so the chunks of each skipped segment (its summary's count) are added back
-/// to the numbers after it. Which segments the walk skips follows its rule (a
-/// segment is read unless its summary's spans, the foreign one on the dump's
-/// clock, all miss the range); the caller checks the count against the walk's
-/// `segments_skipped`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SliceNumbers {
-    /// `(first walk number, chunks to add from it on)`, by walk number.
-    steps: Vec<(u64, u64)>,
-    /// Segments the walk is expected to skip.
-    pub skipped: u64,
-}
-
-impl SliceNumbers {
-    /// The numbers of a walk of `dump` over `range` (none to add for the whole dump).
-    pub fn new(dump: &Dump, range: &TimeRange) -> Self {
-        let mut numbers = Self::default();
-        let Some(list) = dump.segments() else {
-            return numbers;
-        };
-        if range.is_all() {
-            return numbers;
-        }
-        // The clock is fitted from every chunk header: only when a span needs it.
-        let foreign = list.live.iter().any(|f| {
-            f.summary
-                .as_ref()
-                .is_some_and(|s| s.foreign_first.is_some())
-        });
-        let clock = foreign.then(|| dump.clock_samples().fit()).flatten();
-        let (mut walk, mut add, mut pending, mut placed) = (0u64, 0u64, false, true);
-        for file in &list.live {
-            let Some(s) = &file.summary else {
-                // Read (no index says otherwise), with a count nobody knows: the
-                // numbers after it stay as the walk gives them. Only the active
-                // segment, the last one, normally lacks its summary.
-                placed = false;
-                continue;
-            };
-            let native = s.first_ns.zip(s.last_ns);
-            let foreign = s.foreign_first.zip(s.foreign_last);
-            let overlaps = native.is_some_and(|(a, b)| range.overlaps(a, b))
-                || foreign
-                    .zip(clock)
-                    .is_some_and(|((a, b), c)| range.overlaps(c.to_unix(a), c.to_unix(b)));
-            if overlaps {
-                if pending && placed {
-                    numbers.steps.push((walk, add));
-                    pending = false;
-                }
-                walk += s.chunks;
-            } else {
-                numbers.skipped += 1;
-                add += s.chunks;
-                pending = true;
-            }
-        }
-        numbers
-    }
-
-    /// The live-segment number of the buffer the walk numbered `n`.
-    pub fn live(&self, n: u64) -> u64 {
-        let i = self.steps.partition_point(|&(from, _)| from <= n);
-        n + i.checked_sub(1).map_or(0, |i| self.steps[i].1)
-    }
 }

@@ -64,7 +64,8 @@ pub struct DecodeReport {
 /// One record as a walk gives it.
 #[derive(Debug, Clone)]
 pub struct Walked {
-    /// Its buffer's position in the dump, from 0 (across segments).
+    /// Its buffer's position in the dump, from 0 at the first live segment (across
+    /// segments, those a slice skips counted too).
     pub number: u64,
     /// Its byte offset in the buffer.
     pub offset: usize,

@@ -20,7 +20,8 @@ use crate::{ForeignClock, Layout};
 #[derive(Debug, Clone, Copy)]
 pub struct Buffer<'a> {
     pub header: ChunkHeader,
-    /// Position of the buffer in the dump, from 0 (across segments).
+    /// Position of the buffer in the dump, from 0 at the first live segment (across
+    /// segments, those a slice skips counted too).
     pub number: u64,
     /// The file it came from, as messages name it.
     pub file: &'a str,
@@ -34,6 +35,9 @@ struct Source {
     path: PathBuf,
     label: String,
     bytes: u64,
+    /// Buffers of the segments skipped just before it (their index counts): buffer
+    /// numbers stay their place in the dump, whatever a slice leaves unread.
+    skipped_before: u64,
 }
 
 /// Reads the buffers of a dump; see the module docs.
@@ -71,11 +75,14 @@ impl BufferReader {
     ) -> Result<Self, DumpError> {
         let mut sources = Vec::new();
         let mut segments_skipped = 0;
+        let mut skipped_before = 0;
         match dump.segments() {
             Some(list) => {
                 for file in &list.live {
                     if range.is_some_and(|r| !segment_may_overlap(file, &r, clock.as_ref())) {
                         segments_skipped += 1;
+                        // Only a segment with a summary can be skipped.
+                        skipped_before += file.summary.as_ref().map_or(0, |s| s.chunks);
                         continue;
                     }
                     let name = file.path.file_name().unwrap_or_default().to_string_lossy();
@@ -83,6 +90,7 @@ impl BufferReader {
                         bytes: std::fs::metadata(&file.path).map_or(0, |m| m.len()),
                         path: file.path.clone(),
                         label: format!("{SEGMENTS_DIR}/{name}"),
+                        skipped_before: std::mem::take(&mut skipped_before),
                     });
                 }
             }
@@ -90,6 +98,7 @@ impl BufferReader {
                 path: dump.raw_buffers_path(),
                 label: RAW_BUFFERS_FILE.to_owned(),
                 bytes: std::fs::metadata(dump.raw_buffers_path()).map_or(0, |m| m.len()),
+                skipped_before: 0,
             }),
         }
         let buffer_size = dump.meta().buffer_size();
@@ -207,6 +216,7 @@ impl BufferReader {
             return Ok(false);
         };
         self.next_source += 1;
+        self.number += source.skipped_before;
         let file = File::open(&source.path).map_err(|e| DumpError::io(&source.label, e))?;
         let len = file
             .metadata()
