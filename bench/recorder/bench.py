@@ -125,12 +125,16 @@ def budget_run(scratch, seconds, rate, keep, vary=False):
     so, se = p.communicate()
     dumps = glob.glob(os.path.join(out, "*/"))
     res = {"part": "budget", "seconds": seconds, "exit": p.returncode, "err": se[-400:]}
+    # The workload's own count of what it launched, to set against what was recorded.
+    bench_lines = [l for l in so.splitlines() if l.startswith("BENCH ")]
+    if bench_lines:
+        res["workload"] = json.loads(bench_lines[-1][len("BENCH "):])
     if dumps:
         d = dumps[0].rstrip("/")
         m = meta_of(d)
         res.update(final_bytes=dump_bytes(d), max_sampled_bytes=max((b for _, b in samples), default=0),
                    retired=m.get("retired"), records=m.get("records"), dropped=m.get("dropped_records"),
-                   keep_bytes=m.get("keep_bytes"))
+                   keep_bytes=m.get("keep_bytes"), starvation_flushes=m.get("starvation_flushes"))
         # The last minutes: stats of the last 2 minutes (every record of them read),
         # a trace of the last second (1.2 M kernels at full rate), the timeline.
         t0 = time.time()

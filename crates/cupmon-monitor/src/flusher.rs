@@ -103,7 +103,9 @@ impl StarvationWatch {
         if !self.warned {
             self.warned = true;
             cupmon_log::warn!(
-                "CUPTI held every buffer cupmon may lend ({} of {}) and returned none for a                  flush period, so records were being dropped: forcing a flush to take them                  back (allow more with CUPMON_MAX_OUTSTANDING)",
+                "CUPTI held every buffer cupmon may lend ({} of {}) and returned none for a \
+                 flush period, so records were being dropped: forcing a flush to take them \
+                 back (allow more with CUPMON_MAX_OUTSTANDING)",
                 cupmon_cupti::callback_stats().outstanding_buffers,
                 shared.config.max_buffers()
             );
