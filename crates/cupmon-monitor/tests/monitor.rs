@@ -283,3 +283,39 @@ fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
         "the kernels launched after the stall are recorded"
     );
 }
+
+#[test]
+fn a_burst_of_a_quarter_of_the_cap_keeps_the_segment_digest() {
+    // CUPTI hands buffers over in bursts: on the H200 at 600,000 kernels/s up to 29
+    // of 64 waited for the writer at once. A writer that skipped the digest at an
+    // eighth of the cap lost the digest of every segment of that run.
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = config(dir.path()); // 64 KiB buffers, a cap of 64
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    // Held while their kernels run, then completed together: about 16 buffers at once.
+    fake.set_kernels_pending(true);
+    fake.launch_kernels(4_800, 7, "burst").expect("launch");
+    fake.set_kernels_pending(false);
+    fake.finish_kernels().expect("finish");
+    let (stats, _) = monitor.stop().expect("stop");
+    assert_eq!(stats.dropped_records, 0, "{stats:?}");
+    let profile = WorkerProfile::from_meta(
+        &cupmon_records::MetaFile::read(
+            dir.path()
+                .join("dump")
+                .join(cupmon_records::dump::META_FILE),
+        )
+        .expect("meta"),
+    )
+    .expect("worker profile");
+    assert!(
+        profile.max_buffers_waiting * 8 > 64,
+        "the burst must queue more than an eighth of the cap to test this: {profile:?}"
+    );
+    let digest = cupmon_records::digest::read_digest(&dir.path().join("dump/segments"), 1)
+        .expect("the closed segment has a digest");
+    assert!(digest.is_whole(), "skipped {} records", digest.skipped);
+    assert_eq!(digest.records, stats.records);
+}
