@@ -15,12 +15,15 @@
 //!
 //!   bench-parquet encodings [--values 4000000] [--runs 3]
 //!       one INT64 column of each value shape written with each encoding
+//!   bench-parquet pages FILE
+//!       a file's column chunks and pages (headers, metadata, first bytes), to diff
 //!
 //! Results and the commands that made them: bench/parquet/RESULTS.md.
 
 mod encodings;
 mod fleet;
 mod measure;
+mod pages;
 // bench/compact's seeded generator, one copy for both benchmarks (this one needs no
 // `exp`).
 #[allow(dead_code)]
@@ -36,7 +39,8 @@ fn usage() -> ! {
     eprintln!(
         "usage: bench-parquet gen RUN_DIR [--ranks N] [--kernels-per-rank N] [--seconds S] [--slow F] [--seed N]\n       \
          bench-parquet export OUT DUMP_OR_RUN... [--runs N]\n       \
-         bench-parquet memory OUT [--ranks N] [--kernels-per-rank N] [--seconds S]"
+         bench-parquet memory OUT [--ranks N] [--kernels-per-rank N] [--seconds S]\n       \
+         bench-parquet pages FILE"
     );
     std::process::exit(2)
 }
@@ -120,6 +124,12 @@ fn main() {
                 option(&options, "runs", 3),
             );
             Ok(())
+        }
+        "pages" => {
+            let [file] = positional.as_slice() else {
+                usage()
+            };
+            pages::run(file)
         }
         "memory" => {
             let [out] = positional.as_slice() else {
