@@ -1,12 +1,17 @@
 //! Column buffers: the rows of one row group, a typed vector per column, written
-//! in a given row order (rows are sorted by time before they are written).
+//! in a given row order (rows are sorted by time before they are written). A
+//! dictionary column is written with cupmon's own pages ([`crate::dict_columns`]),
+//! the others with the parquet crate's column writer.
 
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type, Int64Type};
 use parquet::errors::ParquetError;
-use parquet::file::writer::SerializedColumnWriter;
 use rustc_hash::FxHashMap;
 
-use crate::schema::ColType;
+use crate::dict_columns;
+use crate::dict_pages::PageScratch;
+use crate::dictionary::LocalDict;
+use crate::row_group::RowGroupOut;
+use crate::schema::{ColType, Enc};
 
 /// A string of a [`Strings`] pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -31,19 +36,41 @@ impl Strings {
         sym
     }
 
-    fn get(&self, sym: Sym) -> &ByteArray {
+    pub(crate) fn get(&self, sym: Sym) -> &ByteArray {
         &self.values[sym.0 as usize]
+    }
+
+    /// Strings so far: every [`Sym`] is below this.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+}
+
+impl Sym {
+    /// The dense id (0, 1, 2, ... in the order the strings were interned).
+    pub(crate) fn id(self) -> u32 {
+        self.0
+    }
+
+    pub(crate) fn from_id(id: u32) -> Self {
+        Self(id)
     }
 }
 
 /// Reused buffers for writing columns in row order.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    i32s: Vec<i32>,
-    i64s: Vec<i64>,
+    pub(crate) i32s: Vec<i32>,
+    pub(crate) i64s: Vec<i64>,
     bools: Vec<bool>,
-    bytes: Vec<ByteArray>,
-    defs: Vec<i16>,
+    pub(crate) bytes: Vec<ByteArray>,
+    pub(crate) defs: Vec<i16>,
+    /// Cupmon's dictionary columns: the chunk's dictionary, its definition levels
+    /// (1 present, 0 NULL), its PLAIN dictionary page, the page buffers.
+    pub(crate) dict: LocalDict,
+    pub(crate) defs8: Vec<u8>,
+    pub(crate) plain: Vec<u8>,
+    pub(crate) pages: PageScratch,
 }
 
 /// What a column writer needs to write one column of a row group.
@@ -60,11 +87,13 @@ pub trait Column: Default + std::fmt::Debug {
     fn len(&self) -> usize;
     fn clear(&mut self);
     fn reserve(&mut self, additional: usize);
+    /// Write the rows as the next column of `out`, encoded as `enc` says.
     fn write(
         &self,
+        enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError>;
 }
 
@@ -130,10 +159,14 @@ macro_rules! plain_column {
             vec_column_basics!();
             fn write(
                 &self,
+                enc: Enc,
                 ctx: &WriteCtx<'_>,
                 scratch: &mut Scratch,
-                w: &mut SerializedColumnWriter<'_>,
+                out: &mut RowGroupOut<'_, '_>,
             ) -> Result<(), ParquetError> {
+                if enc == Enc::Dict && dict_columns::ints(&self.0, None, ctx, scratch, out)? {
+                    return Ok(());
+                }
                 let values = match ctx.order {
                     // Rows already in time order: no copy.
                     None => &self.0[..],
@@ -142,8 +175,10 @@ macro_rules! plain_column {
                         &scratch.$scratch[..]
                     }
                 };
-                w.typed::<$parquet>().write_batch(values, None, None)?;
-                Ok(())
+                out.with_writer(|w| {
+                    w.typed::<$parquet>().write_batch(values, None, None)?;
+                    Ok(())
+                })
             }
         }
     };
@@ -167,9 +202,10 @@ impl Column for BoolCol {
     vec_column_basics!();
     fn write(
         &self,
+        _enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
         let values = match ctx.order {
             None => &self.0[..],
@@ -178,8 +214,10 @@ impl Column for BoolCol {
                 &scratch.bools[..]
             }
         };
-        w.typed::<BoolType>().write_batch(values, None, None)?;
-        Ok(())
+        out.with_writer(|w| {
+            w.typed::<BoolType>().write_batch(values, None, None)?;
+            Ok(())
+        })
     }
 }
 
@@ -198,6 +236,12 @@ impl OptI64Col {
         self.values.push(v.unwrap_or(0));
         self.present.push(v.is_some());
         self.nulls += usize::from(v.is_none());
+    }
+
+    /// Row `i`.
+    #[cfg(test)]
+    pub fn get(&self, i: usize) -> Option<i64> {
+        self.present[i].then_some(self.values[i])
     }
 
     /// Set row `i`, which was NULL.
@@ -226,10 +270,15 @@ impl Column for OptI64Col {
     }
     fn write(
         &self,
+        enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
+        let present = Some((&self.present[..], self.nulls));
+        if enc == Enc::Dict && dict_columns::ints(&self.values, present, ctx, scratch, out)? {
+            return Ok(());
+        }
         let n = self.values.len();
         let Scratch { i64s, defs, .. } = scratch;
         defs.clear();
@@ -262,9 +311,11 @@ impl Column for OptI64Col {
             }
             i64s
         };
-        w.typed::<Int64Type>()
-            .write_batch(values, Some(defs), None)?;
-        Ok(())
+        out.with_writer(|w| {
+            w.typed::<Int64Type>()
+                .write_batch(values, Some(defs), None)?;
+            Ok(())
+        })
     }
 }
 
@@ -284,19 +335,25 @@ impl Column for StrCol {
     vec_column_basics!();
     fn write(
         &self,
+        enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        let out = &mut scratch.bytes;
-        out.clear();
+        if enc == Enc::Dict && dict_columns::strings(&self.0, ctx, scratch, out)? {
+            return Ok(());
+        }
+        let bytes = &mut scratch.bytes;
+        bytes.clear();
         let value = |s: Sym| ctx.strings.get(s).clone();
         match ctx.order {
-            Some(order) => out.extend(order.iter().map(|&i| value(self.0[i as usize]))),
-            None => out.extend(self.0.iter().map(|&s| value(s))),
+            Some(order) => bytes.extend(order.iter().map(|&i| value(self.0[i as usize]))),
+            None => bytes.extend(self.0.iter().map(|&s| value(s))),
         }
-        w.typed::<ByteArrayType>().write_batch(out, None, None)?;
-        Ok(())
+        out.with_writer(|w| {
+            w.typed::<ByteArrayType>().write_batch(bytes, None, None)?;
+            Ok(())
+        })
     }
 }
 
@@ -316,10 +373,14 @@ impl Column for OptStrCol {
     vec_column_basics!();
     fn write(
         &self,
+        enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
+        if enc == Enc::Dict && dict_columns::strings(&self.0, ctx, scratch, out)? {
+            return Ok(());
+        }
         let Scratch { bytes, defs, .. } = scratch;
         let strings = ctx.strings;
         if self.0.iter().all(Option::is_none) {
@@ -330,100 +391,10 @@ impl Column for OptStrCol {
         } else {
             gather_opt(&self.0, ctx.order, |s| strings.get(s).clone(), bytes, defs);
         }
-        w.typed::<ByteArrayType>()
-            .write_batch(bytes, Some(defs), None)?;
-        Ok(())
+        out.with_writer(|w| {
+            w.typed::<ByteArrayType>()
+                .write_batch(bytes, Some(defs), None)?;
+            Ok(())
+        })
     }
-}
-
-/// Values written per call for a constant column.
-const CONSTANT_BATCH: usize = 8192;
-
-/// The same value in every row, for the run columns (job, host, rank, ...): written
-/// a batch at a time from one small buffer, so a million rows clone nothing.
-pub fn write_constant(
-    ty: ColType,
-    value: &Constant,
-    rows: usize,
-    scratch: &mut Scratch,
-    w: &mut SerializedColumnWriter<'_>,
-) -> Result<(), ParquetError> {
-    let present = !matches!(value, Constant::Null);
-    let batch = rows.min(CONSTANT_BATCH);
-    scratch.defs.clear();
-    scratch.defs.resize(batch, i16::from(present));
-    let n = if present { batch } else { 0 };
-    match value {
-        Constant::I32(v) => {
-            scratch.i32s.clear();
-            scratch.i32s.resize(n, *v);
-        }
-        Constant::I64(v) => {
-            scratch.i64s.clear();
-            scratch.i64s.resize(n, *v);
-        }
-        Constant::Str(v) => {
-            scratch.bytes.clear();
-            scratch.bytes.resize(n, v.clone());
-        }
-        Constant::Null => {}
-    }
-    let mut left = rows;
-    while left > 0 {
-        let k = left.min(batch);
-        let defs = ty.nullable().then(|| &scratch.defs[..k]);
-        let m = if present { k } else { 0 };
-        match (value, ty.physical()) {
-            (Constant::I32(v), _) => {
-                w.typed::<Int32Type>().write_batch_with_statistics(
-                    &scratch.i32s[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::I64(v), _) => {
-                w.typed::<Int64Type>().write_batch_with_statistics(
-                    &scratch.i64s[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::Str(v), _) => {
-                w.typed::<ByteArrayType>().write_batch_with_statistics(
-                    &scratch.bytes[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::Null, parquet::basic::Type::INT32) => {
-                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
-            }
-            (Constant::Null, parquet::basic::Type::INT64) => {
-                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
-            }
-            (Constant::Null, _) => {
-                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
-            }
-        }
-        left -= k;
-    }
-    Ok(())
-}
-
-/// A run column's value for a whole file.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Constant {
-    Null,
-    I32(i32),
-    I64(i64),
-    Str(ByteArray),
 }

@@ -20,8 +20,14 @@
 
 mod chunk_numbers;
 mod columns;
+mod constants;
 mod correlations;
 mod datasets;
+mod dict_columns;
+mod dict_pages;
+#[cfg(test)]
+mod dict_tests;
+mod dictionary;
 mod docs;
 mod dump_info;
 mod error;
@@ -29,6 +35,8 @@ mod export;
 mod file_writer;
 mod partition;
 mod record_export;
+mod rle;
+mod row_group;
 mod run_info;
 mod schema;
 mod sink;

@@ -1,0 +1,229 @@
+//! cupmon's dictionary pages against the parquet crate's column writer: the same
+//! rows written both ways, with the settings of the datasets' files, give the same
+//! file bytes (pages, dictionary, statistics, offset index), and read back with the
+//! crate's reader as written: NULLs among values, all NULL, one distinct value,
+//! more than 65536 distinct values (17-bit indices), dense and hashed integers,
+//! rows written in a given order, page boundaries.
+
+use std::sync::Arc;
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::record::Field;
+use parquet::schema::types::SchemaDescriptor;
+
+use crate::columns::{
+    Column, I32Col, I64Col, OptI64Col, OptStrCol, Scratch, StrCol, Strings, WriteCtx,
+};
+use crate::constants::{write_constant, Constant};
+use crate::file_writer::writer_properties;
+use crate::row_group::RowGroupOut;
+use crate::schema::{ColType, ColumnSpec, DatasetSpec, Enc, RUN_COLUMNS};
+
+const fn dict(name: &'static str, ty: ColType) -> ColumnSpec {
+    ColumnSpec {
+        name,
+        ty,
+        enc: Enc::Dict,
+        doc: "",
+    }
+}
+
+const SPEC: DatasetSpec = DatasetSpec {
+    name: "t",
+    doc: "",
+    columns: &[
+        dict("name", ColType::Str),
+        dict("annotation", ColType::OptStr),
+        dict("grid", ColType::I32),
+        dict("bytes", ColType::I64),
+        dict("graph", ColType::OptI64),
+    ],
+};
+
+#[derive(Debug, Default)]
+struct Table {
+    name: StrCol,
+    annotation: OptStrCol,
+    grid: I32Col,
+    bytes: I64Col,
+    graph: OptI64Col,
+}
+
+/// `table` (in `order`) as one row group of a file; `own`: cupmon's dictionary
+/// pages, else the crate's writer throughout. Returns the file's bytes.
+fn write(
+    table: &Table,
+    run: &[Constant; 5],
+    strings: &Strings,
+    order: Option<&[u32]>,
+    own: bool,
+) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.parquet");
+    let props = Arc::new(writer_properties(&SPEC, Vec::new()));
+    let schema = SPEC.parquet_schema();
+    let descr = SchemaDescriptor::new(schema.clone());
+    let file = std::fs::File::create(&path).unwrap();
+    let mut writer = SerializedFileWriter::new(file, schema, props.clone()).unwrap();
+    let mut rg = writer.next_row_group().unwrap();
+    let mut out = RowGroupOut::new(&mut rg, &descr, &props);
+    let mut scratch = Scratch::default();
+    // The crate's writer does what the properties say: dictionaries included.
+    let enc = |e: Enc| if own { e } else { Enc::Plain };
+    let rows = table.name.len();
+    for (spec, value) in RUN_COLUMNS.iter().zip(run) {
+        write_constant(spec.ty, enc(spec.enc), value, rows, &mut scratch, &mut out).unwrap();
+    }
+    let ctx = WriteCtx { order, strings };
+    let s = &mut scratch;
+    table.name.write(enc(Enc::Dict), &ctx, s, &mut out).unwrap();
+    table
+        .annotation
+        .write(enc(Enc::Dict), &ctx, s, &mut out)
+        .unwrap();
+    table.grid.write(enc(Enc::Dict), &ctx, s, &mut out).unwrap();
+    table
+        .bytes
+        .write(enc(Enc::Dict), &ctx, s, &mut out)
+        .unwrap();
+    table
+        .graph
+        .write(enc(Enc::Dict), &ctx, s, &mut out)
+        .unwrap();
+    rg.close().unwrap();
+    writer.close().unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+fn text(strings: &Strings, s: crate::columns::Sym) -> Field {
+    Field::Str(String::from_utf8(strings.get(s).data().to_vec()).unwrap())
+}
+
+/// Each row's fields as the crate's reader should give them, in write order.
+fn expected(
+    table: &Table,
+    run: &[Constant; 5],
+    strings: &Strings,
+    order: Option<&[u32]>,
+) -> Vec<Vec<Field>> {
+    let rows = table.name.len();
+    let run: Vec<Field> = run
+        .iter()
+        .map(|c| match c {
+            Constant::Null => Field::Null,
+            Constant::I32(v) => Field::Int(*v),
+            Constant::I64(v) => Field::Long(*v),
+            Constant::Str(v) => Field::Str(String::from_utf8(v.data().to_vec()).unwrap()),
+        })
+        .collect();
+    let graph = |i: usize| match table.graph.get(i) {
+        Some(v) => Field::Long(v),
+        None => Field::Null,
+    };
+    (0..rows)
+        .map(|r| {
+            let i = order.map_or(r, |o| o[r] as usize);
+            let mut row = run.clone();
+            row.push(text(strings, table.name.0[i]));
+            row.push(table.annotation.0[i].map_or(Field::Null, |s| text(strings, s)));
+            row.push(Field::Int(table.grid.0[i]));
+            row.push(Field::Long(table.bytes.0[i]));
+            row.push(graph(i));
+            row
+        })
+        .collect()
+}
+
+fn read(bytes: Vec<u8>) -> Vec<Vec<Field>> {
+    let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap();
+    reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|r| {
+            r.unwrap()
+                .get_column_iter()
+                .map(|(_, f)| f.clone())
+                .collect()
+        })
+        .collect()
+}
+
+/// Both writers, the same bytes, and the rows read back as written.
+fn check(table: &Table, run: &[Constant; 5], strings: &Strings, order: Option<&[u32]>) {
+    let own = write(table, run, strings, order, true);
+    let theirs = write(table, run, strings, order, false);
+    let want = expected(table, run, strings, order);
+    assert_eq!(read(own.clone()), want, "cupmon's pages read back");
+    assert_eq!(read(theirs.clone()), want, "the crate's pages read back");
+    assert!(
+        own == theirs,
+        "the files differ ({} and {} bytes)",
+        own.len(),
+        theirs.len()
+    );
+}
+
+fn run_columns(job: Option<&str>) -> [Constant; 5] {
+    let text = |s: &str| Constant::Str(s.as_bytes().to_vec().into());
+    [
+        job.map_or(Constant::Null, text),
+        text("node07"),
+        Constant::I32(3),
+        Constant::Null,
+        Constant::I64(4242),
+    ]
+}
+
+#[test]
+fn many_distinct_values_nulls_and_page_boundaries_match_the_crates_writer() {
+    let mut strings = Strings::default();
+    let names: Vec<_> = (0..70_000)
+        .map(|k| strings.intern(&format!("kernel_{k}")))
+        .collect();
+    let notes: Vec<_> = (0..5)
+        .map(|k| strings.intern(&format!("step {k}")))
+        .collect();
+    let rows = 250_000;
+    let mut t = Table::default();
+    let wide = [i64::MIN, -5, 7, 1 << 40, i64::MAX];
+    for i in 0..rows {
+        // Every name (17-bit indices), in runs of 3 and singly.
+        t.name.push(names[(i / 3 * 7919 + i % 2) % names.len()]);
+        // NULL in stretches of 1000 rows, else one of 5.
+        t.annotation
+            .push(((i / 1000) % 3 != 0).then(|| notes[(i / 7) % notes.len()]));
+        t.grid.push(1 << (i % 13));
+        // A range too wide for an array: hashed.
+        t.bytes.push(wide[(i / 11) % wide.len()] ^ (i as i64 % 3));
+        // 70,001 values over a narrow range, NULL in every fifth row.
+        t.graph
+            .push((i % 5 != 0).then_some(1_000_000_000_000 + (i % 70_001) as i64));
+    }
+    check(&t, &run_columns(Some("job-1")), &strings, None);
+    // Rows in another order (as the sort by time gives).
+    let order: Vec<u32> = (0..rows as u32).rev().map(|i| i ^ 5).collect();
+    check(&t, &run_columns(Some("job-1")), &strings, Some(&order));
+}
+
+#[test]
+fn nulls_only_and_one_value_match_the_crates_writer() {
+    let mut strings = Strings::default();
+    let one = strings.intern("only");
+    // One row past a page boundary: a last page of one row.
+    for rows in [1, 7, 8, 9, 106_497] {
+        let mut t = Table::default();
+        for _ in 0..rows {
+            t.name.push(one);
+            t.annotation.push(None);
+            t.grid.push(-1);
+            t.bytes.push(i64::MIN);
+            t.graph.push(None);
+        }
+        check(&t, &run_columns(None), &strings, None);
+        // A value only in the last row.
+        t.annotation.0[rows - 1] = Some(one);
+        t.graph.fill(rows - 1, 9);
+        check(&t, &run_columns(Some("j")), &strings, None);
+    }
+}
