@@ -71,6 +71,18 @@ pub struct Scratch {
     pub(crate) defs8: Vec<u8>,
     pub(crate) plain: Vec<u8>,
     pub(crate) pages: PageScratch,
+    /// A row group's write order: (time, row) pairs sorted, then the rows.
+    pub(crate) order: Vec<(i64, u32)>,
+    pub(crate) rows_in_order: Vec<u32>,
+}
+
+/// Kept for the next export, like the row buffers (every buffer is cleared before
+/// it is used).
+impl crate::pool::Reusable for Scratch {
+    fn clear(&mut self) {}
+    fn room(&self) -> usize {
+        self.order.capacity()
+    }
 }
 
 /// What a column writer needs to write one column of a row group.

@@ -48,42 +48,61 @@ pub fn ints<T: Copy + Into<i64>>(
         dict, defs8, plain, ..
     } = scratch;
     let nulls = present.map_or(0, |p| p.1);
-    let range = match present {
-        Some((present, nulls)) if nulls > 0 => min_max(
+    // Which rows are present, when some are not.
+    let mixed = present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0);
+    let range = match mixed {
+        _ if nulls == rows => None,
+        Some(present) => min_max(
             values
                 .iter()
                 .zip(present)
                 .filter(|p| *p.1)
                 .map(|(&v, _)| v.into()),
         ),
-        _ => min_max(values.iter().map(|&v| v.into())),
+        None => min_max(values.iter().map(|&v| v.into())),
     };
-    let (lo, hi) = range.unwrap_or((0, 0));
-    dict.begin_ints(lo, hi, rows - nulls);
-    let optional = descr.max_def_level() > 0;
-    let levels = match present {
-        Some(_) if nulls == rows => Levels::AllNull,
-        Some((present, _)) if nulls > 0 => {
+    let levels = match mixed {
+        _ if nulls == rows => Levels::AllNull,
+        None => no_nulls(descr.max_def_level() > 0),
+        Some(present) => {
             defs8.clear();
-            let mut one = |i: u32| {
-                let i = i as usize;
-                defs8.push(u8::from(present[i]));
-                if present[i] {
-                    dict.push_int(values[i].into());
-                }
-            };
-            match ctx.order {
-                Some(order) => order.iter().for_each(|&i| one(i)),
-                None => (0..rows as u32).for_each(one),
-            }
+            each(present, ctx.order, |p| defs8.push(u8::from(p)));
             Levels::Each(defs8)
         }
-        _ => {
-            each(values, ctx.order, |v| dict.push_int(v.into()));
-            no_nulls(optional)
+    };
+    let indices = match range {
+        None => {
+            dict.begin_ints(0, 0, 0);
+            Indices::Zero
+        }
+        // One value (devices, contexts, grid_z, ...): nothing to map.
+        Some((lo, hi)) if lo == hi => {
+            dict.one_int(lo);
+            Indices::Zero
+        }
+        Some((lo, hi)) => {
+            dict.begin_ints(lo, hi, rows - nulls);
+            match (mixed, ctx.order) {
+                (None, Some(order)) => {
+                    dict.map_ints(order.iter().map(|&i| values[i as usize].into()))
+                }
+                (None, None) => dict.map_ints(values.iter().map(|&v| v.into())),
+                (Some(present), order) => {
+                    let mut one = |i: usize| {
+                        if present[i] {
+                            dict.push_int(values[i].into());
+                        }
+                    };
+                    match order {
+                        Some(order) => order.iter().for_each(|&i| one(i as usize)),
+                        None => (0..rows).for_each(one),
+                    }
+                }
+            }
+            dict.end();
+            Indices::Each(&dict.indices)
         }
     };
-    dict.end();
     dict.plain_ints(descr.physical_type(), plain);
     let statistics = out
         .statistics()?
@@ -92,7 +111,7 @@ pub fn ints<T: Copy + Into<i64>>(
         descr: &descr,
         rows,
         levels,
-        indices: Indices::Each(&dict.indices),
+        indices,
         dictionary: plain,
         entries: dict.entries(),
         statistics,
@@ -114,50 +133,43 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
         return Ok(false);
     };
     let descr = out.descr()?;
-    let optional = descr.max_def_level() > 0;
     let rows = values.len();
+    let nulls = values.iter().filter(|&&s| s.into().is_none()).count();
+    if nulls > 0 && descr.max_def_level() == 0 {
+        return Err(ParquetError::General(format!(
+            "{nulls} NULLs in the REQUIRED column {}",
+            descr.name()
+        )));
+    }
     let Scratch {
         dict, defs8, plain, ..
     } = scratch;
-    dict.begin_syms(ctx.strings, rows);
-    defs8.clear();
-    let mut nulls = 0;
-    if optional {
+    dict.begin_syms(ctx.strings, rows - nulls);
+    let some = |s: S| s.into().expect("no NULL");
+    let levels = if nulls == rows {
+        Levels::AllNull
+    } else if nulls == 0 {
+        match ctx.order {
+            Some(order) => dict.map_syms(order.iter().map(|&i| some(values[i as usize]))),
+            None => dict.map_syms(values.iter().map(|&s| some(s))),
+        }
+        no_nulls(descr.max_def_level() > 0)
+    } else {
+        defs8.clear();
         each(values, ctx.order, |s| match s.into() {
             Some(s) => {
                 defs8.push(1);
                 dict.push_sym(s);
             }
-            None => {
-                defs8.push(0);
-                nulls += 1;
-            }
+            None => defs8.push(0),
         });
-    } else {
-        let mut missing = false;
-        each(values, ctx.order, |s| match s.into() {
-            Some(s) => dict.push_sym(s),
-            None => missing = true,
-        });
-        if missing {
-            dict.end();
-            return Err(ParquetError::General(format!(
-                "a NULL in the REQUIRED column {}",
-                descr.name()
-            )));
-        }
-    }
+        Levels::Each(defs8)
+    };
     dict.end();
     dict.plain_strings(ctx.strings, plain);
     if plain.len() > out.dictionary_limit()? {
         return Ok(false);
     }
-    let levels = match (optional, nulls) {
-        (false, _) => Levels::Required,
-        (true, 0) => Levels::AllPresent,
-        (true, n) if n == rows => Levels::AllNull,
-        (true, _) => Levels::Each(defs8),
-    };
     let chunk = Chunk {
         descr: &descr,
         rows,

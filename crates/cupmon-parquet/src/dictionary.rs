@@ -58,6 +58,12 @@ impl LocalDict {
         self.begin(Keys::Dense { base: 0 }, strings.len() as u64, rows);
     }
 
+    /// Start a chunk of one entry, `v`, in every row (no row is mapped).
+    pub fn one_int(&mut self, v: i64) {
+        self.begin(Keys::Sparse, 0, 0);
+        self.entries.push(v);
+    }
+
     /// Start a chunk of `rows` integers in `min..=max`.
     pub fn begin_ints(&mut self, min: i64, max: i64, rows: usize) {
         let span = (max as i128 - min as i128) as u128 + 1;
@@ -79,34 +85,45 @@ impl LocalDict {
         self.indices.reserve(rows);
     }
 
+    /// Map every value of `values` (the chunk's rows in write order, none NULL).
     #[inline]
-    pub fn push_sym(&mut self, s: Sym) {
-        self.push_dense(i64::from(s.id()), 0);
-    }
-
-    #[inline]
-    pub fn push_int(&mut self, v: i64) {
+    pub fn map_ints(&mut self, values: impl Iterator<Item = i64>) {
+        let (slots, entries) = (&mut self.slots, &mut self.entries);
         match self.keys {
-            Keys::Dense { base } => self.push_dense(v, base),
+            // One branch per value; `extend` of a mapped slice iterator writes
+            // without a capacity check per row.
+            Keys::Dense { base } => self
+                .indices
+                .extend(values.map(|v| dense(slots, entries, v, base))),
             Keys::Sparse => {
-                let next = self.entries.len() as u32;
-                let i = *self.map.entry(v).or_insert(next);
-                if i == next {
-                    self.entries.push(v);
-                }
-                self.indices.push(i);
+                let map = &mut self.map;
+                self.indices.extend(values.map(|v| sparse(map, entries, v)));
             }
         }
     }
 
+    /// [`LocalDict::map_ints`] for strings.
     #[inline]
-    fn push_dense(&mut self, v: i64, base: i64) {
-        let slot = &mut self.slots[v.wrapping_sub(base) as usize];
-        if *slot == 0 {
-            self.entries.push(v);
-            *slot = self.entries.len() as u32;
-        }
-        self.indices.push(*slot - 1);
+    pub fn map_syms(&mut self, values: impl Iterator<Item = Sym>) {
+        let (slots, entries) = (&mut self.slots, &mut self.entries);
+        self.indices
+            .extend(values.map(|s| dense(slots, entries, i64::from(s.id()), 0)));
+    }
+
+    /// One value (rows with NULLs among them).
+    #[inline]
+    pub fn push_int(&mut self, v: i64) {
+        let i = match self.keys {
+            Keys::Dense { base } => dense(&mut self.slots, &mut self.entries, v, base),
+            Keys::Sparse => sparse(&mut self.map, &mut self.entries, v),
+        };
+        self.indices.push(i);
+    }
+
+    #[inline]
+    pub fn push_sym(&mut self, s: Sym) {
+        let i = dense(&mut self.slots, &mut self.entries, i64::from(s.id()), 0);
+        self.indices.push(i);
     }
 
     /// Forget the chunk's keys (its entries and indices stay until the next
@@ -154,12 +171,32 @@ impl LocalDict {
     }
 }
 
-/// Smallest and largest of `values` (`None` when empty).
-pub fn min_max(values: impl Iterator<Item = i64>) -> Option<(i64, i64)> {
-    values.fold(None, |acc, v| match acc {
-        None => Some((v, v)),
-        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-    })
+/// The index of `v` in an array over keys from `base`.
+#[inline(always)]
+fn dense(slots: &mut [u32], entries: &mut Vec<i64>, v: i64, base: i64) -> u32 {
+    let slot = &mut slots[v.wrapping_sub(base) as usize];
+    if *slot == 0 {
+        entries.push(v);
+        *slot = entries.len() as u32;
+    }
+    *slot - 1
+}
+
+/// The index of `v` in a hash map.
+#[inline(always)]
+fn sparse(map: &mut FxHashMap<i64, u32>, entries: &mut Vec<i64>, v: i64) -> u32 {
+    let next = entries.len() as u32;
+    let i = *map.entry(v).or_insert(next);
+    if i == next {
+        entries.push(v);
+    }
+    i
+}
+
+/// Smallest and largest of `values` (`None` when empty): two passes, each of
+/// which the compiler vectorises.
+pub fn min_max(values: impl Iterator<Item = i64> + Clone) -> Option<(i64, i64)> {
+    Some((values.clone().min()?, values.max()?))
 }
 
 /// An integer column chunk's statistics as the parquet crate's writer gives them.

@@ -107,7 +107,7 @@ impl<'a> RecordExport<'a> {
             strings: Strings::default(),
             names: FxHashMap::default(),
             correlations: Correlations::default(),
-            scratch: Scratch::default(),
+            scratch: crate::pool::take(),
             totals: RecordTotals::default(),
             hour: (0, 0, 0),
         }
@@ -255,6 +255,7 @@ impl<'a> RecordExport<'a> {
             let totals = sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
             self.totals.datasets.push(("dumps", totals));
         }
+        crate::pool::give(std::mem::take(&mut self.scratch));
         Ok(self.totals)
     }
 }

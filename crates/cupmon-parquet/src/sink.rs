@@ -14,6 +14,7 @@ use crate::correlations::{Correlate, Correlations};
 use crate::error::ExportError;
 use crate::file_writer::{writer_properties, ParquetFile};
 use crate::partition::partition_dir;
+use crate::pool;
 use crate::table::Rows;
 
 /// Rows per row group: large enough for zstd and the encodings to find their
@@ -51,9 +52,6 @@ pub struct Sink<R> {
     /// Index of the part the last row went to.
     last: usize,
     buffered: usize,
-    /// (time, row) pairs, sorted into the write order.
-    order: Vec<(i64, u32)>,
-    rows_in_order: Vec<u32>,
     totals: DatasetTotals,
 }
 
@@ -73,8 +71,6 @@ impl<R: Rows + Correlate> Sink<R> {
             parts: Vec::new(),
             last: 0,
             buffered: 0,
-            order: Vec::new(),
-            rows_in_order: Vec::new(),
             totals: DatasetTotals::default(),
         }
     }
@@ -96,7 +92,7 @@ impl<R: Rows + Correlate> Sink<R> {
                 None => {
                     self.parts.push(Part {
                         hour,
-                        rows: R::default(),
+                        rows: pool::take(),
                         file: None,
                     });
                     self.parts.len() - 1
@@ -152,18 +148,17 @@ impl<R: Rows + Correlate> Sink<R> {
         // indices by a key looked up elsewhere; the row makes the order stable (the
         // run-merging stable sort was slower on these pairs: the streams' runs are
         // short, bench/parquet/RESULTS.md).
-        let order = if time.windows(2).all(|w| w[0] <= w[1]) {
-            None
-        } else {
-            self.order.clear();
-            self.order
-                .extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
-            self.order.sort_unstable();
-            self.rows_in_order.clear();
-            self.rows_in_order
-                .extend(self.order.iter().map(|&(_, i)| i));
-            Some(&self.rows_in_order[..])
-        };
+        let mut rows_in_order = std::mem::take(&mut scratch.rows_in_order);
+        rows_in_order.clear();
+        let sorted = time.windows(2).all(|w| w[0] <= w[1]);
+        if !sorted {
+            let pairs = &mut scratch.order;
+            pairs.clear();
+            pairs.extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
+            pairs.sort_unstable();
+            rows_in_order.extend(pairs.iter().map(|&(_, i)| i));
+        }
+        let order = (!sorted).then_some(&rows_in_order[..]);
         if part.file.is_none() {
             let path = self
                 .dir
@@ -176,8 +171,15 @@ impl<R: Rows + Correlate> Sink<R> {
             )?);
         }
         let file = part.file.as_mut().expect("created above");
-        file.write_row_group(&part.rows, &self.run, order, strings, scratch)?;
-        part.rows.clear();
+        let written = file.write_row_group(&part.rows, &self.run, order, strings, scratch);
+        scratch.rows_in_order = rows_in_order;
+        written?;
+        if index == self.last {
+            part.rows.clear();
+        } else {
+            // An hour that rows have left: its buffers go to the next new hour.
+            pool::give(std::mem::take(&mut part.rows));
+        }
         self.buffered -= n;
         Ok(())
     }
@@ -195,6 +197,7 @@ impl<R: Rows + Correlate> Sink<R> {
         let mut parts = std::mem::take(&mut self.parts);
         parts.sort_by_key(|p| p.hour);
         for part in parts {
+            pool::give(part.rows);
             if let Some(file) = part.file {
                 let path = file.path().to_path_buf();
                 self.totals.rows += file.rows();

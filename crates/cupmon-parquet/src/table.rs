@@ -9,12 +9,14 @@ use crate::row_group::RowGroupOut;
 use crate::schema::DatasetSpec;
 
 /// The buffered rows of one dataset.
-pub trait Rows: Default + std::fmt::Debug {
+pub trait Rows: Default + std::fmt::Debug + 'static {
     const SPEC: DatasetSpec;
     fn len(&self) -> usize;
     fn clear(&mut self);
     /// Room for `additional` more rows in every column.
     fn reserve(&mut self, additional: usize);
+    /// Rows the buffers have room for.
+    fn room(&self) -> usize;
     /// Each row's time (Unix ns): rows are sorted and partitioned by it.
     fn time(&self) -> &[i64];
     /// Write the dataset's own columns (after the run columns) into `out`.
@@ -24,6 +26,16 @@ pub trait Rows: Default + std::fmt::Debug {
         scratch: &mut Scratch,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError>;
+}
+
+/// A row group's buffers are kept for the next export ([`crate::pool`]).
+impl<R: Rows> crate::pool::Reusable for R {
+    fn clear(&mut self) {
+        Rows::clear(self);
+    }
+    fn room(&self) -> usize {
+        Rows::room(self)
+    }
 }
 
 /// Declares a dataset: `dataset! { Name = "dir", time = column, "doc", { col: Type
@@ -63,6 +75,10 @@ macro_rules! dataset {
 
             fn reserve(&mut self, additional: usize) {
                 $($crate::columns::Column::reserve(&mut self.$col, additional);)*
+            }
+
+            fn room(&self) -> usize {
+                self.$time.0.capacity()
             }
 
             fn time(&self) -> &[i64] {
