@@ -176,7 +176,9 @@ macro_rules! plain_column {
                 scratch: &mut Scratch,
                 out: &mut RowGroupOut<'_, '_>,
             ) -> Result<(), ParquetError> {
-                if enc == Enc::Dict && dict_columns::ints(&self.0, None, ctx, scratch, out)? {
+                if enc == Enc::Dict
+                    && dict_columns::ints(&self.0, self.0.len(), None, ctx, scratch, out)?
+                {
                     return Ok(());
                 }
                 let values = match ctx.order {
@@ -235,8 +237,12 @@ impl Column for BoolCol {
 
 /// A nullable INT64 column: the values (0 where NULL) and whether each is present,
 /// so that the usual all-present column is written without building anything.
+/// While every row is NULL (no graph, no queued time, no trace window: the usual
+/// case) nothing is stored but the count: a row costs no memory and no store.
 #[derive(Debug, Default)]
 pub struct OptI64Col {
+    len: usize,
+    /// Every row's value and presence, or empty while every row is NULL.
     values: Vec<i64>,
     present: Vec<bool>,
     nulls: usize,
@@ -245,19 +251,39 @@ pub struct OptI64Col {
 impl OptI64Col {
     #[inline]
     pub fn push(&mut self, v: Option<i64>) {
+        if v.is_none() && self.values.is_empty() {
+            self.len += 1;
+            self.nulls += 1;
+            return;
+        }
+        self.store();
         self.values.push(v.unwrap_or(0));
         self.present.push(v.is_some());
         self.nulls += usize::from(v.is_none());
+        self.len += 1;
+    }
+
+    /// Store the NULL rows so far (the first value came).
+    fn store(&mut self) {
+        if self.values.len() < self.len {
+            self.values.resize(self.len, 0);
+            self.present.resize(self.len, false);
+        }
     }
 
     /// Row `i`.
     #[cfg(test)]
     pub fn get(&self, i: usize) -> Option<i64> {
-        self.present[i].then_some(self.values[i])
+        self.present
+            .get(i)
+            .copied()
+            .unwrap_or(false)
+            .then(|| self.values[i])
     }
 
     /// Set row `i`, which was NULL.
     pub fn fill(&mut self, i: usize, v: i64) {
+        self.store();
         if !self.present[i] {
             self.values[i] = v;
             self.present[i] = true;
@@ -269,16 +295,19 @@ impl OptI64Col {
 impl Column for OptI64Col {
     const TYPE: ColType = ColType::OptI64;
     fn len(&self) -> usize {
-        self.values.len()
+        self.len
     }
     fn clear(&mut self) {
+        self.len = 0;
         self.values.clear();
         self.present.clear();
         self.nulls = 0;
     }
     fn reserve(&mut self, additional: usize) {
-        self.values.reserve_exact(additional);
-        self.present.reserve_exact(additional);
+        if !self.values.is_empty() {
+            self.values.reserve_exact(additional);
+            self.present.reserve_exact(additional);
+        }
     }
     fn write(
         &self,
@@ -287,15 +316,15 @@ impl Column for OptI64Col {
         scratch: &mut Scratch,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
+        let n = self.len;
         let present = Some((&self.present[..], self.nulls));
-        if enc == Enc::Dict && dict_columns::ints(&self.values, present, ctx, scratch, out)? {
+        if enc == Enc::Dict && dict_columns::ints(&self.values, n, present, ctx, scratch, out)? {
             return Ok(());
         }
-        let n = self.values.len();
         let Scratch { i64s, defs, .. } = scratch;
         defs.clear();
         let values: &[i64] = if self.nulls == n {
-            // All NULL (no graph, no queued time, no trace window): levels only.
+            // All NULL: levels only.
             defs.resize(n, 0);
             &[]
         } else if self.nulls == 0 {
@@ -352,7 +381,7 @@ impl Column for StrCol {
         scratch: &mut Scratch,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        if enc == Enc::Dict && dict_columns::strings(&self.0, ctx, scratch, out)? {
+        if enc == Enc::Dict && dict_columns::strings(&self.0, self.0.len(), ctx, scratch, out)? {
             return Ok(());
         }
         let bytes = &mut scratch.bytes;
@@ -369,20 +398,59 @@ impl Column for StrCol {
     }
 }
 
-/// A nullable string column.
+/// A nullable string column; like [`OptI64Col`], nothing is stored while every row
+/// is NULL (user annotations without trace windows, collectives of compute-only
+/// processes).
 #[derive(Debug, Default)]
-pub struct OptStrCol(pub Vec<Option<Sym>>);
+pub struct OptStrCol {
+    len: usize,
+    /// Every row, or empty while every row is NULL.
+    values: Vec<Option<Sym>>,
+}
 
 impl OptStrCol {
     #[inline]
     pub fn push(&mut self, v: Option<Sym>) {
-        self.0.push(v);
+        if v.is_some() || !self.values.is_empty() {
+            self.store();
+            self.values.push(v);
+        }
+        self.len += 1;
+    }
+
+    /// Store the NULL rows so far (the first value came).
+    fn store(&mut self) {
+        if self.values.len() < self.len {
+            self.values.resize(self.len, None);
+        }
+    }
+
+    /// Row `i`.
+    pub fn get(&self, i: usize) -> Option<Sym> {
+        self.values.get(i).copied().flatten()
+    }
+
+    /// Set row `i`.
+    pub fn set(&mut self, i: usize, v: Sym) {
+        self.store();
+        self.values[i] = Some(v);
     }
 }
 
 impl Column for OptStrCol {
     const TYPE: ColType = ColType::OptStr;
-    vec_column_basics!();
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+        self.values.clear();
+    }
+    fn reserve(&mut self, additional: usize) {
+        if !self.values.is_empty() {
+            self.values.reserve_exact(additional);
+        }
+    }
     fn write(
         &self,
         enc: Enc,
@@ -390,18 +458,24 @@ impl Column for OptStrCol {
         scratch: &mut Scratch,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        if enc == Enc::Dict && dict_columns::strings(&self.0, ctx, scratch, out)? {
+        if enc == Enc::Dict && dict_columns::strings(&self.values, self.len, ctx, scratch, out)? {
             return Ok(());
         }
         let Scratch { bytes, defs, .. } = scratch;
         let strings = ctx.strings;
-        if self.0.iter().all(Option::is_none) {
-            // All NULL (no user annotations): levels only, no per-row gather.
+        if self.values.iter().all(Option::is_none) {
+            // All NULL: levels only, no per-row gather.
             bytes.clear();
             defs.clear();
-            defs.resize(self.0.len(), 0);
+            defs.resize(self.len, 0);
         } else {
-            gather_opt(&self.0, ctx.order, |s| strings.get(s).clone(), bytes, defs);
+            gather_opt(
+                &self.values,
+                ctx.order,
+                |s| strings.get(s).clone(),
+                bytes,
+                defs,
+            );
         }
         out.with_writer(|w| {
             w.typed::<ByteArrayType>()

@@ -54,8 +54,10 @@ impl Correlations {
             if let Some(&id) = self.cpu_op.get(&c) {
                 external.fill(i, id);
             }
-            if annotation.0[i].is_none() {
-                annotation.0[i] = self.annotation.get(&c).copied();
+            if annotation.get(i).is_none() {
+                if let Some(&s) = self.annotation.get(&c) {
+                    annotation.set(i, s);
+                }
             }
         }
     }

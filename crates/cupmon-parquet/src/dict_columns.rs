@@ -31,9 +31,11 @@ fn no_nulls(optional: bool) -> Levels<'static> {
     }
 }
 
-/// An integer column (`present`: which rows are not NULL, `nulls` of them are).
-pub fn ints<T: Copy + Into<i64>>(
+/// An integer column of `rows` rows (`present`: which rows are not NULL, `nulls`
+/// of them are; `values` and `present` may be empty when every row is NULL).
+pub fn ints<T: Copy + Ord + Into<i64>>(
     values: &[T],
+    rows: usize,
     present: Option<(&[bool], usize)>,
     ctx: &WriteCtx<'_>,
     scratch: &mut Scratch,
@@ -43,7 +45,6 @@ pub fn ints<T: Copy + Into<i64>>(
         return Ok(false);
     };
     let descr = out.descr()?;
-    let rows = values.len();
     let Scratch {
         dict, defs8, plain, ..
     } = scratch;
@@ -52,15 +53,10 @@ pub fn ints<T: Copy + Into<i64>>(
     let mixed = present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0);
     let range = match mixed {
         _ if nulls == rows => None,
-        Some(present) => min_max(
-            values
-                .iter()
-                .zip(present)
-                .filter(|p| *p.1)
-                .map(|(&v, _)| v.into()),
-        ),
-        None => min_max(values.iter().map(|&v| v.into())),
-    };
+        Some(present) => min_max(values.iter().zip(present).filter(|p| *p.1).map(|(&v, _)| v)),
+        None => min_max(values.iter().copied()),
+    }
+    .map(|(lo, hi)| (lo.into(), hi.into()));
     let levels = match mixed {
         _ if nulls == rows => Levels::AllNull,
         None => no_nulls(descr.max_def_level() > 0),
@@ -122,9 +118,11 @@ pub fn ints<T: Copy + Into<i64>>(
     Ok(true)
 }
 
-/// A string column, nullable or not.
+/// A string column of `rows` rows, nullable or not (`values` empty: every row
+/// NULL).
 pub fn strings<S: Copy + Into<Option<Sym>>>(
     values: &[S],
+    rows: usize,
     ctx: &WriteCtx<'_>,
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,
@@ -133,8 +131,11 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
         return Ok(false);
     };
     let descr = out.descr()?;
-    let rows = values.len();
-    let nulls = values.iter().filter(|&&s| s.into().is_none()).count();
+    let nulls = if values.is_empty() {
+        rows
+    } else {
+        values.iter().filter(|&&s| s.into().is_none()).count()
+    };
     if nulls > 0 && descr.max_def_level() == 0 {
         return Err(ParquetError::General(format!(
             "{nulls} NULLs in the REQUIRED column {}",

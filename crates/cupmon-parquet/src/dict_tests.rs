@@ -126,7 +126,12 @@ fn expected(
             let i = order.map_or(r, |o| o[r] as usize);
             let mut row = run.clone();
             row.push(text(strings, table.name.0[i]));
-            row.push(table.annotation.0[i].map_or(Field::Null, |s| text(strings, s)));
+            row.push(
+                table
+                    .annotation
+                    .get(i)
+                    .map_or(Field::Null, |s| text(strings, s)),
+            );
             row.push(Field::Int(table.grid.0[i]));
             row.push(Field::Long(table.bytes.0[i]));
             row.push(graph(i));
@@ -222,7 +227,7 @@ fn nulls_only_and_one_value_match_the_crates_writer() {
         }
         check(&t, &run_columns(None), &strings, None);
         // A value only in the last row.
-        t.annotation.0[rows - 1] = Some(one);
+        t.annotation.set(rows - 1, one);
         t.graph.fill(rows - 1, 9);
         check(&t, &run_columns(Some("j")), &strings, None);
     }

@@ -195,7 +195,7 @@ fn sparse(map: &mut FxHashMap<i64, u32>, entries: &mut Vec<i64>, v: i64) -> u32 
 
 /// Smallest and largest of `values` (`None` when empty): two passes, each of
 /// which the compiler vectorises.
-pub fn min_max(values: impl Iterator<Item = i64> + Clone) -> Option<(i64, i64)> {
+pub fn min_max<T: Ord>(values: impl Iterator<Item = T> + Clone) -> Option<(T, T)> {
     Some((values.clone().min()?, values.max()?))
 }
 
