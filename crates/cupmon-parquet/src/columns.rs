@@ -71,8 +71,8 @@ pub struct Scratch {
     pub(crate) defs8: Vec<u8>,
     pub(crate) plain: Vec<u8>,
     pub(crate) pages: PageScratch,
-    /// A row group's write order: (time, row) pairs sorted, then the rows.
-    pub(crate) order: Vec<(i64, u32)>,
+    /// A row group's write order: its sort buffers, then the rows.
+    pub(crate) row_order: crate::row_order::RowOrder,
     pub(crate) rows_in_order: Vec<u32>,
 }
 
@@ -81,7 +81,7 @@ pub struct Scratch {
 impl crate::pool::Reusable for Scratch {
     fn clear(&mut self) {}
     fn room(&self) -> usize {
-        self.order.capacity()
+        self.rows_in_order.capacity()
     }
 }
 

@@ -38,6 +38,7 @@ mod pool;
 mod record_export;
 mod rle;
 mod row_group;
+mod row_order;
 mod run_info;
 mod schema;
 mod sink;

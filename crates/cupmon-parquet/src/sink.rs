@@ -143,21 +143,8 @@ impl<R: Rows + Correlate> Sink<R> {
         }
         part.rows.correlate(correlations);
         let time = part.rows.time();
-        // Rows come in buffer order, nearly sorted (streams interleave). Sorting
-        // (time, row) pairs in place is several times cheaper than sorting row
-        // indices by a key looked up elsewhere; the row makes the order stable (the
-        // run-merging stable sort was slower on these pairs: the streams' runs are
-        // short, bench/parquet/RESULTS.md).
         let mut rows_in_order = std::mem::take(&mut scratch.rows_in_order);
-        rows_in_order.clear();
-        let sorted = time.windows(2).all(|w| w[0] <= w[1]);
-        if !sorted {
-            let pairs = &mut scratch.order;
-            pairs.clear();
-            pairs.extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
-            pairs.sort_unstable();
-            rows_in_order.extend(pairs.iter().map(|&(_, i)| i));
-        }
+        let sorted = !scratch.row_order.sort(time, &mut rows_in_order);
         let order = (!sorted).then_some(&rows_in_order[..]);
         if part.file.is_none() {
             let path = self
