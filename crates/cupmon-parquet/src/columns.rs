@@ -8,8 +8,8 @@ use parquet::errors::ParquetError;
 use rustc_hash::FxHashMap;
 
 use crate::dict_columns;
-use crate::dict_pages::PageScratch;
 use crate::dictionary::LocalDict;
+use crate::pages::PageScratch;
 use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 

@@ -1,15 +1,17 @@
 //! The run columns' values (job, host, rank, ...): the same in every row of a
-//! file. A dictionary column of them is one entry and an RLE run per page, written
-//! by cupmon ([`crate::dict_pages`]); the others go through the parquet crate's
-//! writer a batch at a time from one small buffer, so a million rows clone nothing.
+//! file, written by cupmon ([`crate::pages`]): the strings as one dictionary entry
+//! and an RLE run per page, the integers as zero deltas. Where the file wants
+//! another writer, they go through the parquet crate's a batch at a time from one
+//! small buffer, so a million rows clone nothing.
 
+use parquet::basic::Type as PhysicalType;
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedColumnWriter;
 
 use crate::columns::Scratch;
-use crate::dict_pages::{Chunk, Indices, Levels};
 use crate::dictionary::int_statistics;
+use crate::pages::{Chunk, Indices, Levels, Values};
 use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 
@@ -31,21 +33,29 @@ pub fn write_constant(
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,
 ) -> Result<(), ParquetError> {
-    if enc == Enc::Dict && own_dictionary(value, rows, scratch, out)? {
+    let own = match enc {
+        Enc::Dict => true,
+        // The integers (rank, pid): zero deltas.
+        Enc::Delta if !matches!(value, Constant::Str(_)) => false,
+        _ => return out.with_writer(|w| with_crate(ty, value, rows, scratch, w)),
+    };
+    if own_pages(value, own, rows, scratch, out)? {
         return Ok(());
     }
     out.with_writer(|w| with_crate(ty, value, rows, scratch, w))
 }
 
-/// `value` as a one-entry dictionary page and a run per data page; false when the
-/// file wants the crate's writer for this column.
-fn own_dictionary(
+/// `value` as a one-entry dictionary and a run per data page (`dictionary`), or
+/// as DELTA_BINARY_PACKED pages of zero deltas; false when the file wants the
+/// crate's writer for this column.
+fn own_pages(
     value: &Constant,
+    dictionary: bool,
     rows: usize,
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,
 ) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_dictionary()? else {
+    let Some(settings) = out.own_pages(dictionary)? else {
         return Ok(false);
     };
     let descr = out.descr()?;
@@ -75,15 +85,34 @@ fn own_dictionary(
         0
     };
     let levels = if optional { levels } else { Levels::Required };
+    // The crate's writer keeps the distinct count that `with_crate` gives only
+    // when it came in one batch.
+    let distinct = (range.is_some() && rows <= CONSTANT_BATCH).then_some(1);
     let statistics = (out.statistics()? && !matches!(value, Constant::Str(_)))
-        .then(|| int_statistics(&descr, range, nulls as u64));
+        .then(|| int_statistics(&descr, range, distinct, nulls as u64));
+    let values = if dictionary {
+        Values::Dictionary {
+            dictionary: plain,
+            entries: usize::from(nulls == 0),
+            indices: Indices::Zero,
+        }
+    } else {
+        // The crate's delta blocks: 4 miniblocks of 32 INT32 or 64 INT64 values.
+        let block = if descr.physical_type() == PhysicalType::INT32 {
+            128
+        } else {
+            256
+        };
+        Values::Delta {
+            value: range.map_or(0, |r| r.0),
+            block,
+        }
+    };
     let chunk = Chunk {
         descr: &descr,
         rows,
         levels,
-        indices: Indices::Zero,
-        dictionary: plain,
-        entries: usize::from(nulls == 0),
+        values,
         statistics,
         nulls: nulls as u64,
     };

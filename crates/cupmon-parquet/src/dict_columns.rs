@@ -1,16 +1,16 @@
 //! The dictionary columns of a row group (strings as [`Sym`]s, the integers with
 //! few values) written with cupmon's own pages: each row's value mapped to its
-//! chunk's dictionary index ([`LocalDict`]), then [`crate::dict_pages`]. Each
+//! chunk's dictionary index ([`LocalDict`]), then [`crate::pages`]. Each
 //! function returns false, having written nothing, when the file wants the
 //! parquet crate's writer for the column instead (see
-//! [`RowGroupOut::own_dictionary`]) or the strings' dictionary page would pass the
+//! [`RowGroupOut::own_pages`]) or the strings' dictionary page would pass the
 //! file's limit (the crate then falls back to PLAIN pages).
 
 use parquet::errors::ParquetError;
 
 use crate::columns::{Scratch, Sym, WriteCtx};
-use crate::dict_pages::{Chunk, Indices, Levels};
 use crate::dictionary::{int_statistics, min_max};
+use crate::pages::{Chunk, Indices, Levels, Values};
 use crate::row_group::RowGroupOut;
 
 /// `f` on each of `values` in write order.
@@ -41,7 +41,7 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,
 ) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_dictionary()? else {
+    let Some(settings) = out.own_pages(true)? else {
         return Ok(false);
     };
     let descr = out.descr()?;
@@ -102,14 +102,16 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
     dict.plain_ints(descr.physical_type(), plain);
     let statistics = out
         .statistics()?
-        .then(|| int_statistics(&descr, range, nulls as u64));
+        .then(|| int_statistics(&descr, range, None, nulls as u64));
     let chunk = Chunk {
         descr: &descr,
         rows,
         levels,
-        indices,
-        dictionary: plain,
-        entries: dict.entries(),
+        values: Values::Dictionary {
+            dictionary: plain,
+            entries: dict.entries(),
+            indices,
+        },
         statistics,
         nulls: nulls as u64,
     };
@@ -127,7 +129,7 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,
 ) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_dictionary()? else {
+    let Some(settings) = out.own_pages(true)? else {
         return Ok(false);
     };
     let descr = out.descr()?;
@@ -175,9 +177,11 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
         descr: &descr,
         rows,
         levels,
-        indices: Indices::Each(&dict.indices),
-        dictionary: plain,
-        entries: dict.entries(),
+        values: Values::Dictionary {
+            dictionary: plain,
+            entries: dict.entries(),
+            indices: Indices::Each(&dict.indices),
+        },
         statistics: None,
         nulls: nulls as u64,
     };

@@ -161,12 +161,43 @@ fn check(table: &Table, run: &[Constant; 5], strings: &Strings, order: Option<&[
     let want = expected(table, run, strings, order);
     assert_eq!(read(own.clone()), want, "cupmon's pages read back");
     assert_eq!(read(theirs.clone()), want, "the crate's pages read back");
-    assert!(
-        own == theirs,
-        "the files differ ({} and {} bytes)",
-        own.len(),
-        theirs.len()
-    );
+    if own != theirs {
+        panic!(
+            "the files differ ({} and {} bytes), first in column {}",
+            own.len(),
+            theirs.len(),
+            first_difference(own, theirs)
+        );
+    }
+}
+
+/// The first column whose chunk differs between two files, for the message.
+fn first_difference(a: Vec<u8>, b: Vec<u8>) -> String {
+    let chunks = |f: Vec<u8>| {
+        let bytes = bytes::Bytes::from(f);
+        let reader = SerializedFileReader::new(bytes.clone()).unwrap();
+        let rg = reader.metadata().row_group(0).clone();
+        rg.columns()
+            .iter()
+            .map(|c| {
+                let (start, len) = c.byte_range();
+                let body = bytes.slice(start as usize..(start + len) as usize);
+                (c.column_descr().name().to_owned(), body, format!("{c:?}"))
+            })
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (chunks(a), chunks(b));
+    for (x, y) in a.iter().zip(&b) {
+        if x.1 != y.1 {
+            return format!("{} (chunk bytes)", x.0);
+        }
+    }
+    for (x, y) in a.iter().zip(&b) {
+        if x.2 != y.2 {
+            return format!("{} (metadata):\n{}\n{}", x.0, x.2, y.2);
+        }
+    }
+    "none: the footers".to_owned()
 }
 
 fn run_columns(job: Option<&str>) -> [Constant; 5] {

@@ -200,7 +200,12 @@ pub fn min_max<T: Ord>(values: impl Iterator<Item = T> + Clone) -> Option<(T, T)
 }
 
 /// An integer column chunk's statistics as the parquet crate's writer gives them.
-pub fn int_statistics(descr: &ColumnDescPtr, range: Option<(i64, i64)>, nulls: u64) -> Statistics {
+pub fn int_statistics(
+    descr: &ColumnDescPtr,
+    range: Option<(i64, i64)>,
+    distinct: Option<u64>,
+    nulls: u64,
+) -> Statistics {
     let signed = descr.sort_order().is_signed();
     let (min, max) = (range.map(|r| r.0), range.map(|r| r.1));
     match descr.physical_type() {
@@ -208,14 +213,14 @@ pub fn int_statistics(descr: &ColumnDescPtr, range: Option<(i64, i64)>, nulls: u
             ValueStatistics::<i32>::new(
                 min.map(|v| v as i32),
                 max.map(|v| v as i32),
-                None,
+                distinct,
                 Some(nulls),
                 false,
             )
             .with_backwards_compatible_min_max(signed),
         ),
         _ => Statistics::from(
-            ValueStatistics::<i64>::new(min, max, None, Some(nulls), false)
+            ValueStatistics::<i64>::new(min, max, distinct, Some(nulls), false)
                 .with_backwards_compatible_min_max(signed),
         ),
     }

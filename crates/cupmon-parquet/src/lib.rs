@@ -24,7 +24,6 @@ mod constants;
 mod correlations;
 mod datasets;
 mod dict_columns;
-mod dict_pages;
 #[cfg(test)]
 mod dict_tests;
 mod dictionary;
@@ -33,6 +32,7 @@ mod dump_info;
 mod error;
 mod export;
 mod file_writer;
+mod pages;
 mod partition;
 mod pool;
 mod record_export;

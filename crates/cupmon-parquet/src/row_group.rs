@@ -1,18 +1,18 @@
 //! A row group being written column by column, each column either through the
 //! parquet crate's column writer or as a chunk cupmon encoded itself
-//! ([`crate::dict_pages`]), spliced in with `append_column`.
+//! ([`crate::pages`]), spliced in with `append_column`.
 
 use std::fs::File;
 
 use bytes::Bytes;
-use parquet::basic::Type as PhysicalType;
+use parquet::basic::{Encoding, Type as PhysicalType};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::writer::{SerializedColumnWriter, SerializedRowGroupWriter};
 use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 
-use crate::dict_pages::ChunkSettings;
+use crate::pages::ChunkSettings;
 
 /// The next column of a row group, and the file's settings.
 pub struct RowGroupOut<'a, 'b> {
@@ -56,16 +56,22 @@ impl<'a, 'b> RowGroupOut<'a, 'b> {
         Ok(self.schema.column(self.next))
     }
 
-    /// The settings of cupmon's own dictionary pages for the next column, or
-    /// `None` when the file wants what only the crate's writer gives: no
-    /// dictionary, data pages v2, page statistics (a column index), min/max of
-    /// strings, a bloom filter.
-    pub fn own_dictionary(&self) -> Result<Option<ChunkSettings>, ParquetError> {
+    /// The settings of cupmon's own pages for the next column, a dictionary
+    /// column or (`dictionary` false) a DELTA_BINARY_PACKED one, or `None` when
+    /// the file wants what only the crate's writer gives: another encoding, data
+    /// pages v2, page statistics (a column index), min/max of strings, a bloom
+    /// filter.
+    pub fn own_pages(&self, dictionary: bool) -> Result<Option<ChunkSettings>, ParquetError> {
         let descr = self.descr()?;
         let path = descr.path();
         let p = self.props;
         let statistics = p.statistics_enabled(path);
-        let supported = p.dictionary_enabled(path)
+        let encoding = if dictionary {
+            p.dictionary_enabled(path)
+        } else {
+            !p.dictionary_enabled(path) && p.encoding(path) == Some(Encoding::DELTA_BINARY_PACKED)
+        };
+        let supported = encoding
             && p.writer_version() == WriterVersion::PARQUET_1_0
             && statistics != EnabledStatistics::Page
             && (descr.physical_type() != PhysicalType::BYTE_ARRAY

@@ -1,12 +1,14 @@
-//! One dictionary-encoded column chunk, encoded by cupmon rather than by the
-//! parquet crate's column writer (whose value encoder hashes every value into its
-//! interner, row after row: bench/parquet/RESULTS.md): a PLAIN dictionary page,
-//! then data pages v1 of RLE definition levels and RLE_DICTIONARY indices, each
-//! page zstd-compressed, the page headers written by the crate's
-//! `SerializedPageWriter`. The chunk's metadata (encodings, page encoding stats,
-//! statistics, definition level histogram, offset index) is what the crate's writer
-//! gives the same column, which the tests check; the chunk goes into the file with
-//! `append_column`, which moves its offsets to where it lands.
+//! Column chunks encoded by cupmon rather than by the parquet crate's column
+//! writer (whose value encoder hashes every value into its interner, row after
+//! row, and whose delta encoder takes every value of a constant:
+//! bench/parquet/RESULTS.md): a dictionary column (a PLAIN dictionary page, then
+//! data pages v1 of RLE definition levels and RLE_DICTIONARY indices), or the same
+//! integer in every row as DELTA_BINARY_PACKED pages (zero deltas: a few bytes per
+//! block). Each page is zstd-compressed, its header written by the crate's
+//! `SerializedPageWriter`. The chunk's bytes and metadata (encodings, page
+//! encoding stats, statistics, definition level histogram, offset index) are what
+//! the crate's writer gives the same column, which the tests check; the chunk goes
+//! into the file with `append_column`, which moves its offsets to where it lands.
 
 use std::sync::Arc;
 
@@ -45,16 +47,27 @@ pub enum Indices<'a> {
     Each(&'a [u32]),
 }
 
+/// The values of a chunk's present rows.
+#[derive(Debug, Clone, Copy)]
+pub enum Values<'a> {
+    /// Indices into a dictionary: its entries, PLAIN-encoded, and their number.
+    Dictionary {
+        dictionary: &'a [u8],
+        entries: usize,
+        indices: Indices<'a>,
+    },
+    /// The same integer in every present row, DELTA_BINARY_PACKED in blocks of
+    /// `block` values (the crate's: 128 for INT32, 256 for INT64).
+    Delta { value: i64, block: usize },
+}
+
 /// A column chunk to write.
 #[derive(Debug)]
 pub struct Chunk<'a> {
     pub descr: &'a ColumnDescPtr,
     pub rows: usize,
     pub levels: Levels<'a>,
-    pub indices: Indices<'a>,
-    /// The dictionary's entries, PLAIN-encoded, and their number.
-    pub dictionary: &'a [u8],
-    pub entries: usize,
+    pub values: Values<'a>,
     /// Chunk statistics, when the column has them.
     pub statistics: Option<Statistics>,
     /// NULL rows (for the definition level histogram).
@@ -124,20 +137,29 @@ impl PageScratch {
         let mut sink = TrackedWrite::new(Vec::new());
         let mut writer = SerializedPageWriter::new(&mut sink);
         let (mut compressed, mut uncompressed, mut written) = (0i64, 0i64, 0u64);
-        self.page.clear();
-        self.page.extend_from_slice(chunk.dictionary);
-        let buf = self.compressed(settings.compression)?;
-        let dictionary = Page::DictionaryPage {
-            buf,
-            num_values: chunk.entries as u32,
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
+        let (encoding, dictionary_offset) = match chunk.values {
+            Values::Dictionary {
+                dictionary,
+                entries,
+                ..
+            } => {
+                self.page.clear();
+                self.page.extend_from_slice(dictionary);
+                let buf = self.compressed(settings.compression)?;
+                let dictionary = Page::DictionaryPage {
+                    buf,
+                    num_values: entries as u32,
+                    encoding: Encoding::PLAIN,
+                    is_sorted: false,
+                };
+                let spec = writer.write_page(CompressedPage::new(dictionary, self.page.len()))?;
+                compressed += spec.compressed_size as i64;
+                uncompressed += spec.uncompressed_size as i64;
+                written += spec.bytes_written;
+                (Encoding::RLE_DICTIONARY, Some(spec.offset as i64))
+            }
+            Values::Delta { .. } => (Encoding::DELTA_BINARY_PACKED, None),
         };
-        let spec = writer.write_page(CompressedPage::new(dictionary, self.page.len()))?;
-        let dictionary_offset = spec.offset as i64;
-        compressed += spec.compressed_size as i64;
-        uncompressed += spec.uncompressed_size as i64;
-        written += spec.bytes_written;
         let mut locations = Vec::new();
         let (mut row, mut value, mut seen) = (0, 0, 0);
         while row < chunk.rows {
@@ -146,7 +168,7 @@ impl PageScratch {
             let page = Page::DataPage {
                 buf: self.compressed(settings.compression)?,
                 num_values: (end - row) as u32,
-                encoding: Encoding::RLE_DICTIONARY,
+                encoding,
                 def_level_encoding: Encoding::RLE,
                 rep_level_encoding: Encoding::RLE,
                 statistics: None,
@@ -164,19 +186,21 @@ impl PageScratch {
         }
         writer.close()?;
         let data_offset = locations.first().map_or(0, |l| l.offset);
-        let encoding_stats = vec![
-            PageEncodingStats {
+        let mut encoding_stats = Vec::new();
+        let mut encodings = vec![Encoding::RLE, encoding];
+        if dictionary_offset.is_some() {
+            encodings.push(Encoding::PLAIN);
+            encoding_stats.push(PageEncodingStats {
                 page_type: PageType::DICTIONARY_PAGE,
                 encoding: Encoding::PLAIN,
                 count: 1,
-            },
-            PageEncodingStats {
-                page_type: PageType::DATA_PAGE,
-                encoding: Encoding::RLE_DICTIONARY,
-                count: locations.len() as i32,
-            },
-        ];
-        let encodings = [Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
+            });
+        }
+        encoding_stats.push(PageEncodingStats {
+            page_type: PageType::DATA_PAGE,
+            encoding,
+            count: locations.len() as i32,
+        });
         let mut metadata = ColumnChunkMetaData::builder(Arc::clone(chunk.descr))
             .set_compression(settings.compression)
             .set_encodings_mask(parquet::basic::EncodingMask::new_from_encodings(
@@ -187,7 +211,7 @@ impl PageScratch {
             .set_total_uncompressed_size(uncompressed)
             .set_num_values(chunk.rows as i64)
             .set_data_page_offset(data_offset)
-            .set_dictionary_page_offset(Some(dictionary_offset));
+            .set_dictionary_page_offset(dictionary_offset);
         if let Some(statistics) = chunk.statistics.clone() {
             // With statistics the crate keeps a definition level histogram too
             // (for OPTIONAL columns: NULL rows, present rows).
@@ -239,18 +263,25 @@ impl PageScratch {
                 with_length(page, |p| rle::encode(defs, 1, p), present)
             }
         };
-        match chunk.indices {
-            Indices::Zero => {
+        match chunk.values {
+            Values::Dictionary {
+                indices: Indices::Zero,
+                ..
+            } => {
                 page.push(0);
                 rle::rle_run(0, values, 0, page);
             }
-            Indices::Each(indices) => {
+            Values::Dictionary {
+                indices: Indices::Each(indices),
+                ..
+            } => {
                 let indices = &indices[value..value + values];
                 *seen = indices.iter().copied().fold(*seen, u32::max);
                 let width = rle::bit_width(*seen);
                 page.push(width);
                 rle::encode(indices, width, page);
             }
+            Values::Delta { value, block } => constant_deltas(value, values, block, page),
         }
         values
     }
@@ -265,4 +296,16 @@ fn with_length(page: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u8>), values: usize) 
     let len = (page.len() - start - 4) as u32;
     page[start..start + 4].copy_from_slice(&len.to_le_bytes());
     values
+}
+
+/// `count` times `value` as DELTA_BINARY_PACKED, as the crate's encoder writes
+/// it: the header (block size, 4 miniblocks, count, first value), then per block
+/// of deltas a zero minimum delta and four zero bit widths (no packed bits).
+fn constant_deltas(value: i64, count: usize, block: usize, page: &mut Vec<u8>) {
+    rle::varint(block as u64, page);
+    rle::varint(4, page);
+    rle::varint(count as u64, page);
+    rle::varint(((value << 1) ^ (value >> 63)) as u64, page);
+    let blocks = count.saturating_sub(1).div_ceil(block);
+    page.resize(page.len() + blocks * 5, 0);
 }
