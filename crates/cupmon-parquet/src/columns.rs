@@ -7,11 +7,11 @@ use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type, Int64Typ
 use parquet::errors::ParquetError;
 use rustc_hash::FxHashMap;
 
-use crate::dict_columns;
 use crate::dictionary::LocalDict;
 use crate::pages::PageScratch;
 use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
+use crate::{delta_columns, dict_columns};
 
 /// A string of a [`Strings`] pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -110,7 +110,7 @@ pub trait Column: Default + std::fmt::Debug {
 }
 
 /// `values` in `order`, into `out`.
-fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
+pub(crate) fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
     out.clear();
     out.extend(order.iter().map(|&i| values[i as usize]));
 }
@@ -155,7 +155,7 @@ macro_rules! vec_column_basics {
 }
 
 macro_rules! plain_column {
-    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident) => {
+    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident, $delta:ident) => {
         #[derive(Debug, Default)]
         pub struct $name(pub Vec<$t>);
 
@@ -181,6 +181,9 @@ macro_rules! plain_column {
                 {
                     return Ok(());
                 }
+                if enc == Enc::Delta && $delta(&self.0, ctx, scratch, out)? {
+                    return Ok(());
+                }
                 let values = match ctx.order {
                     // Rows already in time order: no copy.
                     None => &self.0[..],
@@ -198,8 +201,28 @@ macro_rules! plain_column {
     };
 }
 
-plain_column!(I32Col, i32, I32, Int32Type, i32s);
-plain_column!(I64Col, i64, I64, Int64Type, i64s);
+plain_column!(I32Col, i32, I32, Int32Type, i32s, no_delta);
+plain_column!(I64Col, i64, I64, Int64Type, i64s, own_delta);
+
+/// An INT64 column as cupmon's own delta pages.
+fn own_delta(
+    values: &[i64],
+    ctx: &WriteCtx<'_>,
+    scratch: &mut Scratch,
+    out: &mut RowGroupOut<'_, '_>,
+) -> Result<bool, ParquetError> {
+    delta_columns::ints(values, values.len(), None, ctx, scratch, out)
+}
+
+/// INT32 deltas go through the crate's writer (no such column varies per row).
+fn no_delta(
+    _: &[i32],
+    _: &WriteCtx<'_>,
+    _: &mut Scratch,
+    _: &mut RowGroupOut<'_, '_>,
+) -> Result<bool, ParquetError> {
+    Ok(false)
+}
 
 /// A boolean column (few rows: the `dumps` dataset).
 #[derive(Debug, Default)]
@@ -319,6 +342,9 @@ impl Column for OptI64Col {
         let n = self.len;
         let present = Some((&self.present[..], self.nulls));
         if enc == Enc::Dict && dict_columns::ints(&self.values, n, present, ctx, scratch, out)? {
+            return Ok(());
+        }
+        if enc == Enc::Delta && delta_columns::ints(&self.values, n, present, ctx, scratch, out)? {
             return Ok(());
         }
         let Scratch { i64s, defs, .. } = scratch;

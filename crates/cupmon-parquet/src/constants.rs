@@ -103,7 +103,7 @@ fn own_pages(
         } else {
             256
         };
-        Values::Delta {
+        Values::DeltaConstant {
             value: range.map_or(0, |r| r.0),
             block,
         }

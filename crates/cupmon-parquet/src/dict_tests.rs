@@ -1,9 +1,9 @@
-//! cupmon's dictionary pages against the parquet crate's column writer: the same
-//! rows written both ways, with the settings of the datasets' files, give the same
-//! file bytes (pages, dictionary, statistics, offset index), and read back with the
-//! crate's reader as written: NULLs among values, all NULL, one distinct value,
-//! more than 65536 distinct values (17-bit indices), dense and hashed integers,
-//! rows written in a given order, page boundaries.
+//! cupmon's own pages against the parquet crate's column writer: the same rows
+//! written both ways, with the settings of the datasets' files, give the same file
+//! bytes (pages, dictionary, statistics, offset and column index), and read back
+//! with the crate's reader as written: NULLs among values, all NULL, one distinct
+//! value, more than 65536 distinct values (17-bit indices), dense and hashed
+//! integers, deltas that wrap, rows written in a given order, page boundaries.
 
 use std::sync::Arc;
 
@@ -20,11 +20,11 @@ use crate::file_writer::writer_properties;
 use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, ColumnSpec, DatasetSpec, Enc, RUN_COLUMNS};
 
-const fn dict(name: &'static str, ty: ColType) -> ColumnSpec {
+const fn col(name: &'static str, ty: ColType, enc: Enc) -> ColumnSpec {
     ColumnSpec {
         name,
         ty,
-        enc: Enc::Dict,
+        enc,
         doc: "",
     }
 }
@@ -33,11 +33,14 @@ const SPEC: DatasetSpec = DatasetSpec {
     name: "t",
     doc: "",
     columns: &[
-        dict("name", ColType::Str),
-        dict("annotation", ColType::OptStr),
-        dict("grid", ColType::I32),
-        dict("bytes", ColType::I64),
-        dict("graph", ColType::OptI64),
+        col("name", ColType::Str, Enc::Dict),
+        col("annotation", ColType::OptStr, Enc::Dict),
+        col("grid", ColType::I32, Enc::Dict),
+        col("bytes", ColType::I64, Enc::Dict),
+        col("graph", ColType::OptI64, Enc::Dict),
+        // The file settings give `start_ns` page statistics (a column index).
+        col("start_ns", ColType::I64, Enc::Delta),
+        col("duration", ColType::OptI64, Enc::Delta),
     ],
 };
 
@@ -48,6 +51,8 @@ struct Table {
     grid: I32Col,
     bytes: I64Col,
     graph: OptI64Col,
+    start_ns: I64Col,
+    duration: OptI64Col,
 }
 
 /// `table` (in `order`) as one row group of a file; `own`: cupmon's dictionary
@@ -91,6 +96,9 @@ fn write(
         .graph
         .write(enc(Enc::Dict), &ctx, s, &mut out)
         .unwrap();
+    let delta = enc(Enc::Delta);
+    table.start_ns.write(delta, &ctx, s, &mut out).unwrap();
+    table.duration.write(delta, &ctx, s, &mut out).unwrap();
     rg.close().unwrap();
     writer.close().unwrap();
     std::fs::read(&path).unwrap()
@@ -117,10 +125,7 @@ fn expected(
             Constant::Str(v) => Field::Str(String::from_utf8(v.data().to_vec()).unwrap()),
         })
         .collect();
-    let graph = |i: usize| match table.graph.get(i) {
-        Some(v) => Field::Long(v),
-        None => Field::Null,
-    };
+    let long = |v: Option<i64>| v.map_or(Field::Null, Field::Long);
     (0..rows)
         .map(|r| {
             let i = order.map_or(r, |o| o[r] as usize);
@@ -134,7 +139,9 @@ fn expected(
             );
             row.push(Field::Int(table.grid.0[i]));
             row.push(Field::Long(table.bytes.0[i]));
-            row.push(graph(i));
+            row.push(long(table.graph.get(i)));
+            row.push(Field::Long(table.start_ns.0[i]));
+            row.push(long(table.duration.get(i)));
             row
         })
         .collect()
@@ -235,6 +242,16 @@ fn many_distinct_values_nulls_and_page_boundaries_match_the_crates_writer() {
         // 70,001 values over a narrow range, NULL in every fifth row.
         t.graph
             .push((i % 5 != 0).then_some(1_000_000_000_000 + (i % 70_001) as i64));
+        // Times that mostly grow; durations NULL in stretches, some deltas wrap.
+        let i64_i = i as i64;
+        t.start_ns
+            .push(1_796_090_400_000_000_000 + i64_i * 3_000 - (i64_i % 7) * 500);
+        t.duration.push(match i % 1000 {
+            0..100 => None,
+            100 => Some(i64::MIN),
+            101 => Some(i64::MAX),
+            k => Some(20_000 + (k as i64 * 7919) % 100_000),
+        });
     }
     check(&t, &run_columns(Some("job-1")), &strings, None);
     // Rows in another order (as the sort by time gives).
@@ -255,11 +272,14 @@ fn nulls_only_and_one_value_match_the_crates_writer() {
             t.grid.push(-1);
             t.bytes.push(i64::MIN);
             t.graph.push(None);
+            t.start_ns.push(42);
+            t.duration.push(None);
         }
         check(&t, &run_columns(None), &strings, None);
         // A value only in the last row.
         t.annotation.set(rows - 1, one);
         t.graph.fill(rows - 1, 9);
+        t.duration.fill(rows - 1, -9);
         check(&t, &run_columns(Some("j")), &strings, None);
     }
 }

@@ -19,10 +19,13 @@
 //! does not carry it.
 
 mod chunk_numbers;
+mod column_index;
 mod columns;
 mod constants;
 mod correlations;
 mod datasets;
+mod delta;
+mod delta_columns;
 mod dict_columns;
 #[cfg(test)]
 mod dict_tests;

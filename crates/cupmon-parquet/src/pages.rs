@@ -23,7 +23,9 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
-use crate::rle;
+use crate::column_index::PageStats;
+use crate::dictionary::min_max;
+use crate::{delta, rle};
 
 /// The definition levels of a chunk's rows.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +60,9 @@ pub enum Values<'a> {
     },
     /// The same integer in every present row, DELTA_BINARY_PACKED in blocks of
     /// `block` values (the crate's: 128 for INT32, 256 for INT64).
-    Delta { value: i64, block: usize },
+    DeltaConstant { value: i64, block: usize },
+    /// INT64 values of the present rows in write order, DELTA_BINARY_PACKED.
+    Delta(&'a [i64]),
 }
 
 /// A column chunk to write.
@@ -81,6 +85,8 @@ pub struct ChunkSettings {
     /// Rows per data page.
     pub page_rows: usize,
     pub offset_index: bool,
+    /// Page statistics (a column index): INT64 delta chunks only.
+    pub column_index: bool,
 }
 
 /// Page buffers and the zstd context, reused from chunk to chunk.
@@ -158,13 +164,29 @@ impl PageScratch {
                 written += spec.bytes_written;
                 (Encoding::RLE_DICTIONARY, Some(spec.offset as i64))
             }
-            Values::Delta { .. } => (Encoding::DELTA_BINARY_PACKED, None),
+            Values::DeltaConstant { .. } | Values::Delta(_) => {
+                (Encoding::DELTA_BINARY_PACKED, None)
+            }
         };
+        let optional = chunk.descr.max_def_level() > 0;
+        let mut page_stats = settings.column_index.then(|| PageStats::new(optional));
         let mut locations = Vec::new();
         let (mut row, mut value, mut seen) = (0, 0, 0);
         while row < chunk.rows {
             let end = (row + settings.page_rows).min(chunk.rows);
             let values = self.data_page(chunk, row..end, value, &mut seen);
+            if let Some(stats) = page_stats.as_mut() {
+                let range = match chunk.values {
+                    Values::Delta(all) => min_max(all[value..value + values].iter().copied()),
+                    Values::DeltaConstant { value: v, .. } => (values > 0).then_some((v, v)),
+                    Values::Dictionary { .. } => {
+                        return Err(ParquetError::NYI(
+                            "page statistics of cupmon's dictionary pages".to_owned(),
+                        ))
+                    }
+                };
+                stats.page(range, values, end - row);
+            }
             let page = Page::DataPage {
                 buf: self.compressed(settings.compression)?,
                 num_values: (end - row) as u32,
@@ -230,7 +252,7 @@ impl PageScratch {
             rows_written: chunk.rows as u64,
             metadata: metadata.build()?,
             bloom_filter: None,
-            column_index: None,
+            column_index: page_stats.map(PageStats::finish).transpose()?,
             offset_index: settings.offset_index.then_some(OffsetIndexMetaData {
                 page_locations: locations,
                 unencoded_byte_array_data_bytes: None,
@@ -281,7 +303,8 @@ impl PageScratch {
                 page.push(width);
                 rle::encode(indices, width, page);
             }
-            Values::Delta { value, block } => constant_deltas(value, values, block, page),
+            Values::DeltaConstant { value, block } => delta::constant(value, values, block, page),
+            Values::Delta(all) => delta::encode_i64(&all[value..value + values], page),
         }
         values
     }
@@ -296,16 +319,4 @@ fn with_length(page: &mut Vec<u8>, f: impl FnOnce(&mut Vec<u8>), values: usize) 
     let len = (page.len() - start - 4) as u32;
     page[start..start + 4].copy_from_slice(&len.to_le_bytes());
     values
-}
-
-/// `count` times `value` as DELTA_BINARY_PACKED, as the crate's encoder writes
-/// it: the header (block size, 4 miniblocks, count, first value), then per block
-/// of deltas a zero minimum delta and four zero bit widths (no packed bits).
-fn constant_deltas(value: i64, count: usize, block: usize, page: &mut Vec<u8>) {
-    rle::varint(block as u64, page);
-    rle::varint(4, page);
-    rle::varint(count as u64, page);
-    rle::varint(((value << 1) ^ (value >> 63)) as u64, page);
-    let blocks = count.saturating_sub(1).div_ceil(block);
-    page.resize(page.len() + blocks * 5, 0);
 }

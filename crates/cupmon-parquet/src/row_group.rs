@@ -71,20 +71,22 @@ impl<'a, 'b> RowGroupOut<'a, 'b> {
         } else {
             !p.dictionary_enabled(path) && p.encoding(path) == Some(Encoding::DELTA_BINARY_PACKED)
         };
+        // Page statistics of INT64 deltas only (the column index).
+        let page_statistics = !dictionary && descr.physical_type() == PhysicalType::INT64;
         let supported = encoding
             && p.writer_version() == WriterVersion::PARQUET_1_0
-            && statistics != EnabledStatistics::Page
+            && (statistics != EnabledStatistics::Page || page_statistics)
             && (descr.physical_type() != PhysicalType::BYTE_ARRAY
                 || statistics == EnabledStatistics::None)
-            && p.bloom_filter_properties(path).is_none();
-        // The crate's writer ends a page at the first batch boundary past the row
-        // limit; ending ours there too starts every column's pages on the same rows.
-        let batch = p.write_batch_size().max(1);
-        let page_rows = p.column_data_page_row_count_limit(path).div_ceil(batch) * batch;
+            && p.bloom_filter_properties(path).is_none()
+            // The crate's writer would end a page early at its size limit (at most
+            // 8 bytes of value and a level bit per row here).
+            && page_rows(p, path).saturating_mul(9) < p.column_data_page_size_limit(path);
         Ok(supported.then(|| ChunkSettings {
             compression: p.compression(path),
-            page_rows: page_rows.clamp(1, i32::MAX as usize),
+            page_rows: page_rows(p, path),
             offset_index: !p.offset_index_disabled(),
+            column_index: statistics == EnabledStatistics::Page,
         }))
     }
 
@@ -123,4 +125,13 @@ impl<'a, 'b> RowGroupOut<'a, 'b> {
         self.next += 1;
         Ok(())
     }
+}
+
+/// Rows per data page: the crate's writer ends a page at the first batch boundary
+/// past the row limit; ending ours there too starts every column's pages on the
+/// same rows.
+fn page_rows(p: &WriterProperties, path: &parquet::schema::types::ColumnPath) -> usize {
+    let batch = p.write_batch_size().max(1);
+    let rows = p.column_data_page_row_count_limit(path).div_ceil(batch) * batch;
+    rows.clamp(1, i32::MAX as usize)
 }
