@@ -35,6 +35,7 @@ mod dump_info;
 mod error;
 mod export;
 mod file_writer;
+mod opt_column;
 mod pages;
 mod partition;
 mod pool;
@@ -47,6 +48,7 @@ mod schema;
 mod sink;
 mod sql;
 mod state;
+mod strings;
 mod table;
 mod words;
 
