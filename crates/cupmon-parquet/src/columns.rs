@@ -140,9 +140,51 @@ macro_rules! plain_column {
 plain_column!(I32Col, i32, I32, Int32Type, i32s, no_delta);
 plain_column!(I64Col, i64, I64, Int64Type, i64s, own_delta);
 
+/// CUPTI's u32 ids (devices, contexts, streams, correlation ids) as INT64 columns:
+/// half the memory, and half the stores per row, of an [`I64Col`].
+#[derive(Debug, Default)]
+pub struct U32Col(pub Vec<u32>);
+
+impl U32Col {
+    #[inline]
+    pub fn push(&mut self, v: u32) {
+        self.0.push(v);
+    }
+}
+
+impl Column for U32Col {
+    const TYPE: ColType = ColType::I64;
+    vec_column_basics!();
+    fn write(
+        &self,
+        enc: Enc,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        out: &mut RowGroupOut<'_, '_>,
+    ) -> Result<(), ParquetError> {
+        let rows = self.0.len();
+        if enc == Enc::Dict && dict_columns::ints(&self.0, rows, None, ctx, scratch, out)? {
+            return Ok(());
+        }
+        if enc == Enc::Delta && own_delta(&self.0, ctx, scratch, out)? {
+            return Ok(());
+        }
+        let values = &mut scratch.i64s;
+        values.clear();
+        match ctx.order {
+            None => values.extend(self.0.iter().map(|&v| i64::from(v))),
+            Some(order) => values.extend(order.iter().map(|&i| i64::from(self.0[i as usize]))),
+        }
+        out.with_writer(|w| {
+            w.typed::<Int64Type>().write_batch(values, None, None)?;
+            Ok(())
+        })
+    }
+}
+
 /// An INT64 column as cupmon's own delta pages.
-fn own_delta(
-    values: &[i64],
+fn own_delta<T: delta_columns::DeltaValue>(
+    values: &[T],
     ctx: &WriteCtx<'_>,
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,

@@ -7,16 +7,32 @@
 use parquet::basic::Type as PhysicalType;
 use parquet::errors::ParquetError;
 
-use crate::columns::{gather, Scratch, WriteCtx};
+use crate::columns::{Scratch, WriteCtx};
 use crate::dict_columns::each;
 use crate::dictionary::{int_statistics, min_max};
 use crate::pages::{Chunk, Levels, Values};
 use crate::row_group::RowGroupOut;
 
+/// A value of a delta column's buffer.
+pub trait DeltaValue: Copy + Into<i64> {
+    /// The values themselves when they are i64s (written without a copy).
+    fn as_i64s(_values: &[Self]) -> Option<&[i64]> {
+        None
+    }
+}
+
+impl DeltaValue for i64 {
+    fn as_i64s(values: &[i64]) -> Option<&[i64]> {
+        Some(values)
+    }
+}
+
+impl DeltaValue for u32 {}
+
 /// An INT64 column of `rows` rows (`present`: which rows are not NULL, `nulls` of
 /// them are; `values` and `present` may be empty when every row is NULL).
-pub fn ints(
-    values: &[i64],
+pub fn ints<T: DeltaValue>(
+    values: &[T],
     rows: usize,
     present: Option<(&[bool], usize)>,
     ctx: &WriteCtx<'_>,
@@ -41,7 +57,7 @@ pub fn ints(
             let mut one = |i: usize| {
                 defs8.push(u8::from(present[i]));
                 if present[i] {
-                    i64s.push(values[i]);
+                    i64s.push(values[i].into());
                 }
             };
             match order {
@@ -56,12 +72,18 @@ pub fn ints(
             } else {
                 Levels::Required
             };
-            match order {
-                Some(order) => {
-                    gather(values, order, i64s);
+            match (order, T::as_i64s(values)) {
+                (None, Some(values)) => (values, levels),
+                (Some(order), _) => {
+                    i64s.clear();
+                    i64s.extend(order.iter().map(|&i| values[i as usize].into()));
                     (i64s, levels)
                 }
-                None => (values, levels),
+                (None, None) => {
+                    i64s.clear();
+                    i64s.extend(values.iter().map(|&v| v.into()));
+                    (i64s, levels)
+                }
             }
         }
     };

@@ -9,15 +9,16 @@ use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 use crate::{delta_columns, dict_columns};
 
-/// A nullable INT64 column: the values (0 where NULL) and whether each is present,
-/// so that the usual all-present column is written without building anything.
-/// While every row is NULL (no graph, no queued time, no trace window: the usual
-/// case) nothing is stored but the count: a row costs no memory and no store.
+/// A nullable INT64 column: the values (0 where NULL) and whether each is present.
+/// Only what the rows need is stored: while every row is NULL (no graph, no queued
+/// time, no trace window: the usual case), the count; while none is (durations),
+/// the values; a row costs a store or none.
 #[derive(Debug, Default)]
 pub struct OptI64Col {
     len: usize,
-    /// Every row's value and presence, or empty while every row is NULL.
+    /// Every row's value, or empty while every row is NULL.
     values: Vec<i64>,
+    /// Whether each row is present, or empty while none is NULL.
     present: Vec<bool>,
     nulls: usize,
 }
@@ -25,44 +26,53 @@ pub struct OptI64Col {
 impl OptI64Col {
     #[inline]
     pub fn push(&mut self, v: Option<i64>) {
-        if v.is_none() && self.values.is_empty() {
-            self.len += 1;
-            self.nulls += 1;
-            return;
+        match v {
+            None if self.values.is_empty() => self.nulls += 1,
+            Some(v) if self.nulls == 0 => self.values.push(v),
+            v => {
+                self.store();
+                self.values.push(v.unwrap_or(0));
+                self.present.push(v.is_some());
+                self.nulls += usize::from(v.is_none());
+            }
         }
-        self.store();
-        self.values.push(v.unwrap_or(0));
-        self.present.push(v.is_some());
-        self.nulls += usize::from(v.is_none());
         self.len += 1;
     }
 
-    /// Store the NULL rows so far (the first value came).
+    /// Store every row's value and presence (rows so far are not all NULL, or not
+    /// all present, any more).
     fn store(&mut self) {
-        if self.values.len() < self.len {
+        if self.values.is_empty() {
             self.values.resize(self.len, 0);
-            self.present.resize(self.len, false);
+        }
+        if self.present.len() < self.len {
+            let so_far = self.nulls < self.len;
+            self.present.resize(self.len, so_far);
         }
     }
 
     /// Row `i`.
     #[cfg(test)]
     pub fn get(&self, i: usize) -> Option<i64> {
-        self.present
-            .get(i)
-            .copied()
-            .unwrap_or(false)
-            .then(|| self.values[i])
+        self.is_present(i).then(|| self.values[i])
+    }
+
+    fn is_present(&self, i: usize) -> bool {
+        match self.present.get(i) {
+            Some(&p) => p,
+            None => self.nulls == 0,
+        }
     }
 
     /// Set row `i`, which was NULL.
     pub fn fill(&mut self, i: usize, v: i64) {
-        self.store();
-        if !self.present[i] {
-            self.values[i] = v;
-            self.present[i] = true;
-            self.nulls -= 1;
+        if self.is_present(i) {
+            return;
         }
+        self.store();
+        self.values[i] = v;
+        self.present[i] = true;
+        self.nulls -= 1;
     }
 }
 
@@ -80,6 +90,8 @@ impl Column for OptI64Col {
     fn reserve(&mut self, additional: usize) {
         if !self.values.is_empty() {
             self.values.reserve_exact(additional);
+        }
+        if !self.present.is_empty() {
             self.present.reserve_exact(additional);
         }
     }
