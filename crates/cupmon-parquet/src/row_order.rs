@@ -1,23 +1,23 @@
 //! The order a row group's rows are written in: by time, rows of the same time in
-//! the order they came. Rows come in buffer order, nearly sorted (streams
-//! interleave). Each row's time (from the smallest) and index are packed into one
-//! u64 and sorted by the time bits alone, least significant digit first: a stable
-//! radix sort keeps rows of one time in their order, and takes a few passes over
-//! the keys where a comparison sort of them took twice as long (and of (time, row)
-//! pairs several times). (time, row) pairs remain for the rare row group whose
-//! times span too much to pack (a part holds one hour, 42 bits of ns, beside 20
-//! bits of a million rows).
+//! the order they came. Each row's time (from the smallest) and index are packed
+//! into one u64: unique keys whose order is the write order. Rows come in
+//! completion order, which is start order but for work that other work overlapped
+//! and finished before (a step's all-reduce beside its compute kernels): the keys
+//! already in order are kept as they come, only the others are sorted, and the two
+//! merged. A comparison sort of every key took several times as long, an LSD radix
+//! sort about as long as that (bench/parquet/RESULTS.md). (time, row) pairs remain
+//! for the rare row group whose times span too much to pack (a part holds one
+//! hour, 42 bits of ns, beside 20 bits of a million rows).
 
 /// Sort buffers, reused.
 #[derive(Debug, Default)]
 pub struct RowOrder {
     keys: Vec<u64>,
-    spare: Vec<u64>,
+    /// Keys that came after a later one.
+    late: Vec<u64>,
+    merged: Vec<u64>,
     pairs: Vec<(i64, u32)>,
 }
-
-/// Bits of the time sorted per pass.
-const DIGIT: u32 = 11;
 
 impl RowOrder {
     /// The rows of `time` in write order into `out` (cleared first); false, with
@@ -40,10 +40,9 @@ impl RowOrder {
                     .zip(0u64..)
                     .map(|(&t, i)| (t.wrapping_sub(lo) as u64) << row_bits | i),
             );
-            let time_bits = 128 - (span as u128).leading_zeros();
-            radix_sort(keys, &mut self.spare, row_bits, time_bits);
+            merge_late(keys, &mut self.late, &mut self.merged);
             let mask = (1u64 << row_bits) - 1;
-            out.extend(keys.iter().map(|&k| (k & mask) as u32));
+            out.extend(self.merged.iter().map(|&k| (k & mask) as u32));
         } else {
             let pairs = &mut self.pairs;
             pairs.clear();
@@ -55,36 +54,37 @@ impl RowOrder {
     }
 }
 
-/// `keys` sorted by their bits `from..from + bits`, stably (least significant
-/// digit first; `spare` is the other buffer). Digits every key shares are skipped.
-fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, from: u32, bits: u32) {
-    const BUCKETS: usize = 1 << DIGIT;
-    let passes = bits.div_ceil(DIGIT) as usize;
-    // Every pass's counts in one read of the keys.
-    let mut counts = vec![[0usize; BUCKETS]; passes];
-    for &k in keys.iter() {
-        for (p, c) in counts.iter_mut().enumerate() {
-            c[((k >> (from + p as u32 * DIGIT)) as usize) & (BUCKETS - 1)] += 1;
+/// `keys` (unique) sorted into `merged`: each key above the last one kept stays in
+/// `keys` (compacted in place), the others go to `late`, are sorted, and the two
+/// runs are merged.
+fn merge_late(keys: &mut Vec<u64>, late: &mut Vec<u64>, merged: &mut Vec<u64>) {
+    late.clear();
+    let mut kept = 0;
+    for i in 0..keys.len() {
+        let k = keys[i];
+        if kept == 0 || keys[kept - 1] < k {
+            keys[kept] = k;
+            kept += 1;
+        } else {
+            late.push(k);
         }
     }
-    spare.clear();
-    spare.resize(keys.len(), 0);
-    for (p, c) in counts.iter_mut().enumerate() {
-        if c.contains(&keys.len()) {
-            continue;
+    keys.truncate(kept);
+    late.sort_unstable();
+    merged.clear();
+    merged.reserve(keys.len() + late.len());
+    let (mut a, mut b) = (0, 0);
+    while a < keys.len() && b < late.len() {
+        if keys[a] < late[b] {
+            merged.push(keys[a]);
+            a += 1;
+        } else {
+            merged.push(late[b]);
+            b += 1;
         }
-        let mut at = 0;
-        for n in c.iter_mut() {
-            (*n, at) = (at, at + *n);
-        }
-        let shift = from + p as u32 * DIGIT;
-        for &k in keys.iter() {
-            let slot = &mut c[((k >> shift) as usize) & (BUCKETS - 1)];
-            spare[*slot] = k;
-            *slot += 1;
-        }
-        std::mem::swap(keys, spare);
     }
+    merged.extend_from_slice(&keys[a..]);
+    merged.extend_from_slice(&late[b..]);
 }
 
 #[cfg(test)]
@@ -104,7 +104,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(!order.sort(&[1, 2, 2, 5], &mut out));
         assert!(out.is_empty());
-        // Interleaved streams, ties, one row.
+        // Interleaved streams, ties.
         let time: Vec<i64> = (0..5000i64)
             .map(|i| 1_796_090_400_000_000_000 + (i * 7919) % 1000 / 3)
             .collect();
@@ -116,7 +116,12 @@ mod tests {
         assert_eq!(out, by_pairs(&wide));
         assert!(order.sort(&[3, 1], &mut out));
         assert_eq!(out, [1, 0]);
-        // Times over many digits, with ties.
+        // Nearly every key late (the first time far ahead), times over many bits.
+        let late: Vec<i64> = std::iter::once(1 << 40)
+            .chain((0..5000).map(|i| i % 77))
+            .collect();
+        assert!(order.sort(&late, &mut out));
+        assert_eq!(out, by_pairs(&late));
         let spread: Vec<i64> = (0..20_000i64)
             .map(|i| (i * 7919 % 20_011) << (i % 30))
             .collect();
