@@ -193,10 +193,10 @@ fn sparse(map: &mut FxHashMap<i64, u32>, entries: &mut Vec<i64>, v: i64) -> u32 
     i
 }
 
-/// Smallest and largest of `values` (`None` when empty): two passes, each of
-/// which the compiler vectorises.
-pub fn min_max<T: Ord>(values: impl Iterator<Item = T> + Clone) -> Option<(T, T)> {
-    Some((values.clone().min()?, values.max()?))
+/// Smallest and largest of `values` (`None` when empty), in one pass.
+pub fn min_max<T: Ord + Copy>(mut values: impl Iterator<Item = T>) -> Option<(T, T)> {
+    let first = values.next()?;
+    Some(values.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
 }
 
 /// An integer column chunk's statistics as the parquet crate's writer gives them.

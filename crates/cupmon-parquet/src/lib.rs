@@ -35,6 +35,7 @@ mod dump_info;
 mod error;
 mod export;
 mod file_writer;
+mod name_cache;
 mod opt_column;
 mod pages;
 mod partition;
