@@ -52,7 +52,7 @@ mod tests {
     #[test]
     fn every_pointer_keeps_its_own_name_through_collisions() {
         let mut cache = NameCache::default();
-        let name = |i: u64| (Sym::from_id(i as u32), i % 2 == 0, None);
+        let name = |i: u64| (Sym::from_id(i as u32), i.is_multiple_of(2), None);
         for round in 0..3 {
             for i in 0..5000u64 {
                 let ptr = 0x7fbb_0000_0000 + i * 0x40;
