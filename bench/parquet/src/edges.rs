@@ -40,7 +40,7 @@ fn kernel(i: u32, names: u32) -> KernelRecord {
         correlation_id: 1_000 + i * 2,
         grid_id: i64::from(i) + 1,
         name_ptr: name_ptr(i % names),
-        graph_id: if i % 5 == 0 { 0 } else { 11 },
+        graph_id: if i.is_multiple_of(5) { 0 } else { 11 },
         ..KernelRecord::default()
     }
 }
@@ -51,7 +51,7 @@ fn name_ptr(k: u32) -> u64 {
 
 /// Every thousandth name an NCCL kernel's (its collective column AllReduce).
 fn name(k: u32) -> String {
-    if k % 1000 == 0 {
+    if k.is_multiple_of(1000) {
         format!("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<{k}ul>)")
     } else {
         format!("void kernel_{k}<float>(float*)")

@@ -43,7 +43,7 @@ fn kernel(i: u32) -> KernelRecord {
         correlation_id: 1_000 + i * 2,
         grid_id: i64::from(i) + 1,
         name_ptr: 0x7fbb_0000_0000 + u64::from(i % NAMES) * 0x40,
-        graph_id: if i % 5 == 0 { 0 } else { 11 },
+        graph_id: if i.is_multiple_of(5) { 0 } else { 11 },
         graph_node_id: 0,
         queued: 0,
         ..KernelRecord::default()
@@ -51,7 +51,7 @@ fn kernel(i: u32) -> KernelRecord {
 }
 
 fn name(k: u32) -> String {
-    if k % 1000 == 0 {
+    if k.is_multiple_of(1000) {
         format!("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<{k}ul>)")
     } else {
         format!("void kernel_{k}<float>(float*)")
@@ -138,10 +138,10 @@ fn dictionary_columns_read_back_as_the_records_gave_them() {
         );
         assert_eq!(
             int(row, "external_id"),
-            (i % 3 == 0).then_some(i as i64 + 5),
+            i.is_multiple_of(3).then_some(i as i64 + 5),
             "{at}"
         );
-        let note = (i % 10 == 0).then(|| "step 7".to_owned());
+        let note = i.is_multiple_of(10).then(|| "step 7".to_owned());
         assert_eq!(text(row, "user_annotation"), note, "{at}");
         for (col, v) in [
             ("grid_x", k.grid_x),
@@ -161,7 +161,7 @@ fn dictionary_columns_read_back_as_the_records_gave_them() {
         assert_eq!(int(row, "graph_node_id"), None, "{at}");
         assert_eq!(int(row, "queued_ns"), None, "{at}");
         assert_eq!(int(row, "grid_id"), Some(k.grid_id), "{at}");
-        let collective = (kname % 1000 == 0).then(|| "AllReduce".to_owned());
+        let collective = kname.is_multiple_of(1000).then(|| "AllReduce".to_owned());
         assert_eq!(text(row, "collective"), collective, "{at}");
     }
 }
