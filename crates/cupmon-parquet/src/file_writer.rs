@@ -26,7 +26,9 @@ use crate::table::Rows;
 pub const ZSTD_LEVEL: i32 = 1;
 
 /// The writer settings of a dataset's files: each column's encoding, zstd, data
-/// pages v1 (read by every engine), the sort order, and cupmon's metadata.
+/// pages v1 (read by every engine), the sort order, and cupmon's metadata. Cupmon's
+/// own pages follow them too (`RowGroupOut::own_pages`), and leave a column to the
+/// crate's writer where they cannot.
 pub fn writer_properties(spec: &DatasetSpec, extra: Vec<KeyValue>) -> WriterProperties {
     let level = ZstdLevel::try_new(ZSTD_LEVEL).expect("zstd level 1 exists");
     let mut b = WriterProperties::builder()
