@@ -15,12 +15,19 @@
 //!
 //!   bench-parquet encodings [--values 4000000] [--runs 3]
 //!       one INT64 column of each value shape written with each encoding
+//!   bench-parquet pages FILE
+//!       a file's column chunks and pages (headers, metadata, first bytes), to diff
+//!   bench-parquet edges DUMP_DIR [--kernels 150000] [--names 70000]
+//!       one dump whose export holds the dictionary columns' edge cases (more rows
+//!       than a page, more names than 16-bit indices, NULLs), for the Python tests
 //!
 //! Results and the commands that made them: bench/parquet/RESULTS.md.
 
+mod edges;
 mod encodings;
 mod fleet;
 mod measure;
+mod pages;
 // bench/compact's seeded generator, one copy for both benchmarks (this one needs no
 // `exp`).
 #[allow(dead_code)]
@@ -36,7 +43,9 @@ fn usage() -> ! {
     eprintln!(
         "usage: bench-parquet gen RUN_DIR [--ranks N] [--kernels-per-rank N] [--seconds S] [--slow F] [--seed N]\n       \
          bench-parquet export OUT DUMP_OR_RUN... [--runs N]\n       \
-         bench-parquet memory OUT [--ranks N] [--kernels-per-rank N] [--seconds S]"
+         bench-parquet memory OUT [--ranks N] [--kernels-per-rank N] [--seconds S]\n       \
+         bench-parquet pages FILE\n       \
+         bench-parquet edges DUMP_DIR [--kernels N] [--names N]"
     );
     std::process::exit(2)
 }
@@ -120,6 +129,24 @@ fn main() {
                 option(&options, "runs", 3),
             );
             Ok(())
+        }
+        "edges" => {
+            let [dir] = positional.as_slice() else {
+                usage()
+            };
+            edges::write(
+                std::path::Path::new(dir),
+                option(&options, "kernels", 150_000),
+                option(&options, "names", 70_000),
+            )
+            .map(|n| println!("wrote {n} kernel records in {dir}"))
+            .map_err(|e| e.to_string())
+        }
+        "pages" => {
+            let [file] = positional.as_slice() else {
+                usage()
+            };
+            pages::run(file)
         }
         "memory" => {
             let [out] = positional.as_slice() else {

@@ -1,49 +1,46 @@
 //! Column buffers: the rows of one row group, a typed vector per column, written
-//! in a given row order (rows are sorted by time before they are written).
+//! in a given row order (rows are sorted by time before they are written). A
+//! dictionary column is written with cupmon's own pages ([`crate::dict_columns`]),
+//! the others with the parquet crate's column writer.
 
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::data_type::{BoolType, ByteArray, Int32Type, Int64Type};
 use parquet::errors::ParquetError;
-use parquet::file::writer::SerializedColumnWriter;
-use rustc_hash::FxHashMap;
 
-use crate::schema::ColType;
+use crate::dictionary::LocalDict;
+use crate::pages::PageScratch;
+use crate::row_group::RowGroupOut;
+use crate::schema::{ColType, Enc};
+use crate::{delta_columns, dict_columns};
 
-/// A string of a [`Strings`] pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Sym(u32);
-
-/// The distinct strings of an export (kernel names, API names, copy kinds), each
-/// stored once; rows hold [`Sym`]s.
-#[derive(Debug, Default)]
-pub struct Strings {
-    values: Vec<ByteArray>,
-    index: FxHashMap<Box<str>, Sym>,
-}
-
-impl Strings {
-    pub fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&sym) = self.index.get(s) {
-            return sym;
-        }
-        let sym = Sym(self.values.len() as u32);
-        self.values.push(ByteArray::from(s.as_bytes().to_vec()));
-        self.index.insert(s.into(), sym);
-        sym
-    }
-
-    fn get(&self, sym: Sym) -> &ByteArray {
-        &self.values[sym.0 as usize]
-    }
-}
+pub use crate::opt_column::OptI64Col;
+pub use crate::strings::{OptStrCol, StrCol, Strings, Sym};
 
 /// Reused buffers for writing columns in row order.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    i32s: Vec<i32>,
-    i64s: Vec<i64>,
+    pub(crate) i32s: Vec<i32>,
+    pub(crate) i64s: Vec<i64>,
     bools: Vec<bool>,
-    bytes: Vec<ByteArray>,
-    defs: Vec<i16>,
+    pub(crate) bytes: Vec<ByteArray>,
+    pub(crate) defs: Vec<i16>,
+    /// Cupmon's dictionary columns: the chunk's dictionary, its definition levels
+    /// (1 present, 0 NULL), its PLAIN dictionary page, the page buffers.
+    pub(crate) dict: LocalDict,
+    pub(crate) defs8: Vec<u8>,
+    pub(crate) plain: Vec<u8>,
+    pub(crate) pages: PageScratch,
+    /// A row group's write order: its sort buffers, then the rows.
+    pub(crate) row_order: crate::row_order::RowOrder,
+    pub(crate) rows_in_order: Vec<u32>,
+}
+
+/// Kept for the next export, like the row buffers (every buffer is cleared before
+/// it is used).
+impl crate::pool::Reusable for Scratch {
+    fn clear(&mut self) {}
+    fn room(&self) -> usize {
+        self.rows_in_order.capacity()
+    }
 }
 
 /// What a column writer needs to write one column of a row group.
@@ -60,42 +57,20 @@ pub trait Column: Default + std::fmt::Debug {
     fn len(&self) -> usize;
     fn clear(&mut self);
     fn reserve(&mut self, additional: usize);
+    /// Write the rows as the next column of `out`, encoded as `enc` says.
     fn write(
         &self,
+        enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError>;
 }
 
 /// `values` in `order`, into `out`.
-fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
+pub(crate) fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
     out.clear();
     out.extend(order.iter().map(|&i| values[i as usize]));
-}
-
-/// The non-null values of `values` in `order` into `out`, and a definition level
-/// per row (1 present, 0 null) into `defs`.
-fn gather_opt<T: Copy, U>(
-    values: &[Option<T>],
-    order: Option<&[u32]>,
-    map: impl Fn(T) -> U,
-    out: &mut Vec<U>,
-    defs: &mut Vec<i16>,
-) {
-    out.clear();
-    defs.clear();
-    let mut one = |v: Option<T>| match v {
-        Some(v) => {
-            out.push(map(v));
-            defs.push(1);
-        }
-        None => defs.push(0),
-    };
-    match order {
-        Some(order) => order.iter().for_each(|&i| one(values[i as usize])),
-        None => values.iter().for_each(|&v| one(v)),
-    }
 }
 
 /// `len`, `clear` and `reserve` of a [`Column`] that is one `Vec` (`self.0`).
@@ -113,8 +88,10 @@ macro_rules! vec_column_basics {
     };
 }
 
+pub(crate) use vec_column_basics;
+
 macro_rules! plain_column {
-    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident) => {
+    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident, $delta:ident) => {
         #[derive(Debug, Default)]
         pub struct $name(pub Vec<$t>);
 
@@ -130,10 +107,19 @@ macro_rules! plain_column {
             vec_column_basics!();
             fn write(
                 &self,
+                enc: Enc,
                 ctx: &WriteCtx<'_>,
                 scratch: &mut Scratch,
-                w: &mut SerializedColumnWriter<'_>,
+                out: &mut RowGroupOut<'_, '_>,
             ) -> Result<(), ParquetError> {
+                if enc == Enc::Dict
+                    && dict_columns::ints(&self.0, self.0.len(), None, ctx, scratch, out)?
+                {
+                    return Ok(());
+                }
+                if enc == Enc::Delta && $delta(&self.0, ctx, scratch, out)? {
+                    return Ok(());
+                }
                 let values = match ctx.order {
                     // Rows already in time order: no copy.
                     None => &self.0[..],
@@ -142,15 +128,79 @@ macro_rules! plain_column {
                         &scratch.$scratch[..]
                     }
                 };
-                w.typed::<$parquet>().write_batch(values, None, None)?;
-                Ok(())
+                out.with_writer(|w| {
+                    w.typed::<$parquet>().write_batch(values, None, None)?;
+                    Ok(())
+                })
             }
         }
     };
 }
 
-plain_column!(I32Col, i32, I32, Int32Type, i32s);
-plain_column!(I64Col, i64, I64, Int64Type, i64s);
+plain_column!(I32Col, i32, I32, Int32Type, i32s, no_delta);
+plain_column!(I64Col, i64, I64, Int64Type, i64s, own_delta);
+
+/// CUPTI's u32 ids (devices, contexts, streams, correlation ids) as INT64 columns:
+/// half the memory, and half the stores per row, of an [`I64Col`].
+#[derive(Debug, Default)]
+pub struct U32Col(pub Vec<u32>);
+
+impl U32Col {
+    #[inline]
+    pub fn push(&mut self, v: u32) {
+        self.0.push(v);
+    }
+}
+
+impl Column for U32Col {
+    const TYPE: ColType = ColType::I64;
+    vec_column_basics!();
+    fn write(
+        &self,
+        enc: Enc,
+        ctx: &WriteCtx<'_>,
+        scratch: &mut Scratch,
+        out: &mut RowGroupOut<'_, '_>,
+    ) -> Result<(), ParquetError> {
+        let rows = self.0.len();
+        if enc == Enc::Dict && dict_columns::ints(&self.0, rows, None, ctx, scratch, out)? {
+            return Ok(());
+        }
+        if enc == Enc::Delta && own_delta(&self.0, ctx, scratch, out)? {
+            return Ok(());
+        }
+        let values = &mut scratch.i64s;
+        values.clear();
+        match ctx.order {
+            None => values.extend(self.0.iter().map(|&v| i64::from(v))),
+            Some(order) => values.extend(order.iter().map(|&i| i64::from(self.0[i as usize]))),
+        }
+        out.with_writer(|w| {
+            w.typed::<Int64Type>().write_batch(values, None, None)?;
+            Ok(())
+        })
+    }
+}
+
+/// An INT64 column as cupmon's own delta pages.
+fn own_delta<T: delta_columns::DeltaValue>(
+    values: &[T],
+    ctx: &WriteCtx<'_>,
+    scratch: &mut Scratch,
+    out: &mut RowGroupOut<'_, '_>,
+) -> Result<bool, ParquetError> {
+    delta_columns::ints(values, values.len(), None, ctx, scratch, out)
+}
+
+/// INT32 deltas go through the crate's writer (no such column varies per row).
+fn no_delta(
+    _: &[i32],
+    _: &WriteCtx<'_>,
+    _: &mut Scratch,
+    _: &mut RowGroupOut<'_, '_>,
+) -> Result<bool, ParquetError> {
+    Ok(false)
+}
 
 /// A boolean column (few rows: the `dumps` dataset).
 #[derive(Debug, Default)]
@@ -167,9 +217,10 @@ impl Column for BoolCol {
     vec_column_basics!();
     fn write(
         &self,
+        _enc: Enc,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
         let values = match ctx.order {
             None => &self.0[..],
@@ -178,252 +229,9 @@ impl Column for BoolCol {
                 &scratch.bools[..]
             }
         };
-        w.typed::<BoolType>().write_batch(values, None, None)?;
-        Ok(())
+        out.with_writer(|w| {
+            w.typed::<BoolType>().write_batch(values, None, None)?;
+            Ok(())
+        })
     }
-}
-
-/// A nullable INT64 column: the values (0 where NULL) and whether each is present,
-/// so that the usual all-present column is written without building anything.
-#[derive(Debug, Default)]
-pub struct OptI64Col {
-    values: Vec<i64>,
-    present: Vec<bool>,
-    nulls: usize,
-}
-
-impl OptI64Col {
-    #[inline]
-    pub fn push(&mut self, v: Option<i64>) {
-        self.values.push(v.unwrap_or(0));
-        self.present.push(v.is_some());
-        self.nulls += usize::from(v.is_none());
-    }
-
-    /// Set row `i`, which was NULL.
-    pub fn fill(&mut self, i: usize, v: i64) {
-        if !self.present[i] {
-            self.values[i] = v;
-            self.present[i] = true;
-            self.nulls -= 1;
-        }
-    }
-}
-
-impl Column for OptI64Col {
-    const TYPE: ColType = ColType::OptI64;
-    fn len(&self) -> usize {
-        self.values.len()
-    }
-    fn clear(&mut self) {
-        self.values.clear();
-        self.present.clear();
-        self.nulls = 0;
-    }
-    fn reserve(&mut self, additional: usize) {
-        self.values.reserve_exact(additional);
-        self.present.reserve_exact(additional);
-    }
-    fn write(
-        &self,
-        ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
-    ) -> Result<(), ParquetError> {
-        let n = self.values.len();
-        let Scratch { i64s, defs, .. } = scratch;
-        defs.clear();
-        let values: &[i64] = if self.nulls == n {
-            // All NULL (no graph, no queued time, no trace window): levels only.
-            defs.resize(n, 0);
-            &[]
-        } else if self.nulls == 0 {
-            defs.resize(n, 1);
-            match ctx.order {
-                None => &self.values,
-                Some(order) => {
-                    gather(&self.values, order, i64s);
-                    i64s
-                }
-            }
-        } else {
-            i64s.clear();
-            let mut one = |i: usize| {
-                if self.present[i] {
-                    i64s.push(self.values[i]);
-                    defs.push(1);
-                } else {
-                    defs.push(0);
-                }
-            };
-            match ctx.order {
-                None => (0..n).for_each(&mut one),
-                Some(order) => order.iter().for_each(|&i| one(i as usize)),
-            }
-            i64s
-        };
-        w.typed::<Int64Type>()
-            .write_batch(values, Some(defs), None)?;
-        Ok(())
-    }
-}
-
-/// A string column: [`Sym`]s of the export's [`Strings`].
-#[derive(Debug, Default)]
-pub struct StrCol(pub Vec<Sym>);
-
-impl StrCol {
-    #[inline]
-    pub fn push(&mut self, v: Sym) {
-        self.0.push(v);
-    }
-}
-
-impl Column for StrCol {
-    const TYPE: ColType = ColType::Str;
-    vec_column_basics!();
-    fn write(
-        &self,
-        ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
-    ) -> Result<(), ParquetError> {
-        let out = &mut scratch.bytes;
-        out.clear();
-        let value = |s: Sym| ctx.strings.get(s).clone();
-        match ctx.order {
-            Some(order) => out.extend(order.iter().map(|&i| value(self.0[i as usize]))),
-            None => out.extend(self.0.iter().map(|&s| value(s))),
-        }
-        w.typed::<ByteArrayType>().write_batch(out, None, None)?;
-        Ok(())
-    }
-}
-
-/// A nullable string column.
-#[derive(Debug, Default)]
-pub struct OptStrCol(pub Vec<Option<Sym>>);
-
-impl OptStrCol {
-    #[inline]
-    pub fn push(&mut self, v: Option<Sym>) {
-        self.0.push(v);
-    }
-}
-
-impl Column for OptStrCol {
-    const TYPE: ColType = ColType::OptStr;
-    vec_column_basics!();
-    fn write(
-        &self,
-        ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
-        w: &mut SerializedColumnWriter<'_>,
-    ) -> Result<(), ParquetError> {
-        let Scratch { bytes, defs, .. } = scratch;
-        let strings = ctx.strings;
-        if self.0.iter().all(Option::is_none) {
-            // All NULL (no user annotations): levels only, no per-row gather.
-            bytes.clear();
-            defs.clear();
-            defs.resize(self.0.len(), 0);
-        } else {
-            gather_opt(&self.0, ctx.order, |s| strings.get(s).clone(), bytes, defs);
-        }
-        w.typed::<ByteArrayType>()
-            .write_batch(bytes, Some(defs), None)?;
-        Ok(())
-    }
-}
-
-/// Values written per call for a constant column.
-const CONSTANT_BATCH: usize = 8192;
-
-/// The same value in every row, for the run columns (job, host, rank, ...): written
-/// a batch at a time from one small buffer, so a million rows clone nothing.
-pub fn write_constant(
-    ty: ColType,
-    value: &Constant,
-    rows: usize,
-    scratch: &mut Scratch,
-    w: &mut SerializedColumnWriter<'_>,
-) -> Result<(), ParquetError> {
-    let present = !matches!(value, Constant::Null);
-    let batch = rows.min(CONSTANT_BATCH);
-    scratch.defs.clear();
-    scratch.defs.resize(batch, i16::from(present));
-    let n = if present { batch } else { 0 };
-    match value {
-        Constant::I32(v) => {
-            scratch.i32s.clear();
-            scratch.i32s.resize(n, *v);
-        }
-        Constant::I64(v) => {
-            scratch.i64s.clear();
-            scratch.i64s.resize(n, *v);
-        }
-        Constant::Str(v) => {
-            scratch.bytes.clear();
-            scratch.bytes.resize(n, v.clone());
-        }
-        Constant::Null => {}
-    }
-    let mut left = rows;
-    while left > 0 {
-        let k = left.min(batch);
-        let defs = ty.nullable().then(|| &scratch.defs[..k]);
-        let m = if present { k } else { 0 };
-        match (value, ty.physical()) {
-            (Constant::I32(v), _) => {
-                w.typed::<Int32Type>().write_batch_with_statistics(
-                    &scratch.i32s[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::I64(v), _) => {
-                w.typed::<Int64Type>().write_batch_with_statistics(
-                    &scratch.i64s[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::Str(v), _) => {
-                w.typed::<ByteArrayType>().write_batch_with_statistics(
-                    &scratch.bytes[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::Null, parquet::basic::Type::INT32) => {
-                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
-            }
-            (Constant::Null, parquet::basic::Type::INT64) => {
-                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
-            }
-            (Constant::Null, _) => {
-                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
-            }
-        }
-        left -= k;
-    }
-    Ok(())
-}
-
-/// A run column's value for a whole file.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Constant {
-    Null,
-    I32(i32),
-    I64(i64),
-    Str(ByteArray),
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use cupmon_records::{ExternalCorrelationKind, ExternalCorrelationRecord};
 use rustc_hash::FxHashMap;
 
-use crate::columns::{I64Col, OptI64Col, OptStrCol, Strings, Sym};
+use crate::columns::{OptI64Col, OptStrCol, Strings, Sym, U32Col};
 
 /// Correlation id -> external ids, as the records came.
 #[derive(Debug, Default)]
@@ -45,17 +45,18 @@ impl Correlations {
     }
 
     /// Fill the rows' `external_id` and `user_annotation` that are still NULL.
-    pub fn fill(&self, correlation: &I64Col, external: &mut OptI64Col, annotation: &mut OptStrCol) {
+    pub fn fill(&self, correlation: &U32Col, external: &mut OptI64Col, annotation: &mut OptStrCol) {
         if self.is_empty() {
             return;
         }
         for (i, &c) in correlation.0.iter().enumerate() {
-            let Ok(c) = u32::try_from(c) else { continue };
             if let Some(&id) = self.cpu_op.get(&c) {
                 external.fill(i, id);
             }
-            if annotation.0[i].is_none() {
-                annotation.0[i] = self.annotation.get(&c).copied();
+            if annotation.get(i).is_none() {
+                if let Some(&s) = self.annotation.get(&c) {
+                    annotation.set(i, s);
+                }
             }
         }
     }

@@ -12,9 +12,12 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::{KeyValue, SortingColumn};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::{SchemaDescPtr, SchemaDescriptor};
 
-use crate::columns::{write_constant, Constant, Scratch, Strings, WriteCtx};
+use crate::columns::{Scratch, Strings, WriteCtx};
+use crate::constants::{write_constant, Constant};
 use crate::error::ExportError;
+use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, DatasetSpec, Enc, SCHEMA_VERSION};
 use crate::table::Rows;
 
@@ -23,7 +26,9 @@ use crate::table::Rows;
 pub const ZSTD_LEVEL: i32 = 1;
 
 /// The writer settings of a dataset's files: each column's encoding, zstd, data
-/// pages v1 (read by every engine), the sort order, and cupmon's metadata.
+/// pages v1 (read by every engine), the sort order, and cupmon's metadata. Cupmon's
+/// own pages follow them too (`RowGroupOut::own_pages`), and leave a column to the
+/// crate's writer where they cannot.
 pub fn writer_properties(spec: &DatasetSpec, extra: Vec<KeyValue>) -> WriterProperties {
     let level = ZstdLevel::try_new(ZSTD_LEVEL).expect("zstd level 1 exists");
     let mut b = WriterProperties::builder()
@@ -76,6 +81,8 @@ pub struct ParquetFile {
     path: PathBuf,
     tmp: PathBuf,
     writer: Option<SerializedFileWriter<File>>,
+    schema: SchemaDescPtr,
+    properties: Arc<WriterProperties>,
     live: Option<LiveTemp>,
     rows: u64,
 }
@@ -104,12 +111,15 @@ impl ParquetFile {
         )
         .map_err(|e| ExportError::io(&path, "cannot create a temporary file beside", e))?;
         let (file, tmp) = file;
-        let writer = SerializedFileWriter::new(file, spec.parquet_schema(), properties)
+        let schema = spec.parquet_schema();
+        let writer = SerializedFileWriter::new(file, schema.clone(), properties.clone())
             .map_err(|e| ExportError::parquet(&path, e))?;
         Ok(Self {
             path,
             tmp,
             writer: Some(writer),
+            schema: Arc::new(SchemaDescriptor::new(schema)),
+            properties,
             live: Some(live),
             rows: 0,
         })
@@ -140,16 +150,14 @@ impl ParquetFile {
         let path = &self.path;
         let writer = self.writer.as_mut().expect("written before finish");
         let run_specs = crate::schema::RUN_COLUMNS;
+        let (schema, properties) = (&self.schema, &self.properties);
         let result = (|| {
             let mut rg = writer.next_row_group()?;
+            let mut out = RowGroupOut::new(&mut rg, schema, properties);
             for (spec, value) in run_specs.iter().zip(run) {
-                let mut w = rg.next_column()?.ok_or_else(|| {
-                    parquet::errors::ParquetError::General(format!("no column for {}", spec.name))
-                })?;
-                write_constant(spec.ty, value, n, scratch, &mut w)?;
-                w.close()?;
+                write_constant(spec.ty, spec.enc, value, n, scratch, &mut out)?;
             }
-            rows.write_own(&WriteCtx { order, strings }, scratch, &mut rg)?;
+            rows.write_own(&WriteCtx { order, strings }, scratch, &mut out)?;
             rg.close()?;
             Ok(())
         })();

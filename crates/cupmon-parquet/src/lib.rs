@@ -16,24 +16,43 @@
 //!
 //! This crate is the only one that links the `parquet` crate (the low-level column
 //! writer: no Arrow), so that nothing else recompiles it and the Python extension
-//! does not carry it.
+//! does not carry it. The dictionary and delta columns are encoded by cupmon itself
+//! (`pages.rs`: the crate's writer hashed every value of every dictionary column),
+//! to the bytes the crate's writer gives them, and spliced into the crate's file
+//! writer; the crate writes the file, its footer and the PLAIN columns.
 
 mod chunk_numbers;
+mod column_index;
 mod columns;
+mod constants;
 mod correlations;
 mod datasets;
+mod delta;
+mod delta_columns;
+mod dict_columns;
+#[cfg(test)]
+mod dict_tests;
+mod dictionary;
 mod docs;
 mod dump_info;
 mod error;
 mod export;
 mod file_writer;
+mod name_cache;
+mod opt_column;
+mod pages;
 mod partition;
+mod pool;
 mod record_export;
+mod rle;
+mod row_group;
+mod row_order;
 mod run_info;
 mod schema;
 mod sink;
 mod sql;
 mod state;
+mod strings;
 mod table;
 mod words;
 
@@ -42,6 +61,7 @@ pub use docs::{schema_markdown, trino_tables};
 pub use error::ExportError;
 pub use export::{export_dump, DumpExport, ExportOptions, Kinds};
 pub use partition::{hour_of, partition_dir};
+pub use pool::release_buffers;
 pub use record_export::{RecordExport, RecordTotals};
 pub use run_info::{RunInfo, RUN_COLUMNS};
 pub use schema::{ColType, ColumnSpec, DatasetSpec, Enc, SCHEMA_VERSION};

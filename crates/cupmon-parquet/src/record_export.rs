@@ -7,15 +7,15 @@ use std::path::Path;
 
 use cupmon_records::{KernelNameTable, KernelNames, Record};
 use parquet::file::metadata::KeyValue;
-use rustc_hash::FxHashMap;
 
-use crate::columns::{Scratch, Strings, Sym};
+use crate::columns::{Scratch, Strings};
 use crate::correlations::Correlations;
 use crate::datasets::{
     nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows,
 };
 use crate::error::ExportError;
 use crate::export::Kinds;
+use crate::name_cache::NameCache;
 use crate::partition::{hour_of, HOUR_NS};
 use crate::run_info::RunInfo;
 use crate::sink::{DatasetTotals, Sink};
@@ -65,7 +65,7 @@ pub struct RecordExport<'a> {
     strings: Strings,
     /// Name pointer -> (name, resolved, NCCL collective): a name is resolved,
     /// demangled and parsed once, not per row.
-    names: FxHashMap<u64, (Sym, bool, Option<Sym>)>,
+    names: NameCache,
     correlations: Correlations,
     scratch: Scratch,
     totals: RecordTotals,
@@ -105,9 +105,9 @@ impl<'a> RecordExport<'a> {
             from: from.unwrap_or(i64::MIN),
             to: to.unwrap_or(i64::MAX),
             strings: Strings::default(),
-            names: FxHashMap::default(),
+            names: NameCache::default(),
             correlations: Correlations::default(),
-            scratch: Scratch::default(),
+            scratch: crate::pool::take(),
             totals: RecordTotals::default(),
             hour: (0, 0, 0),
         }
@@ -155,20 +155,16 @@ impl<'a> RecordExport<'a> {
             (&mut self.strings, &self.correlations, &mut self.scratch);
         let pushed = match record {
             Record::Kernel(r) => self.kernels.as_mut().map(|s| {
-                let (name, resolved, collective) = match self.names.get(&r.name_ptr) {
-                    Some(&known) => known,
-                    None => {
-                        let (name, resolved) = self.kernel_names.name(r.name_ptr);
-                        let collective = nccl_collective(name);
-                        let known = (
-                            strings.intern(name),
-                            resolved,
-                            collective.map(|c| strings.intern(c)),
-                        );
-                        self.names.insert(r.name_ptr, known);
-                        known
-                    }
-                };
+                let kernel_names = &mut self.kernel_names;
+                let (name, resolved, collective) = self.names.get(r.name_ptr, || {
+                    let (name, resolved) = kernel_names.name(r.name_ptr);
+                    let collective = nccl_collective(name);
+                    (
+                        strings.intern(name),
+                        resolved,
+                        collective.map(|c| strings.intern(c)),
+                    )
+                });
                 self.totals.unresolved += u64::from(!resolved);
                 s.rows(hour).push(r, name, collective);
                 s.pushed(strings, correlations, scratch)
@@ -255,6 +251,7 @@ impl<'a> RecordExport<'a> {
             let totals = sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
             self.totals.datasets.push(("dumps", totals));
         }
+        crate::pool::give(std::mem::take(&mut self.scratch));
         Ok(self.totals)
     }
 }

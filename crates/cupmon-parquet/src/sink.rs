@@ -8,11 +8,13 @@ use std::sync::Arc;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::columns::{Constant, Scratch, Strings};
+use crate::columns::{Scratch, Strings};
+use crate::constants::Constant;
 use crate::correlations::{Correlate, Correlations};
 use crate::error::ExportError;
 use crate::file_writer::{writer_properties, ParquetFile};
 use crate::partition::partition_dir;
+use crate::pool;
 use crate::table::Rows;
 
 /// Rows per row group: large enough for zstd and the encodings to find their
@@ -50,9 +52,6 @@ pub struct Sink<R> {
     /// Index of the part the last row went to.
     last: usize,
     buffered: usize,
-    /// (time, row) pairs, sorted into the write order.
-    order: Vec<(i64, u32)>,
-    rows_in_order: Vec<u32>,
     totals: DatasetTotals,
 }
 
@@ -72,8 +71,6 @@ impl<R: Rows + Correlate> Sink<R> {
             parts: Vec::new(),
             last: 0,
             buffered: 0,
-            order: Vec::new(),
-            rows_in_order: Vec::new(),
             totals: DatasetTotals::default(),
         }
     }
@@ -95,7 +92,7 @@ impl<R: Rows + Correlate> Sink<R> {
                 None => {
                     self.parts.push(Part {
                         hour,
-                        rows: R::default(),
+                        rows: pool::take(),
                         file: None,
                     });
                     self.parts.len() - 1
@@ -146,23 +143,9 @@ impl<R: Rows + Correlate> Sink<R> {
         }
         part.rows.correlate(correlations);
         let time = part.rows.time();
-        // Rows come in buffer order, nearly sorted (streams interleave). Sorting
-        // (time, row) pairs in place is several times cheaper than sorting row
-        // indices by a key looked up elsewhere; the row makes the order stable (the
-        // run-merging stable sort was slower on these pairs: the streams' runs are
-        // short, bench/parquet/RESULTS.md).
-        let order = if time.windows(2).all(|w| w[0] <= w[1]) {
-            None
-        } else {
-            self.order.clear();
-            self.order
-                .extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
-            self.order.sort_unstable();
-            self.rows_in_order.clear();
-            self.rows_in_order
-                .extend(self.order.iter().map(|&(_, i)| i));
-            Some(&self.rows_in_order[..])
-        };
+        let mut rows_in_order = std::mem::take(&mut scratch.rows_in_order);
+        let sorted = !scratch.row_order.sort(time, &mut rows_in_order);
+        let order = (!sorted).then_some(&rows_in_order[..]);
         if part.file.is_none() {
             let path = self
                 .dir
@@ -175,8 +158,15 @@ impl<R: Rows + Correlate> Sink<R> {
             )?);
         }
         let file = part.file.as_mut().expect("created above");
-        file.write_row_group(&part.rows, &self.run, order, strings, scratch)?;
-        part.rows.clear();
+        let written = file.write_row_group(&part.rows, &self.run, order, strings, scratch);
+        scratch.rows_in_order = rows_in_order;
+        written?;
+        if index == self.last {
+            part.rows.clear();
+        } else {
+            // An hour that rows have left: its buffers go to the next new hour.
+            pool::give(std::mem::take(&mut part.rows));
+        }
         self.buffered -= n;
         Ok(())
     }
@@ -194,6 +184,7 @@ impl<R: Rows + Correlate> Sink<R> {
         let mut parts = std::mem::take(&mut self.parts);
         parts.sort_by_key(|p| p.hour);
         for part in parts {
+            pool::give(part.rows);
             if let Some(file) = part.file {
                 let path = file.path().to_path_buf();
                 self.totals.rows += file.rows();

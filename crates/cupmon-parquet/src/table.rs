@@ -2,30 +2,40 @@
 //! declares a dataset once: its column buffers, its [`DatasetSpec`] and how a row
 //! group is written.
 
-use std::fs::File;
-
 use parquet::errors::ParquetError;
-use parquet::file::writer::SerializedRowGroupWriter;
 
 use crate::columns::{Scratch, WriteCtx};
+use crate::row_group::RowGroupOut;
 use crate::schema::DatasetSpec;
 
 /// The buffered rows of one dataset.
-pub trait Rows: Default + std::fmt::Debug {
+pub trait Rows: Default + std::fmt::Debug + 'static {
     const SPEC: DatasetSpec;
     fn len(&self) -> usize;
     fn clear(&mut self);
     /// Room for `additional` more rows in every column.
     fn reserve(&mut self, additional: usize);
+    /// Rows the buffers have room for.
+    fn room(&self) -> usize;
     /// Each row's time (Unix ns): rows are sorted and partitioned by it.
     fn time(&self) -> &[i64];
-    /// Write the dataset's own columns (after the run columns) into `rg`.
+    /// Write the dataset's own columns (after the run columns) into `out`.
     fn write_own(
         &self,
         ctx: &WriteCtx<'_>,
         scratch: &mut Scratch,
-        rg: &mut SerializedRowGroupWriter<'_, File>,
+        out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError>;
+}
+
+/// A row group's buffers are kept for the next export ([`crate::pool`]).
+impl<R: Rows> crate::pool::Reusable for R {
+    fn clear(&mut self) {
+        Rows::clear(self);
+    }
+    fn room(&self) -> usize {
+        Rows::room(self)
+    }
 }
 
 /// Declares a dataset: `dataset! { Name = "dir", time = column, "doc", { col: Type
@@ -67,6 +77,10 @@ macro_rules! dataset {
                 $($crate::columns::Column::reserve(&mut self.$col, additional);)*
             }
 
+            fn room(&self) -> usize {
+                self.$time.0.capacity()
+            }
+
             fn time(&self) -> &[i64] {
                 &self.$time.0
             }
@@ -75,16 +89,16 @@ macro_rules! dataset {
                 &self,
                 ctx: &$crate::columns::WriteCtx<'_>,
                 scratch: &mut $crate::columns::Scratch,
-                rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
+                out: &mut $crate::row_group::RowGroupOut<'_, '_>,
             ) -> Result<(), parquet::errors::ParquetError> {
                 $(
-                    let mut w = rg.next_column()?.ok_or_else(|| {
-                        parquet::errors::ParquetError::General(
-                            concat!("no column for ", stringify!($col)).to_owned(),
-                        )
-                    })?;
-                    $crate::columns::Column::write(&self.$col, ctx, scratch, &mut w)?;
-                    w.close()?;
+                    $crate::columns::Column::write(
+                        &self.$col,
+                        $crate::schema::Enc::$enc,
+                        ctx,
+                        scratch,
+                        out,
+                    )?;
                 )*
                 Ok(())
             }

@@ -1,10 +1,11 @@
 //! cupmon-parquet's integration tests, one binary: round trips of the real H200
 //! recordings against `cupmon stats` and against their records, the types every
 //! engine reads, the file layout, re-runs on a growing dump and after the flight
-//! recorder retired segments, slices, and the docs
-//! generated from the schema.
+//! recorder retired segments, slices, the dictionary columns read back value by
+//! value, and the docs generated from the schema.
 
 mod common;
+mod dictionary;
 mod docs_sync;
 mod incremental;
 mod layout;

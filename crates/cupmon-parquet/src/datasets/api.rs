@@ -17,10 +17,10 @@ dataset! {
         duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL without times",
         domain: StrCol [Dict] "`runtime` or `driver` (the trace's `cuda_runtime` / `cuda_driver` category)",
         name: StrCol [Dict] "the call's name (`cudaLaunchKernel`), or `cbid_<N>` when CUPTI's table lacks the id",
-        cbid: I64Col [Dict] "CUPTI callback id (`cbid`)",
-        thread_id: I64Col [Dict] "the calling thread (`tid`): an OS thread id when cupmon set CUPTI's thread-id type, else CUPTI's opaque id",
-        correlation_id: I64Col [Delta] "CUPTI correlation id (`correlation`): joins the GPU work it launched",
-        return_value: I64Col [Dict] "the call's return code (0: success)",
+        cbid: U32Col [Dict] "CUPTI callback id (`cbid`)",
+        thread_id: U32Col [Dict] "the calling thread (`tid`): an OS thread id when cupmon set CUPTI's thread-id type, else CUPTI's opaque id",
+        correlation_id: U32Col [Delta] "CUPTI correlation id (`correlation`): joins the GPU work it launched",
+        return_value: U32Col [Dict] "the call's return code (0: success)",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`, CUSTOM0)",
         user_annotation: OptStrCol [Dict] "the user annotation the call ran under",
     }
@@ -39,10 +39,10 @@ impl ApiRows {
             Some(name) => strings.intern(name),
             None => strings.intern(&format!("cbid_{}", r.cbid)),
         });
-        self.cbid.push(r.cbid.into());
-        self.thread_id.push(r.thread_id.into());
-        self.correlation_id.push(r.correlation_id.into());
-        self.return_value.push(r.return_value.into());
+        self.cbid.push(r.cbid);
+        self.thread_id.push(r.thread_id);
+        self.correlation_id.push(r.correlation_id);
+        self.return_value.push(r.return_value);
         self.external_id.push(None);
         self.user_annotation.push(None);
     }

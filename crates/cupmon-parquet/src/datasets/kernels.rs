@@ -20,10 +20,10 @@ dataset! {
         start_ns: I64Col [Delta] "start on the GPU, Unix ns (the Chrome trace's `ts`)",
         duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL for a launch without times: unfinished at a forced flush (end 0) or launched before collection began (start 0)",
         name: StrCol [Dict] "demangled kernel name, as torch.profiler shows it; `kernel@0x<ptr>` when the dump has no name for the pointer",
-        device: I64Col [Dict] "device id (the trace's `pid`, `device`)",
-        context: I64Col [Dict] "CUDA context id",
-        stream: I64Col [Dict] "stream id (the trace's `tid`, `stream`)",
-        correlation_id: I64Col [Delta] "CUPTI correlation id: joins the launching call in `api` (`correlation`)",
+        device: U32Col [Dict] "device id (the trace's `pid`, `device`)",
+        context: U32Col [Dict] "CUDA context id",
+        stream: U32Col [Dict] "stream id (the trace's `tid`, `stream`)",
+        correlation_id: U32Col [Delta] "CUPTI correlation id: joins the launching call in `api` (`correlation`)",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`, CUSTOM0 external correlation), where a trace window recorded it",
         user_annotation: OptStrCol [Dict] "the user annotation the launch ran under (CUSTOM1 external correlation named in the dump's user annotations)",
         grid_x: I32Col [Dict] "grid size (`grid`)",
@@ -51,10 +51,10 @@ impl KernelRows {
         self.start_ns.push(r.start as i64);
         self.duration_ns.push(duration(r.start, r.end));
         self.name.push(name);
-        self.device.push(r.device_id.into());
-        self.context.push(r.context_id.into());
-        self.stream.push(r.stream_id.into());
-        self.correlation_id.push(r.correlation_id.into());
+        self.device.push(r.device_id);
+        self.context.push(r.context_id);
+        self.stream.push(r.stream_id);
+        self.correlation_id.push(r.correlation_id);
         self.external_id.push(None);
         self.user_annotation.push(None);
         self.grid_x.push(r.grid_x);

@@ -20,11 +20,11 @@ dataset! {
         src_kind: StrCol [Dict] "`src kind`: pageable, pinned, device, array, managed, ...",
         dst_kind: StrCol [Dict] "`dst kind`, the same words",
         flags: I32Col [Dict] "`CUpti_ActivityFlag` bits (`flags`; 1: async)",
-        device: I64Col [Dict] "device id (`pid`, `device`)",
-        context: I64Col [Dict] "CUDA context id",
-        stream: I64Col [Dict] "stream id (`tid`, `stream`)",
-        correlation_id: I64Col [Delta] "CUPTI correlation id (`correlation`)",
-        runtime_correlation_id: I64Col [Delta] "correlation id of the runtime call, when the copy was issued through the driver",
+        device: U32Col [Dict] "device id (`pid`, `device`)",
+        context: U32Col [Dict] "CUDA context id",
+        stream: U32Col [Dict] "stream id (`tid`, `stream`)",
+        correlation_id: U32Col [Delta] "CUPTI correlation id (`correlation`)",
+        runtime_correlation_id: U32Col [Delta] "correlation id of the runtime call, when the copy was issued through the driver",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`), where a trace window recorded it",
         user_annotation: OptStrCol [Dict] "the user annotation the copy ran under",
         graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
@@ -43,12 +43,11 @@ impl MemcpyRows {
         self.dst_kind
             .push(strings.intern(&memory_kind(r.dst_kind.into())));
         self.flags.push(r.flags.into());
-        self.device.push(r.device_id.into());
-        self.context.push(r.context_id.into());
-        self.stream.push(r.stream_id.into());
-        self.correlation_id.push(r.correlation_id.into());
-        self.runtime_correlation_id
-            .push(r.runtime_correlation_id.into());
+        self.device.push(r.device_id);
+        self.context.push(r.context_id);
+        self.stream.push(r.stream_id);
+        self.correlation_id.push(r.correlation_id);
+        self.runtime_correlation_id.push(r.runtime_correlation_id);
         self.external_id.push(None);
         self.user_annotation.push(None);
         self.graph_id.push(nonzero(r.graph_id.into()));

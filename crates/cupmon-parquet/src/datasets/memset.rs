@@ -19,10 +19,10 @@ dataset! {
         value: I64Col [Dict] "the value written (`value`)",
         memory_kind: StrCol [Dict] "`memory kind`: pageable, pinned, device, ...",
         flags: I32Col [Dict] "`CUpti_ActivityFlag` bits (`flags`)",
-        device: I64Col [Dict] "device id (`pid`, `device`)",
-        context: I64Col [Dict] "CUDA context id",
-        stream: I64Col [Dict] "stream id (`tid`, `stream`)",
-        correlation_id: I64Col [Delta] "CUPTI correlation id (`correlation`)",
+        device: U32Col [Dict] "device id (`pid`, `device`)",
+        context: U32Col [Dict] "CUDA context id",
+        stream: U32Col [Dict] "stream id (`tid`, `stream`)",
+        correlation_id: U32Col [Delta] "CUPTI correlation id (`correlation`)",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`), where a trace window recorded it",
         user_annotation: OptStrCol [Dict] "the user annotation the memset ran under",
         graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
@@ -39,10 +39,10 @@ impl MemsetRows {
         self.memory_kind
             .push(strings.intern(&memory_kind(r.memory_kind)));
         self.flags.push(r.flags.into());
-        self.device.push(r.device_id.into());
-        self.context.push(r.context_id.into());
-        self.stream.push(r.stream_id.into());
-        self.correlation_id.push(r.correlation_id.into());
+        self.device.push(r.device_id);
+        self.context.push(r.context_id);
+        self.stream.push(r.stream_id);
+        self.correlation_id.push(r.correlation_id);
         self.external_id.push(None);
         self.user_annotation.push(None);
         self.graph_id.push(nonzero(r.graph_id.into()));

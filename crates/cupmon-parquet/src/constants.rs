@@ -1,0 +1,204 @@
+//! The run columns' values (job, host, rank, ...): the same in every row of a
+//! file, written by cupmon ([`crate::pages`]): the strings as one dictionary entry
+//! and an RLE run per page, the integers as zero deltas. Where the file wants
+//! another writer, they go through the parquet crate's a batch at a time from one
+//! small buffer, so a million rows clone nothing.
+
+use parquet::basic::Type as PhysicalType;
+use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::errors::ParquetError;
+use parquet::file::writer::SerializedColumnWriter;
+
+use crate::columns::Scratch;
+use crate::dictionary::int_statistics;
+use crate::pages::{Chunk, Indices, Levels, Values};
+use crate::row_group::RowGroupOut;
+use crate::schema::{ColType, Enc};
+
+/// A run column's value for a whole file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Constant {
+    Null,
+    I32(i32),
+    I64(i64),
+    Str(ByteArray),
+}
+
+/// Write `value` in each of `rows` rows as the next column of `out`.
+pub fn write_constant(
+    ty: ColType,
+    enc: Enc,
+    value: &Constant,
+    rows: usize,
+    scratch: &mut Scratch,
+    out: &mut RowGroupOut<'_, '_>,
+) -> Result<(), ParquetError> {
+    let own = match enc {
+        Enc::Dict => true,
+        // The integers (rank, pid): zero deltas.
+        Enc::Delta if !matches!(value, Constant::Str(_)) => false,
+        _ => return out.with_writer(|w| with_crate(ty, value, rows, scratch, w)),
+    };
+    if own_pages(value, own, rows, scratch, out)? {
+        return Ok(());
+    }
+    out.with_writer(|w| with_crate(ty, value, rows, scratch, w))
+}
+
+/// `value` as a one-entry dictionary and a run per data page (`dictionary`), or
+/// as DELTA_BINARY_PACKED pages of zero deltas; false when the file wants the
+/// crate's writer for this column.
+fn own_pages(
+    value: &Constant,
+    dictionary: bool,
+    rows: usize,
+    scratch: &mut Scratch,
+    out: &mut RowGroupOut<'_, '_>,
+) -> Result<bool, ParquetError> {
+    let Some(settings) = out.own_pages(dictionary)? else {
+        return Ok(false);
+    };
+    let descr = out.descr()?;
+    let optional = descr.max_def_level() > 0;
+    let plain = &mut scratch.plain;
+    plain.clear();
+    let (levels, range) = match value {
+        Constant::Null if !optional => return Ok(false),
+        Constant::Null => (Levels::AllNull, None),
+        Constant::Str(v) => {
+            plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            plain.extend_from_slice(v.data());
+            (Levels::AllPresent, None)
+        }
+        Constant::I32(v) => {
+            plain.extend_from_slice(&v.to_le_bytes());
+            (Levels::AllPresent, Some((i64::from(*v), i64::from(*v))))
+        }
+        Constant::I64(v) => {
+            plain.extend_from_slice(&v.to_le_bytes());
+            (Levels::AllPresent, Some((*v, *v)))
+        }
+    };
+    let nulls = if matches!(value, Constant::Null) {
+        rows
+    } else {
+        0
+    };
+    let levels = if optional { levels } else { Levels::Required };
+    // The crate's writer keeps the distinct count that `with_crate` gives only
+    // when it came in one batch.
+    let distinct = (range.is_some() && rows <= CONSTANT_BATCH).then_some(1);
+    let statistics = (out.statistics()? && !matches!(value, Constant::Str(_)))
+        .then(|| int_statistics(&descr, range, distinct, nulls as u64));
+    let values = if dictionary {
+        Values::Dictionary {
+            dictionary: plain,
+            entries: usize::from(nulls == 0),
+            indices: Indices::Zero,
+        }
+    } else {
+        // The crate's delta blocks: 4 miniblocks of 32 INT32 or 64 INT64 values.
+        let block = if descr.physical_type() == PhysicalType::INT32 {
+            128
+        } else {
+            256
+        };
+        Values::DeltaConstant {
+            value: range.map_or(0, |r| r.0),
+            block,
+        }
+    };
+    let chunk = Chunk {
+        descr: &descr,
+        rows,
+        levels,
+        values,
+        statistics,
+        nulls: nulls as u64,
+    };
+    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
+    out.append(bytes, close)?;
+    Ok(true)
+}
+
+/// Values written per call for a constant column.
+const CONSTANT_BATCH: usize = 8192;
+
+/// `value` in each of `rows` rows through the crate's column writer.
+fn with_crate(
+    ty: ColType,
+    value: &Constant,
+    rows: usize,
+    scratch: &mut Scratch,
+    w: &mut SerializedColumnWriter<'_>,
+) -> Result<(), ParquetError> {
+    let present = !matches!(value, Constant::Null);
+    let batch = rows.min(CONSTANT_BATCH);
+    scratch.defs.clear();
+    scratch.defs.resize(batch, i16::from(present));
+    let n = if present { batch } else { 0 };
+    match value {
+        Constant::I32(v) => {
+            scratch.i32s.clear();
+            scratch.i32s.resize(n, *v);
+        }
+        Constant::I64(v) => {
+            scratch.i64s.clear();
+            scratch.i64s.resize(n, *v);
+        }
+        Constant::Str(v) => {
+            scratch.bytes.clear();
+            scratch.bytes.resize(n, v.clone());
+        }
+        Constant::Null => {}
+    }
+    let mut left = rows;
+    while left > 0 {
+        let k = left.min(batch);
+        let defs = ty.nullable().then(|| &scratch.defs[..k]);
+        let m = if present { k } else { 0 };
+        match (value, ty.physical()) {
+            (Constant::I32(v), _) => {
+                w.typed::<Int32Type>().write_batch_with_statistics(
+                    &scratch.i32s[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
+                )?;
+            }
+            (Constant::I64(v), _) => {
+                w.typed::<Int64Type>().write_batch_with_statistics(
+                    &scratch.i64s[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
+                )?;
+            }
+            (Constant::Str(v), _) => {
+                w.typed::<ByteArrayType>().write_batch_with_statistics(
+                    &scratch.bytes[..m],
+                    defs,
+                    None,
+                    Some(v),
+                    Some(v),
+                    Some(1),
+                )?;
+            }
+            (Constant::Null, parquet::basic::Type::INT32) => {
+                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
+            }
+            (Constant::Null, parquet::basic::Type::INT64) => {
+                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
+            }
+            (Constant::Null, _) => {
+                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
+            }
+        }
+        left -= k;
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! The INT64 delta columns (times, durations, ids that grow) written with cupmon's
+//! own DELTA_BINARY_PACKED pages ([`crate::delta`], [`crate::pages`]): the rows'
+//! values gathered in write order once, then encoded page by page. Returns false,
+//! having written nothing, when the file wants the parquet crate's writer for the
+//! column (see [`RowGroupOut::own_pages`]).
+
+use parquet::basic::Type as PhysicalType;
+use parquet::errors::ParquetError;
+
+use crate::columns::{Scratch, WriteCtx};
+use crate::dict_columns::each;
+use crate::dictionary::{int_statistics, min_max};
+use crate::pages::{Chunk, Levels, Values};
+use crate::row_group::RowGroupOut;
+
+/// A value of a delta column's buffer.
+pub trait DeltaValue: Copy + Into<i64> {
+    /// The values themselves when they are i64s (written without a copy).
+    fn as_i64s(_values: &[Self]) -> Option<&[i64]> {
+        None
+    }
+}
+
+impl DeltaValue for i64 {
+    fn as_i64s(values: &[i64]) -> Option<&[i64]> {
+        Some(values)
+    }
+}
+
+impl DeltaValue for u32 {}
+
+/// An INT64 column of `rows` rows (`present`: which rows are not NULL, `nulls` of
+/// them are; `values` and `present` may be empty when every row is NULL).
+pub fn ints<T: DeltaValue>(
+    values: &[T],
+    rows: usize,
+    present: Option<(&[bool], usize)>,
+    ctx: &WriteCtx<'_>,
+    scratch: &mut Scratch,
+    out: &mut RowGroupOut<'_, '_>,
+) -> Result<bool, ParquetError> {
+    let Some(settings) = out.own_pages(false)? else {
+        return Ok(false);
+    };
+    let descr = out.descr()?;
+    if descr.physical_type() != PhysicalType::INT64 {
+        return Ok(false);
+    }
+    let Scratch { i64s, defs8, .. } = scratch;
+    let nulls = present.map_or(0, |p| p.1);
+    let mixed = present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0);
+    let (ordered, levels): (&[i64], _) = match (mixed, ctx.order) {
+        _ if nulls == rows => (&[], Levels::AllNull),
+        (Some(present), order) => {
+            i64s.clear();
+            defs8.clear();
+            let mut one = |i: usize| {
+                defs8.push(u8::from(present[i]));
+                if present[i] {
+                    i64s.push(values[i].into());
+                }
+            };
+            match order {
+                Some(order) => each(order, None, |i| one(i as usize)),
+                None => (0..rows).for_each(one),
+            }
+            (i64s, Levels::Each(defs8))
+        }
+        (None, order) => {
+            let levels = if descr.max_def_level() > 0 {
+                Levels::AllPresent
+            } else {
+                Levels::Required
+            };
+            match (order, T::as_i64s(values)) {
+                (None, Some(values)) => (values, levels),
+                (Some(order), _) => {
+                    i64s.clear();
+                    i64s.extend(order.iter().map(|&i| values[i as usize].into()));
+                    (i64s, levels)
+                }
+                (None, None) => {
+                    i64s.clear();
+                    i64s.extend(values.iter().map(|&v| v.into()));
+                    (i64s, levels)
+                }
+            }
+        }
+    };
+    let range = min_max(ordered.iter().copied());
+    let statistics = out
+        .statistics()?
+        .then(|| int_statistics(&descr, range, None, nulls as u64));
+    let chunk = Chunk {
+        descr: &descr,
+        rows,
+        levels,
+        values: Values::Delta(ordered),
+        statistics,
+        nulls: nulls as u64,
+    };
+    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
+    out.append(bytes, close)?;
+    Ok(true)
+}

@@ -1,0 +1,131 @@
+//! The order a row group's rows are written in: by time, rows of the same time in
+//! the order they came. Each row's time (from the smallest) and index are packed
+//! into one u64: unique keys whose order is the write order. Rows come in
+//! completion order, which is start order but for work that other work overlapped
+//! and finished before (a step's all-reduce beside its compute kernels): the keys
+//! already in order are kept as they come, only the others are sorted, and the two
+//! merged. A comparison sort of every key took several times as long, an LSD radix
+//! sort about as long as that (bench/parquet/RESULTS.md). (time, row) pairs remain
+//! for the rare row group whose times span too much to pack (a part holds one
+//! hour, 42 bits of ns, beside 20 bits of a million rows).
+
+/// Sort buffers, reused.
+#[derive(Debug, Default)]
+pub struct RowOrder {
+    keys: Vec<u64>,
+    /// Keys that came after a later one.
+    late: Vec<u64>,
+    merged: Vec<u64>,
+    pairs: Vec<(i64, u32)>,
+}
+
+impl RowOrder {
+    /// The rows of `time` in write order into `out` (cleared first); false, with
+    /// `out` empty, when they are in order already.
+    pub fn sort(&mut self, time: &[i64], out: &mut Vec<u32>) -> bool {
+        out.clear();
+        if time.windows(2).all(|w| w[0] <= w[1]) {
+            return false;
+        }
+        let n = time.len();
+        let row_bits = 64 - ((n - 1) as u64).leading_zeros();
+        let lo = time.iter().copied().min().unwrap_or(0);
+        let hi = time.iter().copied().max().unwrap_or(0);
+        let span = hi as i128 - lo as i128;
+        if span < 1i128 << (64 - row_bits) {
+            let keys = &mut self.keys;
+            keys.clear();
+            keys.extend(
+                time.iter()
+                    .zip(0u64..)
+                    .map(|(&t, i)| (t.wrapping_sub(lo) as u64) << row_bits | i),
+            );
+            merge_late(keys, &mut self.late, &mut self.merged);
+            let mask = (1u64 << row_bits) - 1;
+            out.extend(self.merged.iter().map(|&k| (k & mask) as u32));
+        } else {
+            let pairs = &mut self.pairs;
+            pairs.clear();
+            pairs.extend(time.iter().zip(0..n as u32).map(|(&t, i)| (t, i)));
+            pairs.sort_unstable();
+            out.extend(pairs.iter().map(|&(_, i)| i));
+        }
+        true
+    }
+}
+
+/// `keys` (unique) sorted into `merged`: each key above the last one kept stays in
+/// `keys` (compacted in place), the others go to `late`, are sorted, and the two
+/// runs are merged.
+fn merge_late(keys: &mut Vec<u64>, late: &mut Vec<u64>, merged: &mut Vec<u64>) {
+    late.clear();
+    let mut kept = 0;
+    for i in 0..keys.len() {
+        let k = keys[i];
+        if kept == 0 || keys[kept - 1] < k {
+            keys[kept] = k;
+            kept += 1;
+        } else {
+            late.push(k);
+        }
+    }
+    keys.truncate(kept);
+    late.sort_unstable();
+    merged.clear();
+    merged.reserve(keys.len() + late.len());
+    let (mut a, mut b) = (0, 0);
+    while a < keys.len() && b < late.len() {
+        if keys[a] < late[b] {
+            merged.push(keys[a]);
+            a += 1;
+        } else {
+            merged.push(late[b]);
+            b += 1;
+        }
+    }
+    merged.extend_from_slice(&keys[a..]);
+    merged.extend_from_slice(&late[b..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The order by (time, row), as sorting the pairs gives it.
+    fn by_pairs(time: &[i64]) -> Vec<u32> {
+        let mut pairs: Vec<(i64, u32)> = time.iter().zip(0..).map(|(&t, i)| (t, i)).collect();
+        pairs.sort();
+        pairs.into_iter().map(|p| p.1).collect()
+    }
+
+    #[test]
+    fn packed_keys_and_pairs_give_the_time_order_ties_by_row() {
+        let mut order = RowOrder::default();
+        let mut out = Vec::new();
+        assert!(!order.sort(&[1, 2, 2, 5], &mut out));
+        assert!(out.is_empty());
+        // Interleaved streams, ties.
+        let time: Vec<i64> = (0..5000i64)
+            .map(|i| 1_796_090_400_000_000_000 + (i * 7919) % 1000 / 3)
+            .collect();
+        assert!(order.sort(&time, &mut out));
+        assert_eq!(out, by_pairs(&time));
+        // Too wide to pack: the pairs.
+        let wide = [i64::MAX, 0, i64::MIN, 5, 0];
+        assert!(order.sort(&wide, &mut out));
+        assert_eq!(out, by_pairs(&wide));
+        assert!(order.sort(&[3, 1], &mut out));
+        assert_eq!(out, [1, 0]);
+        // Nearly every key late (the first time far ahead), times over many bits.
+        let late: Vec<i64> = std::iter::once(1 << 40)
+            .chain((0..5000).map(|i| i % 77))
+            .collect();
+        assert!(order.sort(&late, &mut out));
+        assert_eq!(out, by_pairs(&late));
+        let spread: Vec<i64> = (0..20_000i64)
+            .map(|i| (i * 7919 % 20_011) << (i % 30))
+            .collect();
+        assert!(order.sort(&spread, &mut out));
+        assert_eq!(out, by_pairs(&spread));
+    }
+}
