@@ -162,43 +162,47 @@ impl BufferReader {
             self.number += 1;
             let (header, data_offset) = (chunk.header, chunk.data_offset());
             if !header.frame {
-                self.out.clear();
-                self.out.extend_from_slice(chunk.data);
-            } else {
-                let Some(index) = FrameIndex::parse(chunk.data) else {
-                    self.warnings.push(DumpWarning::BadFrame {
-                        file: label.clone(),
-                        byte: data_offset,
-                        problem: "shorter than its time index".to_owned(),
-                    });
-                    continue;
-                };
-                if let Some(range) = &self.range {
-                    if !frame_may_overlap(&index, range, self.clock.as_ref()) {
-                        self.frames_skipped += 1;
-                        continue;
-                    }
-                }
-                let Some(layout) = self.layout else {
-                    return Err(DumpError::meta(
-                        super::META_FILE,
-                        "no usable cupti_version key: cannot decompress the segments' frames",
-                    ));
-                };
-                let d = self
-                    .decompressor
-                    .get_or_insert_with(|| ChunkDecompressor::new(layout));
-                let max = self.max_chunk.map_or(usize::MAX, |m| m as usize);
-                if let Err(e) =
-                    d.decompress_into(&chunk.data[FRAME_INDEX_LEN..], max, &mut self.out)
-                {
-                    self.warnings.push(DumpWarning::BadFrame {
-                        file: label.clone(),
-                        byte: data_offset,
-                        problem: e.to_string(),
-                    });
+                // A raw chunk is its buffer: lend the reader's bytes (no copy of 4 MiB).
+                let (label, reader) = self.current.as_ref().expect("still open");
+                return Ok(Some(Buffer {
+                    header,
+                    number,
+                    file: label,
+                    data_offset,
+                    data: reader.last_data(),
+                }));
+            }
+            let Some(index) = FrameIndex::parse(chunk.data) else {
+                self.warnings.push(DumpWarning::BadFrame {
+                    file: label.clone(),
+                    byte: data_offset,
+                    problem: "shorter than its time index".to_owned(),
+                });
+                continue;
+            };
+            if let Some(range) = &self.range {
+                if !frame_may_overlap(&index, range, self.clock.as_ref()) {
+                    self.frames_skipped += 1;
                     continue;
                 }
+            }
+            let Some(layout) = self.layout else {
+                return Err(DumpError::meta(
+                    super::META_FILE,
+                    "no usable cupti_version key: cannot decompress the segments' frames",
+                ));
+            };
+            let d = self
+                .decompressor
+                .get_or_insert_with(|| ChunkDecompressor::new(layout));
+            let max = self.max_chunk.map_or(usize::MAX, |m| m as usize);
+            if let Err(e) = d.decompress_into(&chunk.data[FRAME_INDEX_LEN..], max, &mut self.out) {
+                self.warnings.push(DumpWarning::BadFrame {
+                    file: label.clone(),
+                    byte: data_offset,
+                    problem: e.to_string(),
+                });
+                continue;
             }
             let (label, _) = self.current.as_ref().expect("still open");
             return Ok(Some(Buffer {
@@ -222,21 +226,14 @@ impl BufferReader {
             .metadata()
             .map_err(|e| DumpError::io(&source.label, e))?
             .len();
+        let raw = source.label == RAW_BUFFERS_FILE;
         let reader = ChunkReader::new(
-            BufReader::with_capacity(1 << 20, file),
+            BufReader::with_capacity(read_buffer_size(raw), file),
             source.label.clone(),
             Some(len),
         )
-        .with_max_chunk_size(if source.label == RAW_BUFFERS_FILE {
-            self.max_chunk
-        } else {
-            self.max_frame
-        });
-        let reader = if source.label == RAW_BUFFERS_FILE {
-            reader
-        } else {
-            reader.with_frames()
-        };
+        .with_max_chunk_size(if raw { self.max_chunk } else { self.max_frame });
+        let reader = if raw { reader } else { reader.with_frames() };
         self.current = Some((source.label.clone(), reader));
         Ok(true)
     }
@@ -287,4 +284,16 @@ fn segment_may_overlap(
         range,
         clock,
     )
+}
+
+/// The read buffer of a dump file. Raw chunks are whole CUPTI buffers (4 MiB by
+/// default), which a buffered reader copies twice for the part it had read ahead with
+/// the header: a small buffer keeps that part small (the rest is read straight into
+/// the chunk). Segments' frames are small, and many fit in a large buffer.
+pub(crate) fn read_buffer_size(raw_chunks: bool) -> usize {
+    if raw_chunks {
+        64 << 10
+    } else {
+        1 << 20
+    }
 }

@@ -71,7 +71,7 @@ impl ChunkReader<BufReader<File>> {
         let file = File::open(path).map_err(|e| DumpError::io(&name, e))?;
         let len = file.metadata().map_err(|e| DumpError::io(&name, e))?.len();
         Ok(Self::new(
-            BufReader::with_capacity(1 << 20, file),
+            BufReader::with_capacity(super::buffers::read_buffer_size(true), file),
             name,
             Some(len),
         ))
@@ -134,6 +134,11 @@ impl<R: Read> ChunkReader<R> {
     /// Chunks returned so far.
     pub fn chunks_read(&self) -> u64 {
         self.number
+    }
+
+    /// The data of the chunk [`Self::next_chunk`] returned last (empty before the first).
+    pub fn last_data(&self) -> &[u8] {
+        &self.buf
     }
 
     /// Bytes consumed so far (for progress).
