@@ -90,7 +90,10 @@ pub fn write_dump(dir: &Path, buffers: &[Vec<Record>], policy: SegmentPolicy) {
         let data = rw.into_bytes();
         let mut index = FrameIndex::default();
         for r in RecordIter::new(&data, layout) {
-            index.add(&r.unwrap());
+            let r = r.unwrap();
+            index.add(&r);
+            // As the monitor's writer does: the segment's digest sees every record.
+            w.digest_record(&r);
         }
         let done = index.native.last.max(T0);
         let completion = BufferCompletion {
@@ -500,4 +503,36 @@ fn bad_specs_and_empty_slices_are_errors_naming_the_flag() {
         !s.dir.join("out.json").exists(),
         "no output for a refused slice"
     );
+}
+
+#[test]
+fn stats_says_which_segments_had_partial_digests() {
+    let s = setup();
+    let dump = s.dump.to_str().unwrap();
+    let whole = cupmon_tz(&s.dir, "UTC", &["stats", dump]);
+    assert_success(&whole);
+    assert!(!stdout(&whole).contains("digests:"), "{}", stdout(&whole));
+    // Segment 3's digest as a writer that fell behind CUPTI leaves it.
+    let path = s
+        .dump
+        .join(cupmon_records::dump::SEGMENTS_DIR)
+        .join(cupmon_records::digest::digest_file_name(3));
+    let mut digest = read_json(&path);
+    digest["skipped"] = serde_json::json!(5);
+    std::fs::write(&path, digest.to_string()).unwrap();
+    let partial = cupmon_tz(&s.dir, "UTC", &["stats", dump]);
+    assert_success(&partial);
+    let text = stdout(&partial);
+    assert!(
+        text.contains("digests: 1 segment(s) read record by record: the dump writer was behind"),
+        "{text}"
+    );
+    // The same numbers: the partial digest's records were read instead.
+    let numbers = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("digests:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(numbers(&text), numbers(&stdout(&whole)));
 }

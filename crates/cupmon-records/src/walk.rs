@@ -56,6 +56,9 @@ pub struct DecodeReport {
     pub segments_skipped: u64,
     /// Segments whose stored digest stood for their records ([`crate::digest`]).
     pub segments_digested: u64,
+    /// Segments whose stored digest lacks some of their records (the writer skipped
+    /// it while it was behind CUPTI), so their records were read instead.
+    pub segments_digest_partial: u64,
     /// Entries a streamed join dropped before their time because its window was full
     /// ([`Reorder::max_pending`]): some records may lack what they join with.
     pub joins_evicted: u64,
@@ -350,6 +353,7 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
         frames_skipped: 0,
         segments_skipped: 0,
         segments_digested: 0,
+        segments_digest_partial: 0,
         joins_evicted: 0,
     })
 }

@@ -106,3 +106,30 @@ fn stats_and_reports_from_digests_equal_those_from_records() {
         .iter()
         .any(|b| b.busy_ns.iter().any(|&x| x > 0)));
 }
+
+#[test]
+fn a_partial_digest_is_not_used_and_is_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = common::job(1, 300, 100_000_000, 1, 200..260, 1.5);
+    let dir = common::write_rank_in(tmp.path(), 0, 1, &job[0], 10, 4096);
+    let whole = dump_stats(&dir, usize::MAX, |_| {}).unwrap();
+    let live = whole.report.segments_digested;
+    assert!(live >= 3, "{live} digested segments");
+    // Segment 2's digest as a writer that fell behind leaves it: some records skipped.
+    let path = dir.join(SEGMENTS_DIR).join(digest_file_name(2));
+    let mut digest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    digest["skipped"] = serde_json::json!(17);
+    std::fs::write(&path, digest.to_string()).unwrap();
+    let partial = dump_stats(&dir, usize::MAX, |_| {}).unwrap();
+    assert_eq!(partial.report.segments_digest_partial, 1);
+    assert_eq!(
+        partial.report.segments_digested,
+        live - 1,
+        "its records read instead"
+    );
+    let mut expected = whole.clone();
+    expected.report.segments_digested = live - 1;
+    expected.report.segments_digest_partial = 1;
+    assert_eq!(partial, expected, "the same numbers from the records");
+}

@@ -53,6 +53,15 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     for line in super::worker_report::lines(&stats.meta) {
         writeln!(out, "{line}")?;
     }
+    let partial = stats.report.segments_digest_partial;
+    if partial > 0 {
+        // Why a `stats` of a long dump was slow: these segments' records were read.
+        writeln!(
+            out,
+            "digests: {partial} segment(s) read record by record: the dump writer was behind \
+             CUPTI while it wrote them and left their digests partial"
+        )?;
+    }
     if stats.report.dropped_records.unwrap_or(0) > 0 {
         if let Some(hint) = super::worker_report::drop_hint(&stats.meta) {
             writeln!(out, "{hint}")?;

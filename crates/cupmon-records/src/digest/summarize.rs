@@ -58,16 +58,21 @@ fn summarize_with(
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<(Summary, Option<(Timeline, Timeline)>), DumpError> {
     let mut stored = Vec::new();
+    let mut partial = 0;
     let mut rest = None;
     if let Some(list) = dump.segments() {
         let dir = dump.dir().join(SEGMENTS_DIR);
         let mut walked: Vec<SegmentFile> = Vec::new();
         for file in &list.live {
-            let digest = file.summary.as_ref().and_then(|s| {
-                read_digest(&dir, file.segment).filter(|d| usable(d, s, range, grid.as_ref()))
-            });
-            match digest {
-                Some(d) => stored.push(d),
+            let digest = file
+                .summary
+                .as_ref()
+                .and_then(|s| read_digest(&dir, file.segment).map(|d| (s, d)));
+            if digest.as_ref().is_some_and(|(_, d)| d.skipped > 0) {
+                partial += 1;
+            }
+            match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
+                Some((_, d)) => stored.push(d),
                 None => walked.push(file.clone()),
             }
         }
@@ -80,6 +85,7 @@ fn summarize_with(
     let mut builder = DigestBuilder::new(grid.map(|g| (g.clone(), g)));
     let mut report = walk_slice(walk_dump, range, progress, |_, _, r| builder.add(r, names))?;
     report.segments_digested = stored.len() as u64;
+    report.segments_digest_partial = partial;
     for d in &stored {
         builder.absorb(d);
         report.chunks += d.chunks;
