@@ -135,6 +135,12 @@ def budget_run(scratch, seconds, rate, keep, vary=False):
         res.update(final_bytes=dump_bytes(d), max_sampled_bytes=max((b for _, b in samples), default=0),
                    retired=m.get("retired"), records=m.get("records"), dropped=m.get("dropped_records"),
                    keep_bytes=m.get("keep_bytes"), starvation_flushes=m.get("starvation_flushes"))
+        # Kernels the workload launched (warm-up included) that the monitor neither
+        # counted (the meta's `records`: every record of the session, retired ones
+        # too; the workload makes no others) nor counts as dropped: 0 when none went missing.
+        w = res.get("workload")
+        if w and isinstance(res.get("records"), int):
+            res["unaccounted_kernels"] = w["total_kernels"] - res["records"] - (res.get("dropped") or 0)
         # The last minutes: stats of the last 2 minutes (every record of them read),
         # a trace of the last second (1.2 M kernels at full rate), the timeline.
         t0 = time.time()

@@ -25,7 +25,7 @@ for line in open(sys.argv[1]):
     if line.startswith("RESULT "):
         r = json.loads(line[7:])
         keys = ["exit", "records", "dropped", "starvation_flushes", "final_bytes", "max_sampled_bytes",
-                "keep_bytes", "retired", "workload", "stats_last_2m_s", "slice_last_1s_s", "slice_kernels",
+                "keep_bytes", "retired", "workload", "unaccounted_kernels", "stats_last_2m_s", "slice_last_1s_s", "slice_kernels",
                 "stats_all_s", "report_s", "digests", "segments"]
         for k in keys:
             print(f"{k}: {r.get(k)}")
