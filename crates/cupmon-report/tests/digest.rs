@@ -132,4 +132,20 @@ fn a_partial_digest_is_not_used_and_is_counted() {
     expected.report.segments_digested = live - 1;
     expected.report.segments_digest_partial = 1;
     assert_eq!(partial, expected, "the same numbers from the records");
+    // A slice after segment 2 does not need it: nothing to say about its digest.
+    let dump = Dump::open(&dir).unwrap();
+    let seg2 = dump
+        .segments()
+        .unwrap()
+        .live
+        .iter()
+        .find(|f| f.segment == 2)
+        .cloned();
+    let after = seg2
+        .and_then(|f| f.summary)
+        .and_then(|s| s.last_ns)
+        .unwrap()
+        + 1;
+    let later = summarize(&dump, &TimeRange::new(Some(after), None), |_| {}).unwrap();
+    assert_eq!(later.report.segments_digest_partial, 0);
 }

@@ -68,7 +68,15 @@ fn summarize_with(
                 .summary
                 .as_ref()
                 .and_then(|s| read_digest(&dir, file.segment).map(|d| (s, d)));
-            if digest.as_ref().is_some_and(|(_, d)| d.skipped > 0) {
+            // A partial digest the slice needed: its records are read instead.
+            let needed = |s: &SegmentSummary| match (s.first_ns, s.last_ns) {
+                (Some(first), Some(last)) => range.overlaps(first, last),
+                _ => true,
+            };
+            if digest
+                .as_ref()
+                .is_some_and(|(s, d)| d.skipped > 0 && needed(s))
+            {
                 partial += 1;
             }
             match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
