@@ -301,21 +301,18 @@ fn a_burst_of_a_quarter_of_the_cap_keeps_the_segment_digest() {
     fake.finish_kernels().expect("finish");
     let (stats, _) = monitor.stop().expect("stop");
     assert_eq!(stats.dropped_records, 0, "{stats:?}");
-    let profile = WorkerProfile::from_meta(
-        &cupmon_records::MetaFile::read(
-            dir.path()
-                .join("dump")
-                .join(cupmon_records::dump::META_FILE),
-        )
-        .expect("meta"),
-    )
-    .expect("worker profile");
+    let profile = &stats.worker;
     assert!(
         profile.max_buffers_waiting * 8 > 64,
         "the burst must queue more than an eighth of the cap to test this: {profile:?}"
     );
-    let digest = cupmon_records::digest::read_digest(&dir.path().join("dump/segments"), 1)
-        .expect("the closed segment has a digest");
+    let digest = cupmon_records::digest::read_digest(
+        &dir.path()
+            .join("dump")
+            .join(cupmon_records::dump::SEGMENTS_DIR),
+        1,
+    )
+    .expect("the closed segment has a digest");
     assert!(digest.is_whole(), "skipped {} records", digest.skipped);
     assert_eq!(digest.records, stats.records);
 }
