@@ -8,7 +8,7 @@ use parquet::basic::Type as PhysicalType;
 use parquet::errors::ParquetError;
 
 use crate::columns::{Scratch, WriteCtx};
-use crate::dict_columns::each;
+use crate::dict_columns::{each_row, no_nulls, nulls_and_mixed};
 use crate::dictionary::{int_statistics, min_max};
 use crate::pages::{Chunk, Levels, Values};
 use crate::row_group::RowGroupOut;
@@ -47,31 +47,23 @@ pub fn ints<T: DeltaValue>(
         return Ok(false);
     }
     let Scratch { i64s, defs8, .. } = scratch;
-    let nulls = present.map_or(0, |p| p.1);
-    let mixed = present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0);
+    let (nulls, mixed) = nulls_and_mixed(present, rows);
     let (ordered, levels): (&[i64], _) = match (mixed, ctx.order) {
         _ if nulls == rows => (&[], Levels::AllNull),
         (Some(present), order) => {
             i64s.clear();
             defs8.clear();
-            let mut one = |i: usize| {
+            let one = |i: usize| {
                 defs8.push(u8::from(present[i]));
                 if present[i] {
                     i64s.push(values[i].into());
                 }
             };
-            match order {
-                Some(order) => each(order, None, |i| one(i as usize)),
-                None => (0..rows).for_each(one),
-            }
+            each_row(order, rows, one);
             (i64s, Levels::Each(defs8))
         }
         (None, order) => {
-            let levels = if descr.max_def_level() > 0 {
-                Levels::AllPresent
-            } else {
-                Levels::Required
-            };
+            let levels = no_nulls(descr.max_def_level() > 0);
             match (order, T::as_i64s(values)) {
                 (None, Some(values)) => (values, levels),
                 (Some(order), _) => {

@@ -22,8 +22,27 @@ pub fn each<T: Copy>(values: &[T], order: Option<&[u32]>, mut f: impl FnMut(T)) 
     }
 }
 
+/// `f` on each row index (`0..rows`) in write order.
+#[inline]
+pub fn each_row(order: Option<&[u32]>, rows: usize, mut f: impl FnMut(usize)) {
+    match order {
+        Some(order) => order.iter().for_each(|&i| f(i as usize)),
+        None => (0..rows).for_each(f),
+    }
+}
+
+/// Of a column of `rows` rows whose `present` flags say `nulls` are NULL: how many
+/// are, and the flags when some rows are NULL and some are not.
+pub fn nulls_and_mixed(present: Option<(&[bool], usize)>, rows: usize) -> (usize, Option<&[bool]>) {
+    let nulls = present.map_or(0, |p| p.1);
+    (
+        nulls,
+        present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0),
+    )
+}
+
 /// The levels of a column without NULLs.
-fn no_nulls(optional: bool) -> Levels<'static> {
+pub fn no_nulls(optional: bool) -> Levels<'static> {
     if optional {
         Levels::AllPresent
     } else {
@@ -48,9 +67,7 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
     let Scratch {
         dict, defs8, plain, ..
     } = scratch;
-    let nulls = present.map_or(0, |p| p.1);
-    // Which rows are present, when some are not.
-    let mixed = present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0);
+    let (nulls, mixed) = nulls_and_mixed(present, rows);
     let range = match mixed {
         _ if nulls == rows => None,
         Some(present) => min_max(values.iter().zip(present).filter(|p| *p.1).map(|(&v, _)| v)),
@@ -84,15 +101,12 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
                 }
                 (None, None) => dict.map_ints(values.iter().map(|&v| v.into())),
                 (Some(present), order) => {
-                    let mut one = |i: usize| {
+                    let one = |i: usize| {
                         if present[i] {
                             dict.push_int(values[i].into());
                         }
                     };
-                    match order {
-                        Some(order) => order.iter().for_each(|&i| one(i as usize)),
-                        None => (0..rows).for_each(one),
-                    }
+                    each_row(order, rows, one);
                 }
             }
             dict.end();

@@ -127,7 +127,7 @@ impl Column for OptI64Col {
             }
         } else {
             i64s.clear();
-            let mut one = |i: usize| {
+            let one = |i: usize| {
                 if self.present[i] {
                     i64s.push(self.values[i]);
                     defs.push(1);
@@ -135,10 +135,7 @@ impl Column for OptI64Col {
                     defs.push(0);
                 }
             };
-            match ctx.order {
-                None => (0..n).for_each(&mut one),
-                Some(order) => order.iter().for_each(|&i| one(i as usize)),
-            }
+            dict_columns::each_row(ctx.order, n, one);
             i64s
         };
         out.with_writer(|w| {

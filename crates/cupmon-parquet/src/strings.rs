@@ -68,17 +68,13 @@ fn gather_opt<T: Copy, U>(
 ) {
     out.clear();
     defs.clear();
-    let mut one = |v: Option<T>| match v {
+    dict_columns::each(values, order, |v| match v {
         Some(v) => {
             out.push(map(v));
             defs.push(1);
         }
         None => defs.push(0),
-    };
-    match order {
-        Some(order) => order.iter().for_each(|&i| one(values[i as usize])),
-        None => values.iter().for_each(|&v| one(v)),
-    }
+    });
 }
 
 /// A string column: [`Sym`]s of the export's [`Strings`].
