@@ -8,8 +8,7 @@
 use std::path::Path;
 
 use cupmon_records::{
-    ActivityKind, BufferCompletion, DumpWriter, KernelRecord, Layout, MetaFile, Record,
-    RecordWriter,
+    ActivityKind, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordWriter,
 };
 
 use crate::fleet::{BUFFER, T0};
@@ -80,22 +79,13 @@ pub fn write(dir: &Path, kernels: u32, names: u32) -> Result<u64, cupmon_records
     let mut buffer = RecordWriter::with_capacity(Layout::cupti_13_0(), BUFFER);
     let (mut chunks, per_chunk) = (0u64, BUFFER / 216);
     let mut i = 0;
+    let mut records = Vec::with_capacity(per_chunk);
     while i < kernels {
-        buffer.clear();
-        let mut last = 0;
-        for _ in 0..per_chunk.min((kernels - i) as usize) {
-            let k = kernel(i, names);
-            last = last.max(k.end);
-            buffer.push(&Record::Kernel(k));
-            i += 1;
-        }
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: last + 1_000_000,
-            unix_completed_ns: last + 1_000_000,
-        };
-        writer.write_chunk(completion, buffer.as_bytes())?;
+        records.clear();
+        let n = per_chunk.min((kernels - i) as usize) as u32;
+        records.extend((i..i + n).map(|k| Record::Kernel(kernel(k, names))));
+        i += n;
+        crate::write::write_buffer(&mut writer, &mut buffer, &records)?;
         chunks += 1;
     }
     meta.set("chunks_written", chunks);

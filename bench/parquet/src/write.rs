@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use cupmon_records::{BufferCompletion, DumpWriter, Layout, MetaFile, RecordWriter};
+use cupmon_records::{BufferCompletion, DumpWriter, Layout, MetaFile, Record, RecordWriter};
 use serde_json::json;
 
 use crate::fleet::{functions, Fleet, RankStream, BUFFER, T0};
@@ -68,19 +68,7 @@ fn write_rank(run: &Path, fleet: &Fleet, rank: u32) -> Result<u64, cupmon_record
     let mut buffer = RecordWriter::with_capacity(layout, BUFFER);
     let (mut chunks, mut records) = (0u64, 0u64);
     while let Some(chunk) = stream.next_chunk() {
-        buffer.clear();
-        let mut last = 0;
-        for r in &chunk {
-            buffer.push(r);
-            last = last.max(r.span().map_or(0, |s| s.1));
-        }
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: last + 1_000_000,
-            unix_completed_ns: last + 1_000_000,
-        };
-        writer.write_chunk(completion, buffer.as_bytes())?;
+        write_buffer(&mut writer, &mut buffer, &chunk)?;
         chunks += 1;
         records += chunk.len() as u64;
     }
@@ -88,6 +76,29 @@ fn write_rank(run: &Path, fleet: &Fleet, rank: u32) -> Result<u64, cupmon_record
     writer.update_meta(&meta)?;
     writer.finish()?;
     Ok(records)
+}
+
+/// `records` as one activity buffer of `writer`'s dump, completed 1 ms after its
+/// last record ended (as CUPTI hands buffers over a little after).
+pub fn write_buffer(
+    writer: &mut DumpWriter,
+    buffer: &mut RecordWriter,
+    records: &[Record],
+) -> Result<(), cupmon_records::DumpError> {
+    buffer.clear();
+    let mut last = 0;
+    for r in records {
+        buffer.push(r);
+        last = last.max(r.span().map_or(0, |s| s.1));
+    }
+    let completion = BufferCompletion {
+        stream_id: 0,
+        context: 0,
+        cupti_completed_ns: last + 1_000_000,
+        unix_completed_ns: last + 1_000_000,
+    };
+    writer.write_chunk(completion, buffer.as_bytes())?;
+    Ok(())
 }
 
 /// `planted.json`: the slow rank of each minute, for the tests.
