@@ -19,6 +19,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -89,6 +90,13 @@ struct Launcher {
     cudaStream_t stream = nullptr;
     cudaGraphExec_t exec = nullptr;
     long kernels = 0;  // kernels launched by this thread (graph nodes count one each)
+    // Why a burst may end early or thin out (the H200 10-minute run 3 ended with one
+    // graph per thread after a gap): the longest single launch call (CUPTI or the
+    // driver blocking the launching thread), and the most the thread fell behind its
+    // pacing schedule (a thread that was not run, e.g. a frozen process).
+    double max_launch_s = 0;
+    double max_behind_s = 0;
+    double last_launch_s = 0;  // when the last launch returned, from the burst's start
 };
 
 static void launcher_loop(Launcher *l, const Options *o, Clock::time_point t0,
@@ -96,16 +104,20 @@ static void launcher_loop(Launcher *l, const Options *o, Clock::time_point t0,
     const int per_batch = o->graph > 0 ? o->graph : 256;
     const double thread_rate = o->rate > 0 ? o->rate / o->threads : 0;
     while (!stop->load(std::memory_order_relaxed)) {
+        double before = seconds_since(t0);
         if (o->graph > 0) {
             CHECK(cudaGraphLaunch(l->exec, l->stream));
         } else {
             for (int i = 0; i < per_batch; i++) empty_kernel<<<1, 1, 0, l->stream>>>();
         }
+        l->last_launch_s = seconds_since(t0);
+        l->max_launch_s = std::max(l->max_launch_s, l->last_launch_s - before);
         l->kernels += per_batch;
         if (thread_rate > 0) {
             // Pace to the target rate: sleep until this thread is back on schedule.
             double ahead = l->kernels / thread_rate - seconds_since(t0);
             if (ahead > 0) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+            else l->max_behind_s = std::max(l->max_behind_s, -ahead);
         }
         if (seconds_since(t0) >= o->burst_s) break;
     }
@@ -146,6 +158,9 @@ static int run_burst(const Options &o) {
 
     std::atomic<bool> stop{false};
     auto t0 = Clock::now();
+    // The burst's start on the wall clock, to set against the dump's Unix-ns times.
+    double start_unix_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     std::vector<std::thread> ts;
     for (auto &l : ls) ts.emplace_back(launcher_loop, &l, &o, t0, &stop);
     for (auto &t : ts) t.join();
@@ -155,13 +170,22 @@ static int run_burst(const Options &o) {
     CHECK(cudaGetLastError());
 
     long kernels = 0;
-    for (auto &l : ls) kernels += l.kernels;
+    double max_launch_s = 0, max_behind_s = 0, first_stop_s = 1e300;
+    for (auto &l : ls) {
+        kernels += l.kernels;
+        max_launch_s = std::max(max_launch_s, l.max_launch_s);
+        max_behind_s = std::max(max_behind_s, l.max_behind_s);
+        first_stop_s = std::min(first_stop_s, l.last_launch_s);
+    }
     printf("BENCH {\"workload\":\"empty_kernel\",\"mode\":\"burst\",\"pid\":%d,"
            "\"threads\":%d,\"graph\":%d,\"target_rate\":%.0f,\"seconds\":%.6f,"
            "\"launch_seconds\":%.6f,\"kernels\":%ld,\"warmup_kernels\":%ld,"
-           "\"total_kernels\":%ld,\"rate\":%.1f}\n",
+           "\"total_kernels\":%ld,\"rate\":%.1f,\"max_launch_call_s\":%.6f,"
+           "\"max_behind_schedule_s\":%.6f,\"first_thread_last_launch_s\":%.6f,"
+           "\"start_unix_s\":%.6f}\n",
            (int)getpid(), o.threads, o.graph, o.rate, total_s, launch_s, kernels, warm,
-           kernels + warm, kernels / total_s);
+           kernels + warm, kernels / total_s, max_launch_s, max_behind_s, first_stop_s,
+           start_unix_s);
     return 0;
 }
 

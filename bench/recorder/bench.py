@@ -118,13 +118,20 @@ def budget_run(scratch, seconds, rate, keep, vary=False):
            "--threads", "8", "--graph", "512", "--rate", str(rate)] + (["--vary"] if vary else [])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     samples = []
+    # The longest wait between two samples (meant to be 2 s): a longer one means this
+    # driver, and likely the workload beside it, was not run for that long (the
+    # machine or its processes paused), which explains a burst that ends early.
+    last_tick, max_gap = time.monotonic(), 0.0
     while p.poll() is None:
         time.sleep(2)
+        now = time.monotonic()
+        max_gap, last_tick = max(max_gap, now - last_tick), now
         for d in glob.glob(os.path.join(out, "*/")):
             samples.append((time.time(), dump_bytes(d)))
     so, se = p.communicate()
     dumps = glob.glob(os.path.join(out, "*/"))
-    res = {"part": "budget", "seconds": seconds, "exit": p.returncode, "err": se[-400:]}
+    res = {"part": "budget", "seconds": seconds, "exit": p.returncode, "err": se[-400:],
+           "max_sample_gap_s": round(max_gap, 2), "end_unix_s": round(time.time(), 3)}
     # The workload's own count of what it launched, to set against what was recorded.
     bench_lines = [l for l in so.splitlines() if l.startswith("BENCH ")]
     if bench_lines:

@@ -8,6 +8,8 @@ out=${OUT:-/tmp/budget-out}
 mkdir -p "$out"
 [ -f /tmp/budget.pid ] || { echo "FAIL: no /tmp/budget.pid: budget_start.sh did not run on this machine (a fresh machine?)"; exit 1; }
 pid=$(cat /tmp/budget.pid)
+# When this call began: set against budget_start.sh's last sample, the gap between the calls.
+echo "budget_finish: started at unix $(date +%s)"
 start=$SECONDS
 while kill -0 "$pid" 2>/dev/null; do
   if [ $((SECONDS - start)) -ge "$wait_s" ]; then
@@ -24,7 +26,7 @@ import json, sys
 for line in open(sys.argv[1]):
     if line.startswith("RESULT "):
         r = json.loads(line[7:])
-        keys = ["exit", "records", "dropped", "starvation_flushes", "final_bytes", "max_sampled_bytes",
+        keys = ["exit", "max_sample_gap_s", "end_unix_s", "records", "dropped", "starvation_flushes", "final_bytes", "max_sampled_bytes",
                 "keep_bytes", "retired", "workload", "unaccounted_kernels", "stats_last_2m_s", "slice_last_1s_s", "slice_kernels",
                 "stats_all_s", "report_s", "digests", "segments"]
         for k in keys:

@@ -23,10 +23,10 @@ while [ $((SECONDS - start)) -lt "$sample_s" ] && kill -0 "$(cat /tmp/budget.pid
   sleep 20
   d=$(ls -d /tmp/bench/budget/*/ 2>/dev/null | head -1)
   if [ -n "$d" ]; then
-    echo "t=$((SECONDS - start)) bytes=$(du -sb "$d" | cut -f1) segments=$(ls "$d/segments" | grep -c '\.cupmr$') digests=$(ls "$d/segments" | grep -c '\.digest$') load=$(cut -d' ' -f1 /proc/loadavg)"
+    echo "t=$((SECONDS - start)) unix=$(date +%s) bytes=$(du -sb "$d" | cut -f1) segments=$(ls "$d/segments" | grep -c '\.cupmr$') digests=$(ls "$d/segments" | grep -c '\.digest$') load=$(cut -d' ' -f1 /proc/loadavg)"
   else
-    echo "t=$((SECONDS - start)) no dump yet"
+    echo "t=$((SECONDS - start)) unix=$(date +%s) no dump yet"
   fi
 done | tee "$out/samples.txt"
-echo "budget_start: bench.py $(kill -0 "$(cat /tmp/budget.pid)" 2>/dev/null && echo 'still running' || echo 'ended'); log: /tmp/budget.log"
+echo "budget_start: at unix $(date +%s), bench.py $(kill -0 "$(cat /tmp/budget.pid)" 2>/dev/null && echo 'still running' || echo 'ended'); log: /tmp/budget.log"
 tail -3 /tmp/budget.log
