@@ -2,13 +2,15 @@
 //!
 //! usage:
 //!   bench-parquet gen RUN_DIR [--ranks 16] [--kernels-per-rank 3000] [--seconds 360]
-//!                 [--slow 1.25] [--seed 1]
+//!                 [--slow 1.25] [--seed 1] [--layout raw|segments]
 //!       a `cupmon run` output of RANKS dumps (8 ranks per host), a planted slow rank
-//!       per minute (RUN_DIR/planted.json)
+//!       per minute (RUN_DIR/planted.json), as raw files (default) or cupmon segments
 //!   bench-parquet export OUT DUMP_OR_RUN... [--runs 3]
 //!       cupmon_parquet::export_dump on each dump, one thread: CPU time (getrusage
 //!       RUSAGE_THREAD) of a decode-only walk and of the export, rows/s, bytes/row
 //!       (files, and column data without footers), bytes/row per column
+//!   bench-parquet decode DUMP_OR_RUN... [--runs 5]
+//!       the decode alone (walk_records, one thread): CPU s and ns per record
 //!   bench-parquet memory OUT [--ranks 16] [--kernels-per-rank 6250000] [--seconds 300]
 //!       the fleet's records fed straight to cupmon_parquet::RecordExport (no dump on
 //!       disk; the generator's time is not counted), then OUT/cupmon.sql
@@ -41,8 +43,8 @@ use fleet::Fleet;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench-parquet gen RUN_DIR [--ranks N] [--kernels-per-rank N] [--seconds S] [--slow F] [--seed N]\n       \
-         bench-parquet export OUT DUMP_OR_RUN... [--runs N]\n       \
+        "usage: bench-parquet gen RUN_DIR [--ranks N] [--kernels-per-rank N] [--seconds S] [--slow F] [--seed N] [--layout raw|segments]\n       \
+         bench-parquet export OUT DUMP_OR_RUN... [--runs N]\n       bench-parquet decode DUMP_OR_RUN... [--runs N]\n       \
          bench-parquet memory OUT [--ranks N] [--kernels-per-rank N] [--seconds S]\n       \
          bench-parquet pages FILE\n       \
          bench-parquet edges DUMP_DIR [--kernels N] [--names N]"
@@ -101,8 +103,16 @@ fn main() {
                 usage()
             };
             let fleet = fleet(&options, 3_000, 360.0);
+            let layout = match options.get("layout").map(String::as_str) {
+                None | Some("raw") => write::DumpLayout::Raw,
+                Some("segments") => write::DumpLayout::Segments,
+                Some(other) => {
+                    eprintln!("bench-parquet: --layout {other}: expected raw or segments");
+                    std::process::exit(2)
+                }
+            };
             let run = PathBuf::from(run);
-            write::write_run(&run, &fleet)
+            write::write_run(&run, &fleet, layout)
                 .and_then(|records| {
                     write::write_planted(&run, &fleet)?;
                     println!(
@@ -122,6 +132,12 @@ fn main() {
                 usage()
             }
             measure::export(out.into(), inputs, option(&options, "runs", 3))
+        }
+        "decode" => {
+            if positional.is_empty() {
+                usage()
+            }
+            measure::decode(&positional, option(&options, "runs", 5))
         }
         "encodings" => {
             encodings::run(

@@ -56,6 +56,33 @@ fn spread(v: &mut [f64], scale: f64) -> String {
     )
 }
 
+/// The decode alone (every record walked, nothing kept), `runs` times: what every
+/// reader of a dump pays before its own work (export, stats, traces).
+pub fn decode(inputs: &[String], runs: usize) -> Result<(), String> {
+    let dumps = dumps_of(inputs);
+    if dumps.is_empty() {
+        return Err("no dumps in the inputs".to_owned());
+    }
+    let (mut times, mut records) = (Vec::new(), 0u64);
+    for _ in 0..runs {
+        records = 0;
+        let t = cpu();
+        for d in &dumps {
+            let dump = Dump::open(d).map_err(|e| e.to_string())?;
+            walk_records(&dump, |_| {}, |_, _, _| records += 1).map_err(|e| e.to_string())?;
+        }
+        times.push(cpu() - t);
+    }
+    let mut per_record: Vec<f64> = times.iter().map(|s| s * 1e9 / records as f64).collect();
+    println!(
+        "{} dumps, {records} records, {runs} runs: decode CPU s {}, ns per record {}",
+        dumps.len(),
+        spread(&mut times, 1.0),
+        spread(&mut per_record, 1.0)
+    );
+    Ok(())
+}
+
 pub fn export(out: PathBuf, inputs: &[String], runs: usize) -> Result<(), String> {
     let dumps = dumps_of(inputs);
     if dumps.is_empty() {

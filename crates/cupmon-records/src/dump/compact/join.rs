@@ -10,19 +10,87 @@ use super::header::CompactHeader;
 use super::table::{KindEntry, MAX_DELTA_FIELDS};
 use crate::{ActivityKind, Layout};
 
+/// Records whose column values are decoded at a time: the values of one window of
+/// every column of a kind stay in the L1 cache (a whole buffer's, 8 bytes a value,
+/// would not), and each column is decoded one byte plane at a time.
+const WINDOW: usize = 256;
+
+/// The windows' value buffers, kept between buffers.
+#[derive(Debug, Default)]
+pub(crate) struct JoinScratch {
+    spare: Vec<Vec<u64>>,
+}
+
+impl JoinScratch {
+    fn take(&mut self, len: usize) -> Vec<u64> {
+        let mut v = self.spare.pop().unwrap_or_default();
+        v.clear();
+        v.resize(len, 0);
+        v
+    }
+
+    fn give_back(&mut self, kinds: Vec<KindColumns<'_>>) {
+        self.spare.extend(kinds.into_iter().map(|k| k.window));
+    }
+}
+
 /// One kind's columns within the section stream, and its decoding state.
 struct KindColumns<'a> {
     entry: KindEntry,
     ids: SplitColumn<'a>,
     deltas: Vec<SplitColumn<'a>>,
+    /// The values of records `window_start..window_end`: the template ids, then each
+    /// delta field's, `WINDOW` apart.
+    window: Vec<u64>,
+    window_start: usize,
+    window_end: usize,
     /// Row-major templates (`templates * unit` bytes, delta fields zero).
     shapes: Vec<u8>,
     /// Records of this kind rebuilt so far.
     next: usize,
     /// Per delta field: the last non-zero value of the field its `Prev` predictor names.
     last: [u64; MAX_DELTA_FIELDS],
-    /// Per delta field with a `TemplateStep` predictor: the last step per template.
-    steps: Vec<Vec<u64>>,
+    /// Per `TemplateStep` field (its slot in `plan`): the last step per template,
+    /// `templates` apart.
+    steps: Vec<u64>,
+    /// The delta fields' rules, resolved once per buffer.
+    plan: Vec<FieldOp>,
+    /// After each record: `last[j] = value of field i` where non-zero, per `(j, i)`.
+    prev_updates: Vec<(usize, usize)>,
+}
+
+/// How one delta field is rebuilt (its [`Predictor`], with indices resolved).
+#[derive(Debug, Clone, Copy)]
+struct FieldOp {
+    /// The field's index among the kind's delta fields.
+    j: usize,
+    offset: usize,
+    size: u8,
+    mask: u64,
+    rule: Rule,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// `last[j]`.
+    Prev,
+    /// Field `i` of this record.
+    Field(usize),
+    /// Field `i` of this record plus the template's last step, kept at `steps[slot * templates + id]`.
+    Step { i: usize, slot: usize },
+}
+
+impl KindColumns<'_> {
+    /// Decode the window of records from `start`.
+    fn fill_window(&mut self, start: usize) {
+        let n = WINDOW.min(self.entry.records as usize - start);
+        self.ids.values_at(start, &mut self.window[..n]);
+        for op in &self.plan {
+            let j = op.j;
+            self.deltas[j].values_at(start, &mut self.window[(j + 1) * WINDOW..][..n]);
+        }
+        (self.window_start, self.window_end) = (start, start + n);
+    }
 }
 
 /// Rebuild the buffer described by `header` from `sections` into `out` (cleared first).
@@ -30,6 +98,7 @@ pub(crate) fn join(
     sections: &[u8],
     header: &CompactHeader,
     layout: &Layout,
+    scratch: &mut JoinScratch,
     out: &mut Vec<u8>,
 ) -> Result<(), CompactError> {
     let mut cur = Cursor::new(sections);
@@ -67,6 +136,7 @@ pub(crate) fn join(
             let bytes = cur.take(u64::from(f.width) * records as u64, "delta column")?;
             deltas.push(SplitColumn::new(bytes, records, f.width));
         }
+        let window = scratch.take((entry.fields.len() + 1) * WINDOW);
         let mut last = [0; MAX_DELTA_FIELDS];
         for (l, f) in last.iter_mut().zip(&entry.fields) {
             *l = f.seed;
@@ -74,10 +144,15 @@ pub(crate) fn join(
         kinds.push(KindColumns {
             ids,
             deltas,
+            window,
+            window_start: 0,
+            window_end: 0,
             shapes: Vec::new(),
             next: 0,
             last,
             steps: Vec::new(),
+            plan: Vec::new(),
+            prev_updates: Vec::new(),
             entry,
         });
     }
@@ -128,6 +203,7 @@ pub(crate) fn join(
         rebuild(k, out)?;
     }
     out.extend_from_slice(tail);
+    scratch.give_back(kinds);
     Ok(())
 }
 
@@ -180,15 +256,51 @@ fn read_templates(cur: &mut Cursor<'_>, k: &mut KindColumns<'_>) -> Result<(), C
             });
         }
     }
-    k.steps = e
-        .fields
-        .iter()
-        .map(|f| match f.predictor {
-            Predictor::TemplateStep(_) => vec![0u64; t],
-            _ => Vec::new(),
-        })
-        .collect();
+    let mut slots = 0;
+    for (j, f) in e.fields.iter().enumerate() {
+        // A field stored in no bytes is zero in every record: the template already
+        // holds the zero, and a zero value updates no prediction.
+        if f.width == 0 {
+            continue;
+        }
+        let rule = match f.predictor {
+            Predictor::Prev(i) => {
+                k.prev_updates.push((j, i as usize));
+                Rule::Prev
+            }
+            Predictor::Field(i) => Rule::Field(i as usize),
+            Predictor::TemplateStep(i) => {
+                slots += 1;
+                Rule::Step {
+                    i: i as usize,
+                    slot: slots - 1,
+                }
+            }
+        };
+        let (offset, size) = (f.offset as usize, f.size);
+        let mask = delta::mask(size);
+        k.plan.push(FieldOp {
+            j,
+            offset,
+            size,
+            mask,
+            rule,
+        });
+    }
+    k.steps = vec![0u64; slots * t];
     Ok(())
+}
+
+/// `v`'s low `size` (4 or 8) bytes at `offset` of `rec`: fixed-size copies (a copy of
+/// a length known only at run time is a `memmove` call).
+#[inline(always)]
+fn put(rec: &mut [u8], offset: usize, size: u8, v: u64) {
+    // The kind table admits only these two (`KindEntry::read`).
+    if size == 8 {
+        rec[offset..offset + 8].copy_from_slice(&v.to_le_bytes());
+    } else {
+        rec[offset..offset + 4].copy_from_slice(&(v as u32).to_le_bytes());
+    }
 }
 
 /// Append the kind's next record: its template, then each delta field from its
@@ -196,8 +308,12 @@ fn read_templates(cur: &mut Cursor<'_>, k: &mut KindColumns<'_>) -> Result<(), C
 #[inline]
 fn rebuild(k: &mut KindColumns<'_>, out: &mut Vec<u8>) -> Result<(), CompactError> {
     let r = k.next;
+    if r >= k.window_end {
+        k.fill_window(r);
+    }
+    let w = r - k.window_start;
     let e = &k.entry;
-    let id = e.template_of(r, k.ids.get(r)) as u32;
+    let id = e.template_of(r, k.window[w]) as u32;
     if id >= e.templates {
         let (kind, templates) = (e.kind, e.templates);
         return Err(CompactError::TemplateId {
@@ -208,32 +324,32 @@ fn rebuild(k: &mut KindColumns<'_>, out: &mut Vec<u8>) -> Result<(), CompactErro
         });
     }
     let unit = e.unit as usize;
+    let t = e.templates as usize;
+    let id = id as usize;
     let start = out.len();
-    out.extend_from_slice(&k.shapes[id as usize * unit..][..unit]);
+    out.extend_from_slice(&k.shapes[id * unit..][..unit]);
     let rec = &mut out[start..];
     let mut values = [0u64; MAX_DELTA_FIELDS];
-    for (j, f) in e.fields.iter().enumerate() {
-        let m = delta::mask(f.size);
-        let pred = match f.predictor {
-            Predictor::Prev(_) => k.last[j],
-            Predictor::Field(i) => values[i as usize],
-            Predictor::TemplateStep(i) => {
-                values[i as usize].wrapping_add(k.steps[j][id as usize]) & m
-            }
+    for op in &k.plan {
+        let j = op.j;
+        let pred = match op.rule {
+            Rule::Prev => k.last[j],
+            Rule::Field(i) => values[i],
+            Rule::Step { i, slot } => values[i].wrapping_add(k.steps[slot * t + id]) & op.mask,
         };
-        let v = delta::decode(k.deltas[j].get(r), pred, f.size);
+        let v = delta::decode(k.window[(j + 1) * WINDOW + w], pred, op.size);
         values[j] = v;
-        let o = f.offset as usize;
-        rec[o..o + f.size as usize].copy_from_slice(&v.to_le_bytes()[..f.size as usize]);
-    }
-    for (j, f) in e.fields.iter().enumerate() {
-        match f.predictor {
-            Predictor::Prev(i) if values[i as usize] != 0 => k.last[j] = values[i as usize],
-            Predictor::TemplateStep(i) if values[j] != 0 && values[i as usize] != 0 => {
-                k.steps[j][id as usize] =
-                    values[j].wrapping_sub(values[i as usize]) & delta::mask(f.size);
+        put(rec, op.offset, op.size, v);
+        if let Rule::Step { i, slot } = op.rule {
+            if v != 0 && values[i] != 0 {
+                k.steps[slot * t + id] = v.wrapping_sub(values[i]) & op.mask;
             }
-            _ => {}
+        }
+    }
+    for &(j, i) in &k.prev_updates {
+        let v = values[i];
+        if v != 0 {
+            k.last[j] = v;
         }
     }
     k.next += 1;

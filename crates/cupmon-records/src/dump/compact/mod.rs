@@ -206,6 +206,7 @@ pub struct ChunkDecompressor {
     layout: Layout,
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     sections: Vec<u8>,
+    join: join::JoinScratch,
 }
 
 impl std::fmt::Debug for ChunkDecompressor {
@@ -222,6 +223,7 @@ impl ChunkDecompressor {
             layout,
             zstd: None,
             sections: Vec::new(),
+            join: join::JoinScratch::default(),
         }
     }
 
@@ -263,7 +265,7 @@ impl ChunkDecompressor {
                 out.extend_from_slice(sections);
                 Ok(())
             }
-            Transform::Columns => join::join(sections, &header, &self.layout, out),
+            Transform::Columns => join::join(sections, &header, &self.layout, &mut self.join, out),
         }
     }
 

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::delta::Predictor;
 use super::header::{Codec, CompactHeader, Transform};
-use super::join::join;
+use super::join::{join, JoinScratch};
 use super::split::Splitter;
 use crate::kinds::{decodable_kinds, family_of};
 use crate::Layout;
@@ -49,6 +49,16 @@ fn buffer(layout: Layout, seed: u64, records: usize) -> Vec<u8> {
 }
 
 fn round_trip_forced(data: &[u8], layout: Layout, pick: fn(&[Predictor]) -> Predictor) {
+    round_trip_with(data, layout, pick, &mut JoinScratch::default());
+}
+
+/// [`round_trip_forced`] with the decoder's scratch of earlier buffers.
+fn round_trip_with(
+    data: &[u8],
+    layout: Layout,
+    pick: fn(&[Predictor]) -> Predictor,
+    scratch: &mut JoinScratch,
+) {
     let mut splitter = Splitter::default();
     splitter.force = Some(pick);
     let mut sections = Vec::new();
@@ -64,7 +74,7 @@ fn round_trip_forced(data: &[u8], layout: Layout, pick: fn(&[Predictor]) -> Pred
         body_len: sections.len() as u32,
     };
     let mut out = Vec::new();
-    join(&sections, &header, &layout, &mut out).unwrap();
+    join(&sections, &header, &layout, scratch, &mut out).unwrap();
     assert!(
         out == data,
         "{} bytes came back as {}",
@@ -106,6 +116,19 @@ fn every_predictor_round_trips_in_every_layout() {
         let data = buffer(layout, u64::from(g.api_versions.1), 400);
         for pick in PICKS {
             round_trip_forced(&data, layout, pick);
+        }
+    }
+}
+
+#[test]
+fn records_past_the_decode_window_and_a_reused_scratch_round_trip() {
+    // Thousands of records of each kind cross the decoder's window of column values
+    // many times; the smaller buffers after them reuse its scratch.
+    let layout = Layout::cupti_13_0();
+    let mut scratch = JoinScratch::default();
+    for (seed, records) in [(7u64, 40_000usize), (8, 3), (9, 700), (10, 257)] {
+        for pick in PICKS {
+            round_trip_with(&buffer(layout, seed, records), layout, pick, &mut scratch);
         }
     }
 }
