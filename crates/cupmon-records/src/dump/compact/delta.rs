@@ -83,25 +83,25 @@ pub(crate) fn encode(v: u64, pred: u64, size: u8) -> u64 {
 }
 
 /// Inverse of [`encode`].
-#[inline(always)]
+#[cfg(test)]
 pub(crate) fn decode(e: u64, pred: u64, size: u8) -> u64 {
+    decode_masked(e, pred, mask(size))
+}
+
+/// [`decode`] for a field whose [`mask`] is `m` (the decoder's hot path: the mask
+/// computed once per buffer, not per value).
+#[inline(always)]
+pub(crate) fn decode_masked(e: u64, pred: u64, m: u64) -> u64 {
     if e == 0 {
         return 0;
     }
-    let m = mask(size);
-    let v = pred.wrapping_add(unzigzag_sized(e - 1, size)) & m;
+    let v = pred.wrapping_add(unzigzag(e - 1) & m) & m;
     if v == 0 {
         // `e` is zero's image, taken by the value that maps to zigzag = all ones.
-        pred.wrapping_add(unzigzag_sized(m, size)) & m
+        pred.wrapping_add(unzigzag(m) & m) & m
     } else {
         v
     }
-}
-
-/// [`unzigzag`] of a `size`-byte zigzag value, as a `size`-byte difference.
-#[inline(always)]
-fn unzigzag_sized(z: u64, size: u8) -> u64 {
-    unzigzag(z) & mask(size)
 }
 
 /// Bytes needed to store `max`, the largest value of a column.

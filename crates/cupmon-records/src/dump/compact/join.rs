@@ -337,7 +337,7 @@ fn rebuild(k: &mut KindColumns<'_>, out: &mut Vec<u8>) -> Result<(), CompactErro
             Rule::Field(i) => values[i],
             Rule::Step { i, slot } => values[i].wrapping_add(k.steps[slot * t + id]) & op.mask,
         };
-        let v = delta::decode(k.window[(j + 1) * WINDOW + w], pred, op.size);
+        let v = delta::decode_masked(k.window[(j + 1) * WINDOW + w], pred, op.mask);
         values[j] = v;
         put(rec, op.offset, op.size, v);
         if let Rule::Step { i, slot } = op.rule {
