@@ -2,7 +2,7 @@
 # Two builds of bench-parquet measured alternately on the same data, pinned to one
 # core: the before/after tables of bench/parquet/RESULTS.md. Build each binary
 # (cargo build --release -p cupmon-bench-parquet) and copy target/release/bench-parquet
-# aside first. Scratch data goes to $WORK (default /tmp/pqbench-ab).
+# aside first; both need `gen --layout` and `decode` (this bench's own commands). Scratch data goes to $WORK (default /tmp/pqbench-ab).
 #
 # usage: bench/parquet/ab.sh BEFORE_BIN AFTER_BIN [ROUNDS]   (default 3 rounds)
 set -euo pipefail
@@ -29,6 +29,16 @@ for r in $(seq "$rounds"); do
     bin=$before; [ $b = after ] && bin=$after
     echo "round $r $b:"
     "${pin[@]}" "$bin" export "$work/fleet4m-out" "$work/fleet4m" --runs 3 | grep -E 'CPU s|rows/s|kernels '
+  done
+done
+
+say "16 dumps as cupmon's segments (the monitor's default layout), 4M kernels, $rounds rounds"
+"$after" gen "$work/seg4m" --ranks 16 --kernels-per-rank 250000 --seconds 360 --layout segments >/dev/null
+for r in $(seq "$rounds"); do
+  for b in before after; do
+    bin=$before; [ $b = after ] && bin=$after
+    echo "round $r $b: $("${pin[@]}" "$bin" decode "$work/seg4m" --runs 3)"
+    "${pin[@]}" "$bin" export "$work/seg4m-out" "$work/seg4m" --runs 3 | grep -E 'CPU s|rows/s|kernels '
   done
 done
 
