@@ -50,8 +50,8 @@ struct KindColumns<'a> {
     next: usize,
     /// Per delta field: the last non-zero value of the field its `Prev` predictor names.
     last: [u64; MAX_DELTA_FIELDS],
-    /// Per `TemplateStep` field (its slot in `plan`): the last step per template,
-    /// `templates` apart.
+    /// The last step per template of each `TemplateStep` field (numbered in field
+    /// order: its `slot`), `templates` apart.
     steps: Vec<u64>,
     /// The delta fields' rules, resolved once per buffer.
     plan: Vec<FieldOp>,
@@ -76,7 +76,8 @@ enum Rule {
     Prev,
     /// Field `i` of this record.
     Field(usize),
-    /// Field `i` of this record plus the template's last step, kept at `steps[slot * templates + id]`.
+    /// Field `i` of this record plus the template's last step, kept at
+    /// `steps[slot * templates + id]`.
     Step { i: usize, slot: usize },
 }
 
