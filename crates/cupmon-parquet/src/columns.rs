@@ -67,10 +67,21 @@ pub trait Column: Default + std::fmt::Debug {
     ) -> Result<(), ParquetError>;
 }
 
-/// `values` in `order`, into `out`.
-pub(crate) fn gather<T: Copy>(values: &[T], order: &[u32], out: &mut Vec<T>) {
-    out.clear();
-    out.extend(order.iter().map(|&i| values[i as usize]));
+/// `values` in write order: themselves when the rows are already in it (no copy),
+/// else gathered into `buf`.
+pub(crate) fn in_order<'v, T: Copy>(
+    values: &'v [T],
+    order: Option<&[u32]>,
+    buf: &'v mut Vec<T>,
+) -> &'v [T] {
+    match order {
+        None => values,
+        Some(order) => {
+            buf.clear();
+            buf.extend(order.iter().map(|&i| values[i as usize]));
+            buf
+        }
+    }
 }
 
 /// `len`, `clear` and `reserve` of a [`Column`] that is one `Vec` (`self.0`).
@@ -120,18 +131,8 @@ macro_rules! plain_column {
                 if enc == Enc::Delta && $delta(&self.0, ctx, scratch, out)? {
                     return Ok(());
                 }
-                let values = match ctx.order {
-                    // Rows already in time order: no copy.
-                    None => &self.0[..],
-                    Some(order) => {
-                        gather(&self.0, order, &mut scratch.$scratch);
-                        &scratch.$scratch[..]
-                    }
-                };
-                out.with_writer(|w| {
-                    w.typed::<$parquet>().write_batch(values, None, None)?;
-                    Ok(())
-                })
+                let values = in_order(&self.0, ctx.order, &mut scratch.$scratch);
+                out.write_batch::<$parquet>(values, None)
             }
         }
     };
@@ -175,10 +176,7 @@ impl Column for U32Col {
             None => values.extend(self.0.iter().map(|&v| i64::from(v))),
             Some(order) => values.extend(order.iter().map(|&i| i64::from(self.0[i as usize]))),
         }
-        out.with_writer(|w| {
-            w.typed::<Int64Type>().write_batch(values, None, None)?;
-            Ok(())
-        })
+        out.write_batch::<Int64Type>(values, None)
     }
 }
 
@@ -222,16 +220,7 @@ impl Column for BoolCol {
         scratch: &mut Scratch,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        let values = match ctx.order {
-            None => &self.0[..],
-            Some(order) => {
-                gather(&self.0, order, &mut scratch.bools);
-                &scratch.bools[..]
-            }
-        };
-        out.with_writer(|w| {
-            w.typed::<BoolType>().write_batch(values, None, None)?;
-            Ok(())
-        })
+        let values = in_order(&self.0, ctx.order, &mut scratch.bools);
+        out.write_batch::<BoolType>(values, None)
     }
 }

@@ -5,7 +5,7 @@
 //! small buffer, so a million rows clone nothing.
 
 use parquet::basic::Type as PhysicalType;
-use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int32Type, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedColumnWriter;
 
@@ -158,47 +158,32 @@ fn with_crate(
         let defs = ty.nullable().then(|| &scratch.defs[..k]);
         let m = if present { k } else { 0 };
         match (value, ty.physical()) {
-            (Constant::I32(v), _) => {
-                w.typed::<Int32Type>().write_batch_with_statistics(
-                    &scratch.i32s[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
-            (Constant::I64(v), _) => {
-                w.typed::<Int64Type>().write_batch_with_statistics(
-                    &scratch.i64s[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
-            }
+            (Constant::I32(v), _) => batch_of::<Int32Type>(w, &scratch.i32s[..m], defs, Some(v))?,
+            (Constant::I64(v), _) => batch_of::<Int64Type>(w, &scratch.i64s[..m], defs, Some(v))?,
             (Constant::Str(v), _) => {
-                w.typed::<ByteArrayType>().write_batch_with_statistics(
-                    &scratch.bytes[..m],
-                    defs,
-                    None,
-                    Some(v),
-                    Some(v),
-                    Some(1),
-                )?;
+                batch_of::<ByteArrayType>(w, &scratch.bytes[..m], defs, Some(v))?
             }
-            (Constant::Null, parquet::basic::Type::INT32) => {
-                w.typed::<Int32Type>().write_batch(&[], defs, None)?;
-            }
-            (Constant::Null, parquet::basic::Type::INT64) => {
-                w.typed::<Int64Type>().write_batch(&[], defs, None)?;
-            }
-            (Constant::Null, _) => {
-                w.typed::<ByteArrayType>().write_batch(&[], defs, None)?;
-            }
+            (Constant::Null, PhysicalType::INT32) => batch_of::<Int32Type>(w, &[], defs, None)?,
+            (Constant::Null, PhysicalType::INT64) => batch_of::<Int64Type>(w, &[], defs, None)?,
+            (Constant::Null, _) => batch_of::<ByteArrayType>(w, &[], defs, None)?,
         }
         left -= k;
     }
+    Ok(())
+}
+
+/// One batch of a constant column through the crate's writer of `T`: with the
+/// value as its statistics (one distinct value), or NULLs only (`value` None).
+fn batch_of<T: DataType>(
+    w: &mut SerializedColumnWriter<'_>,
+    values: &[T::T],
+    defs: Option<&[i16]>,
+    value: Option<&T::T>,
+) -> Result<(), ParquetError> {
+    let t = w.typed::<T>();
+    match value {
+        Some(v) => t.write_batch_with_statistics(values, defs, None, Some(v), Some(v), Some(1))?,
+        None => t.write_batch(values, defs, None)?,
+    };
     Ok(())
 }

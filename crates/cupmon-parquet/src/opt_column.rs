@@ -4,7 +4,7 @@
 use parquet::data_type::Int64Type;
 use parquet::errors::ParquetError;
 
-use crate::columns::{gather, Column, Scratch, WriteCtx};
+use crate::columns::{in_order, Column, Scratch, WriteCtx};
 use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 use crate::{delta_columns, dict_columns};
@@ -118,13 +118,7 @@ impl Column for OptI64Col {
             &[]
         } else if self.nulls == 0 {
             defs.resize(n, 1);
-            match ctx.order {
-                None => &self.values,
-                Some(order) => {
-                    gather(&self.values, order, i64s);
-                    i64s
-                }
-            }
+            in_order(&self.values, ctx.order, i64s)
         } else {
             i64s.clear();
             let one = |i: usize| {
@@ -138,10 +132,6 @@ impl Column for OptI64Col {
             dict_columns::each_row(ctx.order, n, one);
             i64s
         };
-        out.with_writer(|w| {
-            w.typed::<Int64Type>()
-                .write_batch(values, Some(defs), None)?;
-            Ok(())
-        })
+        out.write_batch::<Int64Type>(values, Some(defs))
     }
 }

@@ -7,6 +7,7 @@ use std::fs::File;
 use bytes::Bytes;
 use parquet::basic::{Encoding, Type as PhysicalType};
 use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::DataType;
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::writer::{SerializedColumnWriter, SerializedRowGroupWriter};
@@ -117,6 +118,19 @@ impl<'a, 'b> RowGroupOut<'a, 'b> {
         w.close()?;
         self.next += 1;
         Ok(())
+    }
+
+    /// `values` (with definition levels `defs` for a nullable column) as the next
+    /// column, through the crate's writer of `T`.
+    pub fn write_batch<T: DataType>(
+        &mut self,
+        values: &[T::T],
+        defs: Option<&[i16]>,
+    ) -> Result<(), ParquetError> {
+        self.with_writer(|w| {
+            w.typed::<T>().write_batch(values, defs, None)?;
+            Ok(())
+        })
     }
 
     /// The next column as a chunk encoded elsewhere.

@@ -108,10 +108,7 @@ impl Column for StrCol {
             Some(order) => bytes.extend(order.iter().map(|&i| value(self.0[i as usize]))),
             None => bytes.extend(self.0.iter().map(|&s| value(s))),
         }
-        out.with_writer(|w| {
-            w.typed::<ByteArrayType>().write_batch(bytes, None, None)?;
-            Ok(())
-        })
+        out.write_batch::<ByteArrayType>(bytes, None)
     }
 }
 
@@ -194,10 +191,6 @@ impl Column for OptStrCol {
                 defs,
             );
         }
-        out.with_writer(|w| {
-            w.typed::<ByteArrayType>()
-                .write_batch(bytes, Some(defs), None)?;
-            Ok(())
-        })
+        out.write_batch::<ByteArrayType>(bytes, Some(defs))
     }
 }
