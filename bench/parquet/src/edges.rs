@@ -85,7 +85,7 @@ pub fn write(dir: &Path, kernels: u32, names: u32) -> Result<u64, cupmon_records
         let n = per_chunk.min((kernels - i) as usize) as u32;
         records.extend((i..i + n).map(|k| Record::Kernel(kernel(k, names))));
         i += n;
-        crate::write::write_buffer(&mut writer, &mut buffer, &records)?;
+        crate::write::write_buffer(&mut writer, &mut buffer, &records, None)?;
         chunks += 1;
     }
     meta.set("chunks_written", chunks);

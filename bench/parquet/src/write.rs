@@ -108,10 +108,8 @@ fn write_rank(
     let mut buffer = RecordWriter::with_capacity(layout, BUFFER);
     let (mut chunks, mut records) = (0u64, 0u64);
     while let Some(chunk) = stream.next_chunk() {
-        match dump_layout {
-            DumpLayout::Raw => write_buffer(&mut writer, &mut buffer, &chunk)?,
-            DumpLayout::Segments => write_frame(&mut writer, &mut buffer, layout, &chunk)?,
-        }
+        let frame = (dump_layout == DumpLayout::Segments).then_some(layout);
+        write_buffer(&mut writer, &mut buffer, &chunk, frame)?;
         chunks += 1;
         records += chunk.len() as u64;
     }
@@ -122,41 +120,35 @@ fn write_rank(
 }
 
 /// `records` as one activity buffer of `writer`'s dump, completed 1 ms after its
-/// last record ended (as CUPTI hands buffers over a little after).
+/// last record ended (as CUPTI hands buffers over a little after): a raw chunk, or
+/// with `frame` (the dump's layout) a frame of the active segment with its time
+/// index and digest, as the monitor's dump writer adds a completed buffer.
 pub fn write_buffer(
     writer: &mut DumpWriter,
     buffer: &mut RecordWriter,
     records: &[Record],
-) -> Result<(), cupmon_records::DumpError> {
-    buffer.clear();
-    let mut last = 0;
-    for r in records {
-        buffer.push(r);
-        last = last.max(r.span().map_or(0, |s| s.1));
-    }
-    writer.write_chunk(completed_after(last), buffer.as_bytes())?;
-    Ok(())
-}
-
-/// `records` as one frame of `writer`'s active segment, with its time index and
-/// digest, as the monitor's dump writer adds a completed buffer.
-fn write_frame(
-    writer: &mut DumpWriter,
-    buffer: &mut RecordWriter,
-    layout: Layout,
-    records: &[Record],
+    frame: Option<Layout>,
 ) -> Result<(), cupmon_records::DumpError> {
     buffer.clear();
     let mut index = FrameIndex::default();
     let mut last = 0;
     for r in records {
         buffer.push(r);
-        index.add(r);
-        writer.digest_record(r);
         last = last.max(r.span().map_or(0, |s| s.1));
+        if frame.is_some() {
+            index.add(r);
+            writer.digest_record(r);
+        }
     }
     let completion = completed_after(last);
-    writer.write_buffer(completion, buffer.as_bytes(), Some(layout), &index, false)?;
+    match frame {
+        None => {
+            writer.write_chunk(completion, buffer.as_bytes())?;
+        }
+        Some(layout) => {
+            writer.write_buffer(completion, buffer.as_bytes(), Some(layout), &index, false)?;
+        }
+    }
     Ok(())
 }
 
