@@ -76,14 +76,21 @@ def cupmon_cmd(*args: str, **kw) -> subprocess.CompletedProcess:
     )
 
 
+def bench_parquet() -> Path:
+    """bench/parquet's generator (``CUPMON_BENCH_PARQUET`` or the debug build); the
+    test is SKIPPED, loudly, without it."""
+    env = os.environ.get("CUPMON_BENCH_PARQUET")
+    gen = Path(env) if env else ROOT / "target" / "debug" / "bench-parquet"
+    if not gen.is_file():
+        loud_skip(f"no bench-parquet at {gen} (cargo build -p cupmon-bench-parquet)")
+    return gen
+
+
 @pytest.fixture(scope="session")
 def fleet_export(tmp_path_factory) -> tuple[Path, dict]:
     """A synthetic 16-rank run (bench/parquet's generator: 6 minutes, a planted slow
     rank per minute) exported with ``cupmon export-parquet``: (OUT, planted.json)."""
-    env = os.environ.get("CUPMON_BENCH_PARQUET")
-    gen = Path(env) if env else ROOT / "target" / "debug" / "bench-parquet"
-    if not gen.is_file():
-        loud_skip(f"no fleet generator at {gen} (cargo build -p cupmon-bench-parquet)")
+    gen = bench_parquet()
     base = tmp_path_factory.mktemp("fleet")
     run, out = base / "run", base / "out"
     subprocess.run(

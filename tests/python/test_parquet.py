@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_NAMES, FIXTURES, ROOT, cupmon_cmd, loud_skip
+from conftest import FIXTURE_NAMES, FIXTURES, ROOT, bench_parquet, cupmon_cmd, loud_skip
 
 GOLDEN = ROOT / "tests" / "python" / "golden" / "parquet_fixtures.json"
 MINUTE = 60_000_000_000
@@ -177,10 +177,7 @@ def parquet_kernels(con, files: str, where: str = "") -> list[tuple]:
 def edges_export(tmp_path_factory) -> tuple:
     """bench/parquet's edge-case dump (150,000 kernels: two page boundaries in one
     file, 70,000 names, NULL graph ids and collectives among values), exported."""
-    env = os.environ.get("CUPMON_BENCH_PARQUET")
-    gen = Path(env) if env else ROOT / "target" / "debug" / "bench-parquet"
-    if not gen.is_file():
-        loud_skip(f"no bench-parquet at {gen} (cargo build -p cupmon-bench-parquet)")
+    gen = bench_parquet()
     base = tmp_path_factory.mktemp("edges")
     dump, out = base / "dump", base / "out"
     subprocess.run([str(gen), "edges", str(dump)], check=True, capture_output=True)
