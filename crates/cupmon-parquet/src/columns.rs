@@ -101,8 +101,10 @@ macro_rules! vec_column_basics {
 
 pub(crate) use vec_column_basics;
 
-macro_rules! plain_column {
-    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident, $delta:ident) => {
+/// A column buffer that is one `Vec<$t>` (`self.0`): the struct and its `push`.
+macro_rules! vec_column {
+    ($(#[$attr:meta])* $name:ident, $t:ty) => {
+        $(#[$attr])*
         #[derive(Debug, Default)]
         pub struct $name(pub Vec<$t>);
 
@@ -112,6 +114,14 @@ macro_rules! plain_column {
                 self.0.push(v);
             }
         }
+    };
+}
+
+pub(crate) use vec_column;
+
+macro_rules! plain_column {
+    ($name:ident, $t:ty, $ty:ident, $parquet:ty, $scratch:ident, $delta:ident) => {
+        vec_column!($name, $t);
 
         impl Column for $name {
             const TYPE: ColType = ColType::$ty;
@@ -141,17 +151,12 @@ macro_rules! plain_column {
 plain_column!(I32Col, i32, I32, Int32Type, i32s, no_delta);
 plain_column!(I64Col, i64, I64, Int64Type, i64s, own_delta);
 
-/// CUPTI's u32 ids (devices, contexts, streams, correlation ids) as INT64 columns:
-/// half the memory, and half the stores per row, of an [`I64Col`].
-#[derive(Debug, Default)]
-pub struct U32Col(pub Vec<u32>);
-
-impl U32Col {
-    #[inline]
-    pub fn push(&mut self, v: u32) {
-        self.0.push(v);
-    }
-}
+vec_column!(
+    /// CUPTI's u32 ids (devices, contexts, streams, correlation ids) as INT64
+    /// columns: half the memory, and half the stores per row, of an [`I64Col`].
+    U32Col,
+    u32
+);
 
 impl Column for U32Col {
     const TYPE: ColType = ColType::I64;
@@ -200,15 +205,11 @@ fn no_delta(
     Ok(false)
 }
 
-/// A boolean column (few rows: the `dumps` dataset).
-#[derive(Debug, Default)]
-pub struct BoolCol(pub Vec<bool>);
-
-impl BoolCol {
-    pub fn push(&mut self, v: bool) {
-        self.0.push(v);
-    }
-}
+vec_column!(
+    /// A boolean column (few rows: the `dumps` dataset).
+    BoolCol,
+    bool
+);
 
 impl Column for BoolCol {
     const TYPE: ColType = ColType::Bool;

@@ -8,7 +8,7 @@ use parquet::data_type::{ByteArray, ByteArrayType};
 use parquet::errors::ParquetError;
 use rustc_hash::FxHashMap;
 
-use crate::columns::{vec_column_basics, Column, Scratch, WriteCtx};
+use crate::columns::{vec_column, vec_column_basics, Column, Scratch, WriteCtx};
 use crate::dict_columns;
 use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
@@ -77,16 +77,11 @@ fn gather_opt<T: Copy, U>(
     });
 }
 
-/// A string column: [`Sym`]s of the export's [`Strings`].
-#[derive(Debug, Default)]
-pub struct StrCol(pub Vec<Sym>);
-
-impl StrCol {
-    #[inline]
-    pub fn push(&mut self, v: Sym) {
-        self.0.push(v);
-    }
-}
+vec_column!(
+    /// A string column: [`Sym`]s of the export's [`Strings`].
+    StrCol,
+    Sym
+);
 
 impl Column for StrCol {
     const TYPE: ColType = ColType::Str;
