@@ -32,6 +32,8 @@ pub struct Scratch {
     /// A row group's write order: its sort buffers, then the rows.
     pub(crate) row_order: crate::row_order::RowOrder,
     pub(crate) rows_in_order: Vec<u32>,
+    /// Per launch shape, its dictionary index in the column being written.
+    pub(crate) shape_slots: Vec<u32>,
 }
 
 /// Kept for the next export, like the row buffers (every buffer is cleared before
@@ -44,11 +46,13 @@ impl crate::pool::Reusable for Scratch {
 }
 
 /// What a column writer needs to write one column of a row group.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct WriteCtx<'a> {
     /// Row order (indices into the buffer); `None`: as pushed.
     pub order: Option<&'a [u32]>,
     pub strings: &'a Strings,
+    /// The rows' launch shapes, in a dataset that has them (kernels).
+    pub shapes: Option<&'a crate::shapes::ShapeRows<'a>>,
 }
 
 /// A column buffer of one [`ColType`].

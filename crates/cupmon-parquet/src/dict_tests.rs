@@ -80,7 +80,11 @@ fn write(
     for (spec, value) in RUN_COLUMNS.iter().zip(run) {
         write_constant(spec.ty, enc(spec.enc), value, rows, &mut scratch, &mut out).unwrap();
     }
-    let ctx = WriteCtx { order, strings };
+    let ctx = WriteCtx {
+        order,
+        strings,
+        shapes: None,
+    };
     let s = &mut scratch;
     table.name.write(enc(Enc::Dict), &ctx, s, &mut out).unwrap();
     table

@@ -113,16 +113,27 @@ impl LocalDict {
     /// One value (rows with NULLs among them).
     #[inline]
     pub fn push_int(&mut self, v: i64) {
-        let i = match self.keys {
+        let i = self.index_int(v);
+        self.indices.push(i);
+    }
+
+    /// The index of `v` (rows mapped through their launch shape, `crate::shapes`).
+    #[inline]
+    pub fn index_int(&mut self, v: i64) -> u32 {
+        match self.keys {
             Keys::Dense { base } => dense(&mut self.slots, &mut self.entries, v, base),
             Keys::Sparse => sparse(&mut self.map, &mut self.entries, v),
-        };
-        self.indices.push(i);
+        }
+    }
+
+    #[inline]
+    pub fn index_sym(&mut self, s: Sym) -> u32 {
+        dense(&mut self.slots, &mut self.entries, i64::from(s.id()), 0)
     }
 
     #[inline]
     pub fn push_sym(&mut self, s: Sym) {
-        let i = dense(&mut self.slots, &mut self.entries, i64::from(s.id()), 0);
+        let i = self.index_sym(s);
         self.indices.push(i);
     }
 

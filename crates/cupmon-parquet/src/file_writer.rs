@@ -157,7 +157,12 @@ impl ParquetFile {
             for (spec, value) in run_specs.iter().zip(run) {
                 write_constant(spec.ty, spec.enc, value, n, scratch, &mut out)?;
             }
-            rows.write_own(&WriteCtx { order, strings }, scratch, &mut out)?;
+            let ctx = WriteCtx {
+                order,
+                strings,
+                shapes: None,
+            };
+            rows.write_own(&ctx, scratch, &mut out)?;
             rg.close()?;
             Ok(())
         })();

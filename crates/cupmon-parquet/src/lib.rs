@@ -49,6 +49,7 @@ mod row_group;
 mod row_order;
 mod run_info;
 mod schema;
+mod shapes;
 mod sink;
 mod sql;
 mod state;

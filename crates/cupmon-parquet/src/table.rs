@@ -40,17 +40,20 @@ impl<R: Rows> crate::pool::Reusable for R {
 
 /// Declares a dataset: `dataset! { Name = "dir", time = column, "doc", { col: Type
 /// [Enc] "doc", ... } }` gives `struct Name` with a public buffer per column
-/// (`I64Col`, `StrCol`, ...) and its [`Rows`] implementation.
+/// (`I64Col`, `StrCol`, ...) and its [`Rows`] implementation. With `shapes =
+/// field`, the struct also holds a [`crate::shapes::ShapeTable`] for its
+/// `Shaped` columns.
 macro_rules! dataset {
     (
         $(#[$meta:meta])*
-        $name:ident = $dir:literal, time = $time:ident, $doc:literal,
-        { $($col:ident : $ty:ident [$enc:ident] $cdoc:literal,)* }
+        $name:ident = $dir:literal, time = $time:ident, $(shapes = $shapes:ident,)? $doc:literal,
+        { $($col:ident : $ty:ty [$enc:ident] $cdoc:literal,)* }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Default)]
         pub struct $name {
-            $(pub $col: $crate::columns::$ty,)*
+            $(pub $col: $ty,)*
+            $(pub $shapes: $crate::shapes::ShapeTable,)?
         }
 
         impl $crate::table::Rows for $name {
@@ -59,7 +62,7 @@ macro_rules! dataset {
                 doc: $doc,
                 columns: &[$($crate::schema::ColumnSpec {
                     name: stringify!($col),
-                    ty: <$crate::columns::$ty as $crate::columns::Column>::TYPE,
+                    ty: <$ty as $crate::columns::Column>::TYPE,
                     enc: $crate::schema::Enc::$enc,
                     doc: $cdoc,
                 },)*],
@@ -71,10 +74,12 @@ macro_rules! dataset {
 
             fn clear(&mut self) {
                 $($crate::columns::Column::clear(&mut self.$col);)*
+                $(self.$shapes.clear();)?
             }
 
             fn reserve(&mut self, additional: usize) {
                 $($crate::columns::Column::reserve(&mut self.$col, additional);)*
+                $(self.$shapes.reserve(additional);)?
             }
 
             fn room(&self) -> usize {
@@ -91,6 +96,13 @@ macro_rules! dataset {
                 scratch: &mut $crate::columns::Scratch,
                 out: &mut $crate::row_group::RowGroupOut<'_, '_>,
             ) -> Result<(), parquet::errors::ParquetError> {
+                #[allow(unused_mut)]
+                let mut ctx = *ctx;
+                $(
+                    let shape_rows = self.$shapes.in_write_order(ctx.order);
+                    ctx.shapes = Some(&shape_rows);
+                )?
+                let ctx = &ctx;
                 $(
                     $crate::columns::Column::write(
                         &self.$col,

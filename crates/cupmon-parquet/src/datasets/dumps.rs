@@ -3,6 +3,7 @@
 //! range, rows). A dump exported several times as it grew has a row per export;
 //! `cupmon.sql`'s `dumps` view folds them into one row per dump.
 
+use crate::columns::{BoolCol, I64Col, OptI64Col, OptStrCol, StrCol};
 use crate::table::dataset;
 
 dataset! {

@@ -8,33 +8,34 @@ use cupmon_records::nccl::NcclKernel;
 use cupmon_records::KernelRecord;
 
 use super::{duration, nonzero};
-use crate::columns::Sym;
+use crate::columns::{I64Col, OptI64Col, OptStrCol, Sym, U32Col};
 use crate::correlations::{Correlate, Correlations};
+use crate::shapes::{self, Shape, Shaped};
 use crate::table::dataset;
 
 dataset! {
     /// Kernel rows.
-    KernelRows = "kernels", time = start_ns,
+    KernelRows = "kernels", time = start_ns, shapes = shapes,
     "one row per kernel execution (CUPTI's CONCURRENT_KERNEL and KERNEL records)",
     {
         start_ns: I64Col [Delta] "start on the GPU, Unix ns (the Chrome trace's `ts`)",
         duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL for a launch without times: unfinished at a forced flush (end 0) or launched before collection began (start 0)",
-        name: StrCol [Dict] "demangled kernel name, as torch.profiler shows it; `kernel@0x<ptr>` when the dump has no name for the pointer",
-        device: U32Col [Dict] "device id (the trace's `pid`, `device`)",
-        context: U32Col [Dict] "CUDA context id",
-        stream: U32Col [Dict] "stream id (the trace's `tid`, `stream`)",
+        name: Shaped<shapes::Name> [Dict] "demangled kernel name, as torch.profiler shows it; `kernel@0x<ptr>` when the dump has no name for the pointer",
+        device: Shaped<shapes::Device> [Dict] "device id (the trace's `pid`, `device`)",
+        context: Shaped<shapes::Context> [Dict] "CUDA context id",
+        stream: Shaped<shapes::Stream> [Dict] "stream id (the trace's `tid`, `stream`)",
         correlation_id: U32Col [Delta] "CUPTI correlation id: joins the launching call in `api` (`correlation`)",
         external_id: OptI64Col [Delta] "torch.profiler's op id (`External id`, CUSTOM0 external correlation), where a trace window recorded it",
         user_annotation: OptStrCol [Dict] "the user annotation the launch ran under (CUSTOM1 external correlation named in the dump's user annotations)",
-        grid_x: I32Col [Dict] "grid size (`grid`)",
-        grid_y: I32Col [Dict] "",
-        grid_z: I32Col [Dict] "",
-        block_x: I32Col [Dict] "block size (`block`)",
-        block_y: I32Col [Dict] "",
-        block_z: I32Col [Dict] "",
-        registers_per_thread: I32Col [Dict] "`registers per thread`",
-        static_shared_memory: I32Col [Dict] "static shared memory per block, bytes (`shared memory` is static + dynamic)",
-        dynamic_shared_memory: I32Col [Dict] "dynamic shared memory per block, bytes",
+        grid_x: Shaped<shapes::GridX> [Dict] "grid size (`grid`)",
+        grid_y: Shaped<shapes::GridY> [Dict] "",
+        grid_z: Shaped<shapes::GridZ> [Dict] "",
+        block_x: Shaped<shapes::BlockX> [Dict] "block size (`block`)",
+        block_y: Shaped<shapes::BlockY> [Dict] "",
+        block_z: Shaped<shapes::BlockZ> [Dict] "",
+        registers_per_thread: Shaped<shapes::Registers> [Dict] "`registers per thread`",
+        static_shared_memory: Shaped<shapes::StaticShared> [Dict] "static shared memory per block, bytes (`shared memory` is static + dynamic)",
+        dynamic_shared_memory: Shaped<shapes::DynamicShared> [Dict] "dynamic shared memory per block, bytes",
         graph_id: OptI64Col [Dict] "CUDA graph id (`graph id`); NULL: not launched from a graph",
         graph_node_id: OptI64Col [Dict] "CUDA graph node id (`graph node id`); NULL: none",
         queued_ns: OptI64Col [Delta] "when the launch was queued, Unix ns (`queued`); NULL unless CUPTI's latency timestamps are on",
@@ -50,23 +51,20 @@ impl KernelRows {
     pub fn push(&mut self, r: &KernelRecord, name: Sym, collective: Option<Sym>) {
         self.start_ns.push(r.start as i64);
         self.duration_ns.push(duration(r.start, r.end));
-        self.name.push(name);
-        self.device.push(r.device_id);
-        self.context.push(r.context_id);
-        self.stream.push(r.stream_id);
+        self.shapes.push(Shape {
+            name,
+            device: r.device_id,
+            context: r.context_id,
+            stream: r.stream_id,
+            grid: r.grid(),
+            block: r.block(),
+            registers_per_thread: r.registers_per_thread.into(),
+            static_shared_memory: r.static_shared_memory,
+            dynamic_shared_memory: r.dynamic_shared_memory,
+        });
         self.correlation_id.push(r.correlation_id);
         self.external_id.push(None);
         self.user_annotation.push(None);
-        self.grid_x.push(r.grid_x);
-        self.grid_y.push(r.grid_y);
-        self.grid_z.push(r.grid_z);
-        self.block_x.push(r.block_x);
-        self.block_y.push(r.block_y);
-        self.block_z.push(r.block_z);
-        self.registers_per_thread
-            .push(r.registers_per_thread.into());
-        self.static_shared_memory.push(r.static_shared_memory);
-        self.dynamic_shared_memory.push(r.dynamic_shared_memory);
         self.graph_id.push(nonzero(r.graph_id.into()));
         self.graph_node_id.push(nonzero(r.graph_node_id as i64));
         self.queued_ns.push(nonzero(r.queued as i64));
