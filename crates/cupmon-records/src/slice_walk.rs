@@ -25,6 +25,10 @@ pub struct SliceWalk<'d> {
     /// Slices only.
     lead: Option<RecordWalk<'d>>,
     kept: JoinWindow<()>,
+    /// Timeless records left out after `kept` had dropped ids early: those that
+    /// may have lost their partner to the full window (ids dropped while no
+    /// timeless record looks for them cost nothing).
+    missed_after_eviction: u64,
 }
 
 impl<'d> SliceWalk<'d> {
@@ -43,6 +47,7 @@ impl<'d> SliceWalk<'d> {
             trail,
             lead,
             kept: JoinWindow::new(reorder),
+            missed_after_eviction: 0,
         })
     }
 
@@ -69,11 +74,16 @@ impl<'d> SliceWalk<'d> {
                 }
             }
             let (range, kept) = (&self.range, &self.kept);
+            let missed = &mut self.missed_after_eviction;
             self.trail.records.retain(|w| match w.record.interval() {
                 Some((start, end)) => range.overlaps(start, end),
-                None => kept
-                    .find(w.record.correlation_id(), w.stamp, |_| true)
-                    .is_some(),
+                None => {
+                    let found = kept
+                        .find(w.record.correlation_id(), w.stamp, |_| true)
+                        .is_some();
+                    *missed += u64::from(!found && kept.evicted_early() > 0);
+                    found
+                }
             });
             self.kept.expire(self.trail.stamp());
             let records = std::mem::take(&mut self.trail.records);
@@ -136,9 +146,8 @@ impl<'d> SliceWalk<'d> {
 
     /// The report: counts of the records given, warnings, what the index skipped.
     pub fn finish(self) -> DecodeReport {
-        let evicted = self.kept.evicted_early();
         let mut report = self.trail.finish();
-        report.joins_evicted += evicted;
+        report.joins_evicted += self.missed_after_eviction;
         report
     }
 }

@@ -59,8 +59,10 @@ pub struct DecodeReport {
     /// Segments whose stored digest lacks some of their records (the writer skipped
     /// it while it was behind CUPTI), so their records were read instead.
     pub segments_digest_partial: u64,
-    /// Entries a streamed join dropped before their time because its window was full
-    /// ([`Reorder::max_pending`]): some records may lack what they join with.
+    /// Joins a streamed walk may have missed because its window was full
+    /// ([`Reorder::max_pending`]): a slice's external correlations left unmatched
+    /// after the window let ids go early, a decode's entries dropped before their
+    /// time. Some records may lack what they join with.
     pub joins_evicted: u64,
 }
 

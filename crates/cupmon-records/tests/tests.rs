@@ -17,6 +17,7 @@ mod nccl_share;
 mod roundtrip;
 mod segments;
 mod side_file_damage;
+mod slice_joins;
 mod stats;
 mod time_span;
 mod timeline;
