@@ -23,6 +23,8 @@ pub struct Sym(u32);
 pub struct Strings {
     values: Vec<ByteArray>,
     index: FxHashMap<Box<str>, Sym>,
+    /// The word of each (table, value) of CUPTI's enums, interned once.
+    words: FxHashMap<(u8, u16), Sym>,
 }
 
 impl Strings {
@@ -33,6 +35,23 @@ impl Strings {
         let sym = Sym(self.values.len() as u32);
         self.values.push(ByteArray::from(s.as_bytes().to_vec()));
         self.index.insert(s.into(), sym);
+        sym
+    }
+
+    /// The string `word` makes of value `v` of enum table `table`: made and
+    /// interned once per value, not per row (copy and memory kinds).
+    #[inline]
+    pub fn word(
+        &mut self,
+        table: u8,
+        v: u16,
+        word: impl FnOnce(u16) -> std::borrow::Cow<'static, str>,
+    ) -> Sym {
+        if let Some(&sym) = self.words.get(&(table, v)) {
+            return sym;
+        }
+        let sym = self.intern(&word(v));
+        self.words.insert((table, v), sym);
         sym
     }
 

@@ -15,3 +15,12 @@ pub fn copy_kind(kind: u8) -> Cow<'static, str> {
 pub fn memory_kind(kind: u16) -> Cow<'static, str> {
     memory_kind_word(kind.into()).map_or_else(|| Cow::Owned(kind.to_string()), Cow::Borrowed)
 }
+
+/// [`crate::columns::Strings::word`]'s tables.
+pub const COPY_KIND: u8 = 0;
+pub const MEMORY_KIND: u8 = 1;
+
+/// [`copy_kind`] for [`crate::columns::Strings::word`].
+pub fn copy_kind_of(kind: u16) -> Cow<'static, str> {
+    copy_kind(kind as u8)
+}

@@ -6,7 +6,7 @@ use super::{duration, nonzero};
 use crate::columns::{I32Col, I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::correlations::{Correlate, Correlations};
 use crate::table::dataset;
-use crate::words::{copy_kind, memory_kind};
+use crate::words::{copy_kind_of, memory_kind, COPY_KIND, MEMORY_KIND};
 
 dataset! {
     /// Memcpy rows.
@@ -37,11 +37,12 @@ impl MemcpyRows {
         self.start_ns.push(r.start as i64);
         self.duration_ns.push(duration(r.start, r.end));
         self.bytes.push(r.bytes as i64);
-        self.copy_kind.push(strings.intern(&copy_kind(r.copy_kind)));
-        self.src_kind
-            .push(strings.intern(&memory_kind(r.src_kind.into())));
-        self.dst_kind
-            .push(strings.intern(&memory_kind(r.dst_kind.into())));
+        let copy = strings.word(COPY_KIND, r.copy_kind.into(), copy_kind_of);
+        self.copy_kind.push(copy);
+        let src = strings.word(MEMORY_KIND, r.src_kind.into(), memory_kind);
+        self.src_kind.push(src);
+        let dst = strings.word(MEMORY_KIND, r.dst_kind.into(), memory_kind);
+        self.dst_kind.push(dst);
         self.flags.push(r.flags.into());
         self.device.push(r.device_id);
         self.context.push(r.context_id);

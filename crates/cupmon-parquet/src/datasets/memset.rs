@@ -6,7 +6,7 @@ use super::{duration, nonzero};
 use crate::columns::{I32Col, I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::correlations::{Correlate, Correlations};
 use crate::table::dataset;
-use crate::words::memory_kind;
+use crate::words::{memory_kind, MEMORY_KIND};
 
 dataset! {
     /// Memset rows.
@@ -36,8 +36,8 @@ impl MemsetRows {
         self.duration_ns.push(duration(r.start, r.end));
         self.bytes.push(r.bytes as i64);
         self.value.push(r.value.into());
-        self.memory_kind
-            .push(strings.intern(&memory_kind(r.memory_kind)));
+        let kind = strings.word(MEMORY_KIND, r.memory_kind, memory_kind);
+        self.memory_kind.push(kind);
         self.flags.push(r.flags.into());
         self.device.push(r.device_id);
         self.context.push(r.context_id);
