@@ -31,8 +31,9 @@ pub struct Shape {
     pub dynamic_shared_memory: i32,
 }
 
-/// Hashes the fields that tell launches apart most often (one per row): shapes
-/// that differ only in the others share a hash and are told apart by `Eq`.
+/// A shape is hashed for every row, so only by the fields that tell launches
+/// apart most often; shapes that differ only in the others share a hash and are
+/// told apart by `Eq`.
 impl std::hash::Hash for Shape {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let a = u64::from(self.name.id()) << 32 | u64::from(self.stream);

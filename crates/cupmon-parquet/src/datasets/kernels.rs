@@ -2,7 +2,8 @@
 //! with every field the Chrome trace shows. Fields it does not show (cluster size,
 //! launch type, channel, submitted time) are left out: each column costs about 6 ns
 //! per row to write (bench/parquet/RESULTS.md), and this is the table with the
-//! most rows.
+//! most rows. The thirteen columns a launch fixes are kept once per launch shape
+//! (`crate::shapes`).
 
 use cupmon_records::nccl::NcclKernel;
 use cupmon_records::KernelRecord;
