@@ -125,6 +125,8 @@ impl StarvationWatch {
 struct TakeoverWatch {
     last_completed: u64,
     quiet_periods: u32,
+    /// Buffer requests refused before the current quiet stretch began.
+    refused_before: u64,
     warned: bool,
 }
 
@@ -135,12 +137,22 @@ impl TakeoverWatch {
     fn check(&mut self, shared: &Shared) {
         let completed = shared.counters.buffers_queued.load(Ordering::Relaxed);
         let outstanding = cupmon_cupti::callback_stats().outstanding_buffers;
+        let refused = shared.pool.refused();
         if completed != self.last_completed || outstanding == 0 {
             self.last_completed = completed;
             self.quiet_periods = 0;
+            self.refused_before = refused;
             return;
         }
         self.quiet_periods += 1;
+        let c = &shared.counters;
+        if u64::from(self.quiet_periods) > c.quiet_periods_max.load(Ordering::Relaxed) {
+            c.quiet_periods_max
+                .store(self.quiet_periods.into(), Ordering::Relaxed);
+            c.quiet_buffers_held.store(outstanding, Ordering::Relaxed);
+            c.quiet_refused
+                .store(refused - self.refused_before, Ordering::Relaxed);
+        }
         if self.quiet_periods == QUIET_PERIODS && !self.warned {
             self.warned = true;
             cupmon_log::warn!(

@@ -22,6 +22,12 @@ pub(crate) struct Counters {
     pub frames_stored: AtomicU64,
     /// Forced flushes that took buffers back from CUPTI when it held them all.
     pub starvation_flushes: AtomicU64,
+    /// The longest stretch of flush periods in which CUPTI held buffers and
+    /// returned none: its periods, the buffers CUPTI held at its end, the buffer
+    /// requests refused during it (what tells a stall from a quiet program).
+    pub quiet_periods_max: AtomicU64,
+    pub quiet_buffers_held: AtomicU64,
+    pub quiet_refused: AtomicU64,
     /// Records not written because a `--raw` dump reached its budget.
     pub records_over_budget: AtomicU64,
     pub records: AtomicU64,
@@ -44,6 +50,18 @@ impl Counters {
     pub fn add(&self, counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
+}
+
+/// The longest stretch of flush periods in which CUPTI held cupmon's buffers and
+/// returned none: a stall (CUPTI holding buffers while the program runs), or a
+/// program between bursts whose last buffer is partly filled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct QuietStretch {
+    pub periods: u64,
+    /// Buffers CUPTI held at the stretch's last period.
+    pub buffers_held: u64,
+    /// Buffer requests refused during the stretch.
+    pub refused: u64,
 }
 
 /// A snapshot of the monitor's counters.
@@ -86,6 +104,9 @@ pub struct MonitorStats {
     pub buffers_lost: u64,
     /// Buffer requests refused because the cap was reached (each loses records).
     pub buffer_requests_refused: u64,
+    /// The longest stretch of flush periods with buffers lent to CUPTI and none
+    /// back ([`QuietStretch`]).
+    pub quiet: QuietStretch,
     /// Buffers that did not decode completely (their bytes are still in the dump).
     pub decode_errors: u64,
     pub windows_taken: u64,

@@ -285,6 +285,43 @@ fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
 }
 
 #[test]
+fn buffers_cupti_holds_without_refusals_are_kept_as_the_flushers_quiet_stretch() {
+    // What the H200 stall may look like (bench/recorder/RESULTS.md): CUPTI holds
+    // buffers and returns none, but asks for no more, so no request is refused and
+    // the forced flush's check does not fire. The meta keeps the longest such
+    // stretch for the next run on the GPU to read.
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.flush_period = Duration::from_millis(50);
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    fake.set_kernels_pending(true);
+    fake.launch_kernels(1_000, 7, "held").expect("launch");
+    std::thread::sleep(Duration::from_millis(600));
+    fake.set_kernels_pending(false);
+    fake.finish_kernels().expect("finish");
+    let (stats, _) = monitor.stop().expect("stop");
+    assert_eq!(stats.buffer_requests_refused, 0, "{stats:?}");
+    assert_eq!(stats.starvation_flushes, 0, "{stats:?}");
+    assert!(stats.quiet.periods >= 5, "{stats:?}");
+    assert!(stats.quiet.buffers_held >= 1, "{stats:?}");
+    assert_eq!(stats.quiet.refused, 0, "{stats:?}");
+    let meta = cupmon_records::MetaFile::read(
+        dir.path()
+            .join("dump")
+            .join(cupmon_records::dump::META_FILE),
+    )
+    .expect("meta");
+    assert_eq!(
+        meta.json()["flusher_quiet"]["periods"].as_u64(),
+        Some(stats.quiet.periods),
+        "{:?}",
+        meta.json()
+    );
+}
+
+#[test]
 fn a_burst_of_a_quarter_of_the_cap_keeps_the_segment_digest() {
     // CUPTI hands buffers over in bursts: on the H200 at 600,000 kernels/s up to 29
     // of 64 waited for the writer at once. A writer that skipped the digest at an

@@ -8,7 +8,7 @@ use cupmon_records::dump::AnnotationLog;
 use cupmon_trace::CupmonInfo;
 
 use super::{lock, AnnotationLogState, Monitor};
-use crate::stats::{BufferUse, MetaEntry, MonitorStats};
+use crate::stats::{BufferUse, MetaEntry, MonitorStats, QuietStretch};
 use crate::MonitorError;
 
 impl Monitor {
@@ -116,6 +116,11 @@ impl Monitor {
             dropped_records: load(&c.dropped_by_cupti) + load(&c.records_over_budget),
             buffers_lost: load(&c.buffers_lost),
             buffer_requests_refused: s.pool.refused(),
+            quiet: QuietStretch {
+                periods: load(&c.quiet_periods_max),
+                buffers_held: load(&c.quiet_buffers_held),
+                refused: load(&c.quiet_refused),
+            },
             decode_errors: load(&c.decode_errors),
             windows_taken: load(&c.windows),
             window_open: self.window_open(),
@@ -182,6 +187,9 @@ impl Monitor {
             }
             if stats.starvation_flushes > 0 {
                 meta.set("starvation_flushes", stats.starvation_flushes);
+            }
+            if stats.quiet.periods > 0 {
+                meta.set("flusher_quiet", serde_json::json!(stats.quiet));
             }
             stats.buffers.write_to(meta);
             stats.worker.write_to(meta);
