@@ -73,13 +73,16 @@ fn sample_kernels(shared: &Shared) {
     }
 }
 
-/// Notices when CUPTI holds every buffer the cap allows and gives none back: buffer
-/// requests were refused in the last period and no buffer completed. CUPTI hands back
-/// a buffer by itself only when it is full and its records are complete, and a plain
-/// flush only such buffers; on the H200 a sustained burst twice left CUPTI holding all
-/// 64 while the program went on, and recording never resumed. A forced flush takes
-/// them back (kernels still running in them get no end time), and CUPTI gets buffers
-/// again.
+/// Notices when CUPTI starves for buffers and gives none back: no buffer completed in
+/// the last period, and either buffer requests were refused in it or CUPTI holds
+/// every buffer the cap allows. CUPTI hands back a buffer by itself only when it is
+/// full and its records are complete, and a plain flush only buffers of complete
+/// records; on the H200 sustained bursts left CUPTI holding all 64 while the program
+/// went on, and recording never resumed. In the third such run no forced flush came:
+/// CUPTI, once refused, seems to stop asking, so the refusals stop growing
+/// (bench/recorder/RESULTS.md). A forced flush takes the buffers back (kernels still
+/// running in them get no end time), and CUPTI gets buffers again. A kernel that runs
+/// long (a collective waiting for a late rank) holds a buffer or two, not the cap.
 #[derive(Debug, Default)]
 struct StarvationWatch {
     last_completed: u64,
@@ -91,7 +94,9 @@ impl StarvationWatch {
     fn check(&mut self, shared: &Shared) -> bool {
         let completed = shared.counters.buffers_queued.load(Ordering::Relaxed);
         let refused = shared.pool.refused();
-        let starving = refused > self.last_refused && completed == self.last_completed;
+        let held = cupmon_cupti::callback_stats().outstanding_buffers;
+        let at_cap = held >= shared.config.max_buffers() as u64;
+        let starving = completed == self.last_completed && (refused > self.last_refused || at_cap);
         self.last_completed = completed;
         self.last_refused = refused;
         starving

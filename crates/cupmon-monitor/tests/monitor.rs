@@ -285,6 +285,37 @@ fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
 }
 
 #[test]
+fn cupti_holding_the_whole_cap_without_asking_for_more_gets_a_forced_flush() {
+    // The third H200 stall: CUPTI held buffers and returned none, but the refusals
+    // stopped growing, so a check on refusals alone never forced the flush. Here
+    // the fake fills the first of two buffers and part of the second: it holds the
+    // whole cap and asks for nothing more.
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.max_outstanding_bytes = 2 * c.buffer_size;
+    c.free_buffers = 2;
+    c.flush_period = Duration::from_millis(50);
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    fake.set_kernels_pending(true);
+    // 64 KiB buffers of 224-byte kernel records: 292 fill one, 400 spill into the next.
+    fake.launch_kernels(400, 7, "held").expect("launch");
+    std::thread::sleep(Duration::from_millis(500));
+    fake.set_kernels_pending(false);
+    fake.launch_kernels(100, 8, "after").expect("launch");
+    fake.finish_kernels().expect("finish");
+    let (stats, _) = monitor.stop().expect("stop");
+    assert_eq!(stats.buffer_requests_refused, 0, "{stats:?}");
+    assert!(stats.starvation_flushes > 0, "{stats:?}");
+    assert_eq!(
+        stats.records_by_kind.get("CONCURRENT_KERNEL"),
+        Some(&500),
+        "{stats:?}"
+    );
+}
+
+#[test]
 fn buffers_cupti_holds_without_refusals_are_kept_as_the_flushers_quiet_stretch() {
     // What the H200 stall may look like (bench/recorder/RESULTS.md): CUPTI holds
     // buffers and returns none, but asks for no more, so no request is refused and
