@@ -15,7 +15,6 @@ pub struct RowOrder {
     keys: Vec<u64>,
     /// Keys that came after a later one.
     late: Vec<u64>,
-    merged: Vec<u64>,
     pairs: Vec<(i64, u32)>,
 }
 
@@ -40,9 +39,9 @@ impl RowOrder {
                     .zip(0u64..)
                     .map(|(&t, i)| (t.wrapping_sub(lo) as u64) << row_bits | i),
             );
-            merge_late(keys, &mut self.late, &mut self.merged);
             let mask = (1u64 << row_bits) - 1;
-            out.extend(self.merged.iter().map(|&k| (k & mask) as u32));
+            out.reserve(n);
+            merge_late(keys, &mut self.late, |k| out.push((k & mask) as u32));
         } else {
             let pairs = &mut self.pairs;
             pairs.clear();
@@ -54,10 +53,11 @@ impl RowOrder {
     }
 }
 
-/// `keys` (unique) sorted into `merged`: each key above the last one kept stays in
-/// `keys` (compacted in place), the others go to `late`, are sorted, and the two
-/// runs are merged.
-fn merge_late(keys: &mut Vec<u64>, late: &mut Vec<u64>, merged: &mut Vec<u64>) {
+/// `keys` (unique) in sorted order to `put`: each key above the last one kept stays
+/// in `keys` (compacted in place), the others go to `late`, are sorted, and the two
+/// runs are merged straight into the caller's row order (no buffer of merged keys:
+/// 8 bytes a row less memory touched).
+fn merge_late(keys: &mut Vec<u64>, late: &mut Vec<u64>, mut put: impl FnMut(u64)) {
     late.clear();
     let mut kept = 0;
     for i in 0..keys.len() {
@@ -71,20 +71,17 @@ fn merge_late(keys: &mut Vec<u64>, late: &mut Vec<u64>, merged: &mut Vec<u64>) {
     }
     keys.truncate(kept);
     late.sort_unstable();
-    merged.clear();
-    merged.reserve(keys.len() + late.len());
     let (mut a, mut b) = (0, 0);
     while a < keys.len() && b < late.len() {
         if keys[a] < late[b] {
-            merged.push(keys[a]);
+            put(keys[a]);
             a += 1;
         } else {
-            merged.push(late[b]);
+            put(late[b]);
             b += 1;
         }
     }
-    merged.extend_from_slice(&keys[a..]);
-    merged.extend_from_slice(&late[b..]);
+    keys[a..].iter().chain(&late[b..]).for_each(|&k| put(k));
 }
 
 #[cfg(test)]
