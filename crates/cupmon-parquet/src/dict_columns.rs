@@ -9,7 +9,7 @@
 use parquet::errors::ParquetError;
 
 use crate::columns::{Scratch, Sym, WriteCtx};
-use crate::dictionary::{int_statistics, min_max};
+use crate::dictionary::{int_statistics, min_max, LocalDict};
 use crate::pages::{Chunk, Indices, Levels, Values};
 use crate::row_group::RowGroupOut;
 
@@ -50,6 +50,33 @@ pub fn no_nulls(optional: bool) -> Levels<'static> {
     }
 }
 
+/// Start `dict` for an integer chunk whose `present` values span `range`; true when
+/// the rows need indices, which `map` then gives, false for no value or one
+/// (devices, contexts, grid_z, ...: nothing to map).
+pub fn int_dictionary(
+    dict: &mut LocalDict,
+    range: Option<(i64, i64)>,
+    present: usize,
+    map: impl FnOnce(&mut LocalDict),
+) -> bool {
+    match range {
+        None => {
+            dict.begin_ints(0, 0, 0);
+            false
+        }
+        Some((lo, hi)) if lo == hi => {
+            dict.one_int(lo);
+            false
+        }
+        Some((lo, hi)) => {
+            dict.begin_ints(lo, hi, present);
+            map(dict);
+            dict.end();
+            true
+        }
+    }
+}
+
 /// An integer column of `rows` rows (`present`: which rows are not NULL, `nulls`
 /// of them are; `values` and `present` may be empty when every row is NULL).
 pub fn ints<T: Copy + Ord + Into<i64>>(
@@ -83,35 +110,22 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
             Levels::Each(defs8)
         }
     };
-    let indices = match range {
-        None => {
-            dict.begin_ints(0, 0, 0);
-            Indices::Zero
-        }
-        // One value (devices, contexts, grid_z, ...): nothing to map.
-        Some((lo, hi)) if lo == hi => {
-            dict.one_int(lo);
-            Indices::Zero
-        }
-        Some((lo, hi)) => {
-            dict.begin_ints(lo, hi, rows - nulls);
-            match (mixed, ctx.order) {
-                (None, Some(order)) => {
-                    dict.map_ints(order.iter().map(|&i| values[i as usize].into()))
+    let each = int_dictionary(dict, range, rows - nulls, |dict| match (mixed, ctx.order) {
+        (None, Some(order)) => dict.map_ints(order.iter().map(|&i| values[i as usize].into())),
+        (None, None) => dict.map_ints(values.iter().map(|&v| v.into())),
+        (Some(present), order) => {
+            let one = |i: usize| {
+                if present[i] {
+                    dict.push_int(values[i].into());
                 }
-                (None, None) => dict.map_ints(values.iter().map(|&v| v.into())),
-                (Some(present), order) => {
-                    let one = |i: usize| {
-                        if present[i] {
-                            dict.push_int(values[i].into());
-                        }
-                    };
-                    each_row(order, rows, one);
-                }
-            }
-            dict.end();
-            Indices::Each(&dict.indices)
+            };
+            each_row(order, rows, one);
         }
+    });
+    let indices = if each {
+        Indices::Each(&dict.indices)
+    } else {
+        Indices::Zero
     };
     dict.plain_ints(descr.physical_type(), plain);
     let statistics = out

@@ -12,6 +12,7 @@ use parquet::errors::ParquetError;
 use rustc_hash::FxHashMap;
 
 use crate::columns::{Column, I32Col, Scratch, StrCol, Sym, U32Col, WriteCtx};
+use crate::dict_columns::{int_dictionary, no_nulls};
 use crate::dictionary::{int_statistics, min_max};
 use crate::pages::{Chunk, Indices, Values};
 use crate::row_group::RowGroupOut;
@@ -118,12 +119,7 @@ impl<F: ShapeField> Column for Shaped<F> {
         let shapes = ctx
             .shapes
             .ok_or_else(|| ParquetError::General("a shape column without shapes".to_owned()))?;
-        let own = enc == Enc::Dict
-            && match F::TYPE {
-                ColType::Str => shaped_syms::<F>(shapes, ctx, scratch, out)?,
-                _ => shaped_ints::<F>(shapes, scratch, out)?,
-            };
-        if own {
+        if enc == Enc::Dict && shaped::<F>(shapes, ctx, scratch, out)? {
             return Ok(());
         }
         F::write_rows(shapes.table, enc, ctx, scratch, out)
@@ -181,67 +177,10 @@ fn shape_indices<F: ShapeField>(
     indices.extend(rows.in_order.iter().map(|&s| of_shape[s as usize]));
 }
 
-/// An integer shape field as a dictionary column (false: the crate's writer).
-fn shaped_ints<F: ShapeField>(
-    shapes: &ShapeRows<'_>,
-    scratch: &mut Scratch,
-    out: &mut RowGroupOut<'_, '_>,
-) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_pages(true)? else {
-        return Ok(false);
-    };
-    let descr = out.descr()?;
-    let rows = shapes.in_order.len();
-    let Scratch {
-        dict,
-        plain,
-        shape_slots,
-        ..
-    } = scratch;
-    // Every shape of the table has a row of the row group.
-    let range = min_max(shapes.table.shapes.iter().map(F::get));
-    let indices = match range {
-        None => {
-            dict.begin_ints(0, 0, 0);
-            Indices::Zero
-        }
-        Some((lo, hi)) if lo == hi => {
-            dict.one_int(lo);
-            Indices::Zero
-        }
-        Some((lo, hi)) => {
-            dict.begin_ints(lo, hi, rows);
-            let mut indices = std::mem::take(&mut dict.indices);
-            shape_indices::<F>(shapes, shape_slots, &mut indices, |v| dict.index_int(v));
-            dict.indices = indices;
-            dict.end();
-            Indices::Each(&dict.indices)
-        }
-    };
-    dict.plain_ints(descr.physical_type(), plain);
-    let statistics = out
-        .statistics()?
-        .then(|| int_statistics(&descr, range, None, 0));
-    let chunk = Chunk {
-        descr: &descr,
-        rows,
-        levels: crate::dict_columns::no_nulls(descr.max_def_level() > 0),
-        values: Values::Dictionary {
-            dictionary: plain,
-            entries: dict.entries(),
-            indices,
-        },
-        statistics,
-        nulls: 0,
-    };
-    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
-    out.append(bytes, close)?;
-    Ok(true)
-}
-
-/// The name field as a dictionary column (false: the crate's writer, or a
-/// dictionary page past the file's limit).
-fn shaped_syms<F: ShapeField>(
+/// A shape field as a dictionary column, as `dict_columns::ints` and `strings`
+/// write the per-row columns (false: the crate's writer, or a strings' dictionary
+/// page past the file's limit).
+fn shaped<F: ShapeField>(
     shapes: &ShapeRows<'_>,
     ctx: &WriteCtx<'_>,
     scratch: &mut Scratch,
@@ -256,32 +195,52 @@ fn shaped_syms<F: ShapeField>(
         dict,
         plain,
         shape_slots,
+        pages,
         ..
     } = scratch;
-    dict.begin_syms(ctx.strings, rows);
     let mut indices = std::mem::take(&mut dict.indices);
-    shape_indices::<F>(shapes, shape_slots, &mut indices, |v| {
-        dict.index_sym(Sym::from_id(v as u32))
-    });
-    dict.indices = indices;
-    dict.end();
-    dict.plain_strings(ctx.strings, plain);
-    if plain.len() > out.dictionary_limit()? {
-        return Ok(false);
-    }
+    let (each, statistics) = if F::TYPE == ColType::Str {
+        dict.begin_syms(ctx.strings, rows);
+        shape_indices::<F>(shapes, shape_slots, &mut indices, |v| {
+            dict.index_sym(Sym::from_id(v as u32))
+        });
+        dict.indices = indices;
+        dict.end();
+        dict.plain_strings(ctx.strings, plain);
+        if plain.len() > out.dictionary_limit()? {
+            return Ok(false);
+        }
+        (true, None)
+    } else {
+        // Every shape of the table has a row of the row group.
+        let range = min_max(shapes.table.shapes.iter().map(F::get));
+        let each = int_dictionary(dict, range, rows, |dict| {
+            shape_indices::<F>(shapes, shape_slots, &mut indices, |v| dict.index_int(v));
+        });
+        dict.indices = indices;
+        dict.plain_ints(descr.physical_type(), plain);
+        let statistics = out
+            .statistics()?
+            .then(|| int_statistics(&descr, range, None, 0));
+        (each, statistics)
+    };
     let chunk = Chunk {
         descr: &descr,
         rows,
-        levels: crate::dict_columns::no_nulls(descr.max_def_level() > 0),
+        levels: no_nulls(descr.max_def_level() > 0),
         values: Values::Dictionary {
             dictionary: plain,
             entries: dict.entries(),
-            indices: Indices::Each(&dict.indices),
+            indices: if each {
+                Indices::Each(&dict.indices)
+            } else {
+                Indices::Zero
+            },
         },
-        statistics: None,
+        statistics,
         nulls: 0,
     };
-    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
+    let (bytes, close) = pages.write(&chunk, settings)?;
     out.append(bytes, close)?;
     Ok(true)
 }
