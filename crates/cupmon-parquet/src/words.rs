@@ -6,8 +6,9 @@ use std::borrow::Cow;
 
 use cupmon_records::{copy_kind_word, memory_kind_word};
 
-/// `CUpti_ActivityMemcpyKind`.
-pub fn copy_kind(kind: u8) -> Cow<'static, str> {
+/// `CUpti_ActivityMemcpyKind` (a `u8` in the record; `u16` as
+/// [`crate::columns::Strings::word`] passes it).
+pub fn copy_kind(kind: u16) -> Cow<'static, str> {
     copy_kind_word(kind.into()).map_or_else(|| Cow::Owned(kind.to_string()), Cow::Borrowed)
 }
 
@@ -19,8 +20,3 @@ pub fn memory_kind(kind: u16) -> Cow<'static, str> {
 /// [`crate::columns::Strings::word`]'s tables.
 pub const COPY_KIND: u8 = 0;
 pub const MEMORY_KIND: u8 = 1;
-
-/// [`copy_kind`] for [`crate::columns::Strings::word`].
-pub fn copy_kind_of(kind: u16) -> Cow<'static, str> {
-    copy_kind(kind as u8)
-}

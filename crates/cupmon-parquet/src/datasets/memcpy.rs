@@ -6,7 +6,7 @@ use super::{duration, nonzero};
 use crate::columns::{I32Col, I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::correlations::{Correlate, Correlations};
 use crate::table::dataset;
-use crate::words::{copy_kind_of, memory_kind, COPY_KIND, MEMORY_KIND};
+use crate::words::{copy_kind, memory_kind, COPY_KIND, MEMORY_KIND};
 
 dataset! {
     /// Memcpy rows.
@@ -37,7 +37,7 @@ impl MemcpyRows {
         self.start_ns.push(r.start as i64);
         self.duration_ns.push(duration(r.start, r.end));
         self.bytes.push(r.bytes as i64);
-        let copy = strings.word(COPY_KIND, r.copy_kind.into(), copy_kind_of);
+        let copy = strings.word(COPY_KIND, r.copy_kind.into(), copy_kind);
         self.copy_kind.push(copy);
         let src = strings.word(MEMORY_KIND, r.src_kind.into(), memory_kind);
         self.src_kind.push(src);
