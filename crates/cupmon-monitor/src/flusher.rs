@@ -109,7 +109,7 @@ impl StarvationWatch {
             self.warned = true;
             cupmon_log::warn!(
                 "CUPTI held every buffer cupmon may lend ({} of {}) and returned none for a \
-                 flush period, so records were being dropped: forcing a flush to take them \
+                 flush period, so new records had no buffer to go to: forcing a flush to take them \
                  back (allow more with CUPMON_MAX_OUTSTANDING)",
                 cupmon_cupti::callback_stats().outstanding_buffers,
                 shared.config.max_buffers()
