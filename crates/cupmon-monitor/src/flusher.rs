@@ -109,8 +109,8 @@ impl StarvationWatch {
             self.warned = true;
             cupmon_log::warn!(
                 "CUPTI held every buffer cupmon may lend ({} of {}) and returned none for a \
-                 flush period, so new records had no buffer to go to: forcing a flush to take them \
-                 back (allow more with CUPMON_MAX_OUTSTANDING)",
+                 flush period, so new records had no buffer to go to: forcing a flush to take \
+                 them back (allow more with CUPMON_MAX_OUTSTANDING)",
                 cupmon_cupti::callback_stats().outstanding_buffers,
                 shared.config.max_buffers()
             );
