@@ -1,7 +1,8 @@
 //! Launch shapes: the columns of a kernel row that the launch fixes (name, device,
 //! context, stream, grid, block, registers, shared memory) held once per distinct
-//! combination, each row keeping only its shape's number. A training step launches
-//! the same few hundred shapes again and again, so a row costs one hash lookup and
+//! combination, each row keeping only its shape's number. A training job launches
+//! the same few shapes again and again (63 in the 885,097 kernels of the H200
+//! recording, bench/parquet/RESULTS.md), so a row costs one hash lookup and
 //! four bytes instead of thirteen pushes and 52 bytes, and a dictionary column of a
 //! shape field maps each shape once, not each row (`shaped_ints`, `shaped_syms`).
 //! The pages are the bytes the per-row columns gave: a dictionary lists its values
