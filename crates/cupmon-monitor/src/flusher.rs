@@ -41,12 +41,21 @@ impl Flusher {
                     }
                     // Flush without the lock, so stop() never waits on a flush to take it.
                     drop(stopped);
+                    let flush_since = std::time::Instant::now();
+                    // Every period, busy or not: besides bringing back partly filled
+                    // buffers, the flush is what lets CUPTI reuse its device buffers.
+                    // Skipping it while buffers came back by themselves stopped
+                    // recording at exactly 25,000,000 records on the H200 (250 device
+                    // buffers of 100,000 records, CUPTI's default pool limit) until
+                    // the next flush (bench/recorder/RESULTS.md).
                     if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
                         cupmon_log::warn!("periodic flush: {e}");
                     }
-                    if starving.check(shared) {
+                    let forced = starving.check(shared);
+                    if forced {
                         starving.force(shared);
                     }
+                    trace_period(shared, flush_since, forced);
                     watch.check(shared);
                     sample_kernels(shared);
                 }
@@ -61,6 +70,34 @@ impl Flusher {
         cv.notify_all();
         let _ = self.handle.join();
     }
+}
+
+/// With `CUPMON_LOG=debug`, one line a period of what the buffers did: how long the
+/// flush took (a flush that blocks stops these lines), buffers CUPTI completed and the
+/// worker wrote, buffers CUPTI holds, requests refused, free buffers, records and drops.
+/// Made to see what CUPTI does when recording stops under full-rate bursts.
+fn trace_period(shared: &Shared, flush_since: std::time::Instant, forced: bool) {
+    if !cupmon_log::enabled(cupmon_log::Level::Debug) {
+        return;
+    }
+    let c = &shared.counters;
+    let cb = cupmon_cupti::callback_stats();
+    cupmon_log::debug!(
+        "flusher: unix {}, flush {} us{}, completed {}, written {}, held by CUPTI {}, refused {}, \
+         free {}, records {}, dropped {}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        flush_since.elapsed().as_micros(),
+        if forced { " (then forced)" } else { "" },
+        c.buffers_queued.load(Ordering::Relaxed),
+        c.buffers_completed.load(Ordering::Relaxed),
+        cb.outstanding_buffers,
+        cb.requests_refused,
+        shared.pool.free_count(),
+        c.records.load(Ordering::Relaxed),
+        c.dropped_by_cupti.load(Ordering::Relaxed),
+    );
 }
 
 /// Keep the kernel count of the last few periods, for the recent rate.
