@@ -99,6 +99,7 @@ macro_rules! vec_column_basics {
         }
         fn reserve(&mut self, additional: usize) {
             self.0.reserve_exact(additional);
+            cupmon_hugepages::advise_spare(&mut self.0);
         }
     };
 }

@@ -68,6 +68,10 @@ pub fn ints<T: DeltaValue>(
                 (None, Some(values)) => (values, levels),
                 (Some(order), _) => {
                     i64s.clear();
+                    if i64s.capacity() < rows {
+                        i64s.reserve_exact(rows);
+                        cupmon_hugepages::advise_spare(i64s);
+                    }
                     i64s.extend(order.iter().map(|&i| values[i as usize].into()));
                     (i64s, levels)
                 }

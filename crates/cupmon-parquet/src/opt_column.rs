@@ -90,9 +90,11 @@ impl Column for OptI64Col {
     fn reserve(&mut self, additional: usize) {
         if !self.values.is_empty() {
             self.values.reserve_exact(additional);
+            cupmon_hugepages::advise_spare(&mut self.values);
         }
         if !self.present.is_empty() {
             self.present.reserve_exact(additional);
+            cupmon_hugepages::advise_spare(&mut self.present);
         }
     }
     fn write(

@@ -1,19 +1,20 @@
 //! The order a row group's rows are written in: by time, rows of the same time in
-//! the order they came. Each row's time (from the smallest) and index are packed
-//! into one u64: unique keys whose order is the write order. Rows come in
-//! completion order, which is start order but for work that other work overlapped
-//! and finished before (a step's all-reduce beside its compute kernels): the keys
-//! already in order are kept as they come, only the others are sorted, and the two
-//! merged. A comparison sort of every key took several times as long, an LSD radix
-//! sort about as long as that (bench/parquet/RESULTS.md). (time, row) pairs remain
-//! for the rare row group whose times span too much to pack (a part holds one
-//! hour, 42 bits of ns, beside 20 bits of a million rows).
+//! the order they came. Each row's time (from the smallest) and index pack into one
+//! u64: unique keys whose order is the write order. Rows come in completion order,
+//! which is start order but for work that other work overlapped and finished before
+//! (a step's all-reduce beside its compute kernels): the rows already in order are
+//! kept where they are, only the others' keys are made and sorted, and the two
+//! merged. One scan finds the late rows and a second, the same scan again, merges, so
+//! no key is stored for a row in order (a million-row group touched 8 MB less). A
+//! comparison sort of every key took several times as long, an LSD radix sort about
+//! as long as that (bench/parquet/RESULTS.md). (time, row) pairs remain for the rare
+//! row group whose times span too much to pack (a part holds one hour, 42 bits of
+//! ns, beside 20 bits of a million rows).
 
 /// Sort buffers, reused.
 #[derive(Debug, Default)]
 pub struct RowOrder {
-    keys: Vec<u64>,
-    /// Keys that came after a later one.
+    /// Keys of the rows that came after a later one.
     late: Vec<u64>,
     pairs: Vec<(i64, u32)>,
 }
@@ -32,16 +33,28 @@ impl RowOrder {
         let hi = time.iter().copied().max().unwrap_or(0);
         let span = hi as i128 - lo as i128;
         if span < 1i128 << (64 - row_bits) {
-            let keys = &mut self.keys;
-            keys.clear();
-            keys.extend(
-                time.iter()
-                    .zip(0u64..)
-                    .map(|(&t, i)| (t.wrapping_sub(lo) as u64) << row_bits | i),
-            );
+            let key = |t: i64, i: usize| (t.wrapping_sub(lo) as u64) << row_bits | i as u64;
+            let late = &mut self.late;
+            late.clear();
+            each_row_in_order(time, |_, _| {}, |i, t| late.push(key(t, i)));
+            late.sort_unstable();
             let mask = (1u64 << row_bits) - 1;
             out.reserve(n);
-            merge_late(keys, &mut self.late, |k| out.push((k & mask) as u32));
+            cupmon_hugepages::advise_spare(out);
+            let mut b = 0;
+            each_row_in_order(
+                time,
+                |i, t| {
+                    let k = key(t, i);
+                    while b < late.len() && late[b] < k {
+                        out.push((late[b] & mask) as u32);
+                        b += 1;
+                    }
+                    out.push(i as u32);
+                },
+                |_, _| {},
+            );
+            out.extend(late[b..].iter().map(|&k| (k & mask) as u32));
         } else {
             let pairs = &mut self.pairs;
             pairs.clear();
@@ -53,35 +66,24 @@ impl RowOrder {
     }
 }
 
-/// `keys` (unique) in sorted order to `put`: each key above the last one kept stays
-/// in `keys` (compacted in place), the others go to `late`, are sorted, and the two
-/// runs are merged straight into the caller's row order (no buffer of merged keys:
-/// 8 bytes a row less memory touched).
-fn merge_late(keys: &mut Vec<u64>, late: &mut Vec<u64>, mut put: impl FnMut(u64)) {
-    late.clear();
-    let mut kept = 0;
-    for i in 0..keys.len() {
-        let k = keys[i];
-        if kept == 0 || keys[kept - 1] < k {
-            keys[kept] = k;
-            kept += 1;
+/// Each row (index, time) to `kept` when its time is at least that of the last row
+/// kept before it (those rows are in order), else to `late`. The same answer on every
+/// scan, so the merge can scan again instead of storing which rows were late.
+#[inline]
+fn each_row_in_order(
+    time: &[i64],
+    mut kept: impl FnMut(usize, i64),
+    mut late: impl FnMut(usize, i64),
+) {
+    let mut last = i64::MIN;
+    for (i, &t) in time.iter().enumerate() {
+        if t >= last {
+            last = t;
+            kept(i, t);
         } else {
-            late.push(k);
+            late(i, t);
         }
     }
-    keys.truncate(kept);
-    late.sort_unstable();
-    let (mut a, mut b) = (0, 0);
-    while a < keys.len() && b < late.len() {
-        if keys[a] < late[b] {
-            put(keys[a]);
-            a += 1;
-        } else {
-            put(late[b]);
-            b += 1;
-        }
-    }
-    keys[a..].iter().chain(&late[b..]).for_each(|&k| put(k));
 }
 
 #[cfg(test)]

@@ -73,6 +73,7 @@ impl ShapeTable {
 
     pub fn reserve(&mut self, additional: usize) {
         self.rows.reserve_exact(additional);
+        cupmon_hugepages::advise_spare(&mut self.rows);
     }
 
     /// Row `i`'s shape.
