@@ -102,6 +102,9 @@ controls! {
     /// `(delay_us)`: delay before each asynchronous delivery of a full buffer.
     SET_COMPLETION_DELAY_US, SetCompletionDelayUsFn = "cupmonFakeSetCompletionDelayUs":
         unsafe extern "C" fn(u64);
+    /// `(delay_us)`: delay at the start of each plain `cuptiActivityFlushAll`.
+    SET_FLUSH_DELAY_US, SetFlushDelayUsFn = "cupmonFakeSetFlushDelayUs":
+        unsafe extern "C" fn(u64);
     /// `(pending)`: while non-zero, launched kernels stay unfinished.
     SET_KERNELS_PENDING, SetKernelsPendingFn = "cupmonFakeSetKernelsPending":
         unsafe extern "C" fn(u32);

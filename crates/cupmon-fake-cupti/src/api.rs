@@ -143,7 +143,12 @@ pub extern "C" fn cuptiActivityFlushAll(flag: u32) -> RawStatus {
         return report(Status::ERROR_INVALID_OPERATION);
     }
     Counters::bump(&fake.counters.flush_calls);
-    delivery::flush(flag & FLUSH_FORCED != 0, false);
+    let forced = flag & FLUSH_FORCED != 0;
+    let delay_us = lock(&fake.config).flush_delay_us;
+    if delay_us > 0 && !forced {
+        std::thread::sleep(std::time::Duration::from_micros(delay_us));
+    }
+    delivery::flush(forced, false);
     SUCCESS
 }
 

@@ -209,6 +209,12 @@ pub extern "C" fn cupmonFakeSetCompletionDelayUs(delay_us: u64) {
     lock(&fake().config).completion_delay_us = delay_us;
 }
 
+/// Delay at the start of each plain (not forced) `cuptiActivityFlushAll`.
+#[no_mangle]
+pub extern "C" fn cupmonFakeSetFlushDelayUs(delay_us: u64) {
+    lock(&fake().config).flush_delay_us = delay_us;
+}
+
 /// While non-zero, launched kernels stay unfinished until `cupmonFakeFinishKernels`.
 #[no_mangle]
 pub extern "C" fn cupmonFakeSetKernelsPending(pending: u32) {
@@ -282,6 +288,7 @@ pub extern "C" fn cupmonFakeReset() {
         let mut config = lock(&fake.config);
         config.kernels_pending = false;
         config.completion_delay_us = 0;
+        config.flush_delay_us = 0;
     }
     delivery::flush(true, true);
     {
@@ -307,6 +314,7 @@ const _: () = {
     let _: abi::FreeFn = cupmonFakeFree;
     let _: abi::MemPoolFn = cupmonFakeMemPool;
     let _: abi::SetCompletionDelayUsFn = cupmonFakeSetCompletionDelayUs;
+    let _: abi::SetFlushDelayUsFn = cupmonFakeSetFlushDelayUs;
     let _: abi::SetKernelsPendingFn = cupmonFakeSetKernelsPending;
     let _: abi::FinishKernelsFn = cupmonFakeFinishKernels;
     let _: abi::DeliverForeignBufferFn = cupmonFakeDeliverForeignBuffer;

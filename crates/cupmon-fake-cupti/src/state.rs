@@ -22,6 +22,9 @@ pub(crate) struct Config {
     pub callbacks: Option<Callbacks>,
     /// Delay before each asynchronous completion (a slow CUPTI thread/consumer).
     pub completion_delay_us: u64,
+    /// Delay at the start of each plain `cuptiActivityFlushAll` (CUPTI's flush that
+    /// took 40 s under full-rate launches on the H200).
+    pub flush_delay_us: u64,
     /// Launch kernels as unfinished (see `cupmonFakeSetKernelsPending`).
     pub kernels_pending: bool,
 }

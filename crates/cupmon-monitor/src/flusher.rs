@@ -28,6 +28,7 @@ impl Flusher {
                 let (flag, cv) = &*theirs;
                 let mut watch = TakeoverWatch::default();
                 let mut starving = StarvationWatch::default();
+                let mut slow = SlowFlushWatch::new(period);
                 loop {
                     // Check the flag under the lock before waiting: a stop that
                     // came before this thread first took the lock must not be
@@ -51,6 +52,7 @@ impl Flusher {
                     if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
                         cupmon_log::warn!("periodic flush: {e}");
                     }
+                    slow.note(shared, flush_since.elapsed());
                     let forced = starving.check(shared);
                     if forced {
                         starving.force(shared);
@@ -69,6 +71,48 @@ impl Flusher {
         *flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cv.notify_all();
         let _ = self.handle.join();
+    }
+}
+
+/// Keeps the longest periodic flush and warns once when one takes [`SLOW_PERIODS`]
+/// periods. On the H200, under 1.3 M kernels/s from 8 threads, CUPTI's flush grew from
+/// 20 ms to 1 s, then 9.6 s and 37 s; CUPTI returned almost no buffer meanwhile, and
+/// recording stopped for good, with most of the lost kernels not counted as dropped
+/// (bench/recorder/RESULTS.md). The warning is the one sign of that a user gets.
+#[derive(Debug)]
+struct SlowFlushWatch {
+    slow: std::time::Duration,
+    warned: bool,
+}
+
+/// A flush this many periods long is slow.
+const SLOW_PERIODS: u32 = 5;
+
+impl SlowFlushWatch {
+    fn new(period: std::time::Duration) -> Self {
+        Self {
+            slow: period * SLOW_PERIODS,
+            warned: false,
+        }
+    }
+
+    fn note(&mut self, shared: &Shared, took: std::time::Duration) {
+        let us = took.as_micros().try_into().unwrap_or(u64::MAX);
+        shared
+            .counters
+            .flush_longest_us
+            .fetch_max(us, Ordering::Relaxed);
+        if took >= self.slow && !self.warned {
+            self.warned = true;
+            cupmon_log::warn!(
+                "CUPTI took {:.1} s to flush its buffers (the flush period is {:.1} s). Under \
+                 sustained launches at this rate CUPTI has stopped returning records, and \
+                 kernels after this point may be missing from the dump without being counted \
+                 as dropped (a known problem: see cupmon's README)",
+                took.as_secs_f64(),
+                self.slow.as_secs_f64() / f64::from(SLOW_PERIODS)
+            );
+        }
     }
 }
 

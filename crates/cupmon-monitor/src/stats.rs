@@ -22,6 +22,8 @@ pub(crate) struct Counters {
     pub frames_stored: AtomicU64,
     /// Forced flushes that took buffers back from CUPTI when it held them all.
     pub starvation_flushes: AtomicU64,
+    /// The longest periodic `cuptiActivityFlushAll`, in microseconds.
+    pub flush_longest_us: AtomicU64,
     /// The longest stretch of flush periods in which CUPTI held buffers and
     /// returned none: its periods, the buffers CUPTI held at its end, the buffer
     /// requests refused during it (what tells a stall from a quiet program).
@@ -90,6 +92,9 @@ pub struct MonitorStats {
     /// Forced flushes that took buffers back from CUPTI when it held them all and
     /// returned none for a flush period (their running kernels then have no end).
     pub starvation_flushes: u64,
+    /// The longest periodic flush of CUPTI's buffers, ms. Seconds-long flushes came
+    /// before recording stopped under full-rate launches on the H200.
+    pub flush_longest_ms: u64,
     /// Records not written because a `--raw` dump reached its budget (also in
     /// `dropped_records`).
     pub records_over_budget: u64,

@@ -357,6 +357,35 @@ fn buffers_cupti_holds_without_refusals_are_kept_as_the_flushers_quiet_stretch()
 }
 
 #[test]
+fn the_longest_periodic_flush_is_kept_in_the_stats_and_the_meta() {
+    // On the H200 CUPTI's flush grew to 37 s before recording stopped: the meta keeps
+    // the longest one, which `cupmon stats` shows and warns about.
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = config(dir.path());
+    c.flush_period = Duration::from_millis(50);
+    let monitor = Monitor::start_with(cupti, c).expect("start");
+    fake.set_flush_delay(Duration::from_millis(300));
+    fake.launch_kernels(100, 7, "k").expect("launch");
+    std::thread::sleep(Duration::from_millis(700));
+    fake.set_flush_delay(Duration::ZERO);
+    let (stats, _) = monitor.stop().expect("stop");
+    assert!((300..5_000).contains(&stats.flush_longest_ms), "{stats:?}");
+    let meta = cupmon_records::MetaFile::read(
+        dir.path()
+            .join("dump")
+            .join(cupmon_records::dump::META_FILE),
+    )
+    .expect("meta");
+    assert_eq!(
+        meta.json()["flush_longest_ms"].as_u64(),
+        Some(stats.flush_longest_ms)
+    );
+    assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&100));
+}
+
+#[test]
 fn a_burst_of_a_quarter_of_the_cap_keeps_the_segment_digest() {
     // CUPTI hands buffers over in bursts: on the H200 at 600,000 kernels/s up to 29
     // of 64 waited for the writer at once. A writer that skipped the digest at an

@@ -32,6 +32,7 @@ pub struct FakeControls {
     free: abi::FreeFn,
     mem_pool: abi::MemPoolFn,
     set_completion_delay_us: abi::SetCompletionDelayUsFn,
+    set_flush_delay_us: abi::SetFlushDelayUsFn,
     set_kernels_pending: abi::SetKernelsPendingFn,
     finish_kernels: abi::FinishKernelsFn,
     deliver_foreign_buffer: abi::DeliverForeignBufferFn,
@@ -65,6 +66,7 @@ impl FakeControls {
             free: control!(abi::FREE),
             mem_pool: control!(abi::MEM_POOL),
             set_completion_delay_us: control!(abi::SET_COMPLETION_DELAY_US),
+            set_flush_delay_us: control!(abi::SET_FLUSH_DELAY_US),
             set_kernels_pending: control!(abi::SET_KERNELS_PENDING),
             finish_kernels: control!(abi::FINISH_KERNELS),
             deliver_foreign_buffer: control!(abi::DELIVER_FOREIGN_BUFFER),
@@ -213,6 +215,14 @@ impl FakeControls {
         let micros = delay.as_micros().try_into().unwrap_or(u64::MAX);
         // SAFETY: plain value.
         unsafe { (self.set_completion_delay_us)(micros) }
+    }
+
+    /// Makes each plain `cuptiActivityFlushAll` wait this long before it delivers
+    /// anything, as CUPTI's flush did under full-rate launches on the H200.
+    pub fn set_flush_delay(&self, delay: Duration) {
+        let micros = delay.as_micros().try_into().unwrap_or(u64::MAX);
+        // SAFETY: plain value.
+        unsafe { (self.set_flush_delay_us)(micros) }
     }
 
     /// While on, launched kernels stay unfinished: a plain flush holds back their

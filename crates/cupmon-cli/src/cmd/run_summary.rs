@@ -111,6 +111,9 @@ pub fn print(dir: &Path) {
             }
         );
     }
+    if let Some(line) = super::worker_report::slow_flush_line(dump.meta()) {
+        eprintln!("  {line}");
+    }
     match report.dropped_records {
         Some(0) => eprintln!("  dropped records: 0"),
         Some(n) => {

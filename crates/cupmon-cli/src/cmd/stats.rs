@@ -62,6 +62,9 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
              CUPTI while it wrote them and left their digests partial"
         )?;
     }
+    if let Some(line) = super::worker_report::slow_flush_line(&stats.meta) {
+        writeln!(out, "{line}")?;
+    }
     if stats.report.dropped_records.unwrap_or(0) > 0 {
         if let Some(hint) = super::worker_report::drop_hint(&stats.meta) {
             writeln!(out, "{hint}")?;

@@ -52,6 +52,24 @@ fn worker_line(w: &WorkerProfile) -> String {
     )
 }
 
+/// A periodic flush of CUPTI's buffers this long (ms) is named in the summary.
+const SLOW_FLUSH_MS: u64 = 5_000;
+
+/// The line about CUPTI's longest periodic flush, when it took [`SLOW_FLUSH_MS`] or
+/// more: on the H200 such flushes came before recording stopped, with kernels missing
+/// that no drop count shows, so it is printed whether or not records were dropped.
+pub fn slow_flush_line(meta: &MetaFile) -> Option<String> {
+    let ms = meta.json().get("flush_longest_ms")?.as_u64()?;
+    (ms >= SLOW_FLUSH_MS).then(|| {
+        format!(
+            "CUPTI's longest flush took {:.1} s: under sustained full-rate launches CUPTI \
+             returns almost no records meanwhile and may stop recording; kernels may be \
+             missing without being counted as dropped (a known problem: see the README)",
+            ms as f64 / 1e3
+        )
+    })
+}
+
 /// Why records were dropped, with what to change; None when the cap was not
 /// reached or the meta does not say.
 pub fn drop_hint(meta: &MetaFile) -> Option<&'static str> {
@@ -136,6 +154,20 @@ mod tests {
         assert!(drop_hint(&cupti)
             .unwrap()
             .starts_with("CUPTI held every buffer"));
+    }
+
+    #[test]
+    fn a_slow_flush_is_named_and_a_quick_one_is_not() {
+        let mut m = MetaFile::new();
+        assert_eq!(slow_flush_line(&m), None, "older dumps have no such key");
+        m.set("flush_longest_ms", 37_293);
+        let line = slow_flush_line(&m).expect("slow");
+        assert!(
+            line.starts_with("CUPTI's longest flush took 37.3 s"),
+            "{line}"
+        );
+        m.set("flush_longest_ms", 220);
+        assert_eq!(slow_flush_line(&m), None);
     }
 
     #[test]

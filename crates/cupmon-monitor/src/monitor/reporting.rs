@@ -108,6 +108,7 @@ impl Monitor {
             buffer_bytes: load(&c.buffer_bytes),
             frames_stored: load(&c.frames_stored),
             starvation_flushes: load(&c.starvation_flushes),
+            flush_longest_ms: load(&c.flush_longest_us) / 1000,
             records_over_budget: load(&c.records_over_budget),
             retired_segments: retired.segments,
             retired_bytes: retired.bytes,
@@ -185,6 +186,7 @@ impl Monitor {
             if stats.records_over_budget > 0 {
                 meta.set("records_over_budget", stats.records_over_budget);
             }
+            meta.set("flush_longest_ms", stats.flush_longest_ms);
             if stats.starvation_flushes > 0 {
                 meta.set("starvation_flushes", stats.starvation_flushes);
             }
