@@ -4,8 +4,9 @@
 # ends it: 8 threads of varied 512-node graphs at full rate for SECONDS under --keep
 # KEEP, in one device call. Prints the workload's count, the meta's records, drops and
 # forced flushes (starvation_flushes), the kernels unaccounted for, the flusher's
-# longest quiet stretch (flusher_quiet), and the kept part's timeline in 10-s bins
-# (a stall shows as bins with no kernels).
+# longest quiet stretch (flusher_quiet), the kept part's timeline in 10-s bins
+# (a stall shows as bins with no kernels) and the longest periodic flush. With
+# CUPMON_LOG=debug set, run.err also gets one line a flush period from the flusher.
 # usage: bench/recorder/stall_check.sh [SECONDS] [KEEP]   (default 300 256MiB)
 # The device tool must carry .gpu (scripts/gpu-bundle.sh).
 set -u
@@ -38,5 +39,7 @@ print("records", rec, "dropped", drop, "forced flushes", m.get("starvation_flush
 # The flusher's longest stretch of periods with buffers lent to CUPTI and none back:
 # its buffers held and the requests refused meanwhile tell how CUPTI stalled.
 print("flusher_quiet", m.get("flusher_quiet"), "buffer_requests_refused", m.get("buffer_requests_refused"))
+# The longest periodic cuptiActivityFlushAll: it grew to 37 s before recording stopped.
+print("flush_longest_ms", m.get("flush_longest_ms"))
 PY
 "$cupmon" stats "$dump" --timeline 10s 2>&1 | tail -60 | tee "$out/timeline.txt"
