@@ -44,8 +44,8 @@ impl Flusher {
                     drop(stopped);
                     let flush_since = std::time::Instant::now();
                     // Every period, busy or not: besides bringing back partly filled
-                    // buffers, the flush is what lets CUPTI reuse its device buffers.
-                    // Skipping it while buffers came back by themselves stopped
+                    // buffers, the flush seems to be what lets CUPTI reuse its device
+                    // buffers. Skipping it while buffers came back by themselves stopped
                     // recording at exactly 25,000,000 records on the H200 (250 device
                     // buffers of 100,000 records, CUPTI's default pool limit) until
                     // the next flush (bench/recorder/RESULTS.md).
