@@ -42,23 +42,27 @@ pub fn encode_i64(values: &[i64], out: &mut Vec<u8>) {
     while !rest.is_empty() {
         let (block, tail) = rest.split_at(rest.len().min(BLOCK));
         rest = tail;
-        let mut min = i64::MAX;
-        for (d, &v) in deltas.iter_mut().zip(block) {
-            let delta = v.wrapping_sub(prev);
-            prev = v;
-            min = min.min(delta);
-            *d = delta as u64;
+        // Each pass a plain loop over the block, which the compiler can unroll or
+        // vectorize: the deltas (from the value before, the last block's for the
+        // first), their minimum, then each miniblock's width from the OR of its
+        // values (the same highest bit as their maximum).
+        let deltas = &mut deltas[..block.len()];
+        deltas[0] = block[0].wrapping_sub(prev) as u64;
+        for (d, w) in deltas[1..].iter_mut().zip(block.windows(2)) {
+            *d = w[1].wrapping_sub(w[0]) as u64;
         }
+        prev = block[block.len() - 1];
+        let min = deltas.iter().map(|&d| d as i64).min().unwrap_or(0);
         varint(zigzag(min), out);
         let widths_at = out.len();
         out.extend_from_slice(&[0; MINIBLOCKS]);
-        for (m, mini) in deltas[..block.len()].chunks_mut(MINIBLOCK).enumerate() {
-            let mut max = 0u64;
+        for (m, mini) in deltas.chunks_mut(MINIBLOCK).enumerate() {
+            let mut bits = 0u64;
             for d in mini.iter_mut() {
                 *d = d.wrapping_sub(min as u64);
-                max = max.max(*d);
+                bits |= *d;
             }
-            let width = 64 - max.leading_zeros();
+            let width = 64 - bits.leading_zeros();
             out[widths_at + m] = width as u8;
             pack(mini, width, out);
         }
@@ -71,21 +75,25 @@ fn pack(values: &[u64], width: u32, out: &mut Vec<u8>) {
     if width == 0 {
         return;
     }
-    let (mut acc, mut bits) = (0u128, 0u32);
-    let mut push = |v: u64| {
-        acc |= u128::from(v) << bits;
+    let start = out.len();
+    out.resize(start + 8 * width as usize, 0);
+    let words = &mut out[start..];
+    // LSB first: value i starts at bit i * width; one that crosses a word boundary
+    // puts its high bits at the start of the next word.
+    let (mut acc, mut bits, mut word) = (0u64, 0u32, 0usize);
+    for &v in values {
+        acc |= v << bits;
         bits += width;
         if bits >= 64 {
-            out.extend_from_slice(&(acc as u64).to_le_bytes());
-            acc >>= 64;
+            words[word * 8..word * 8 + 8].copy_from_slice(&acc.to_le_bytes());
+            word += 1;
             bits -= 64;
+            // The bits of `v` that did not fit (none when it ended on the boundary).
+            acc = if bits == 0 { 0 } else { v >> (width - bits) };
         }
-    };
-    for &v in values {
-        push(v);
     }
-    for _ in values.len()..MINIBLOCK {
-        push(0);
+    if bits > 0 {
+        words[word * 8..word * 8 + 8].copy_from_slice(&acc.to_le_bytes());
     }
 }
 
