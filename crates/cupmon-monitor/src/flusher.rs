@@ -5,10 +5,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use cupmon_cupti::FlushFlag;
+use cupmon_cupti::{CallbackStats, FlushFlag};
 
 use crate::shared::Shared;
 use crate::MonitorError;
+
+/// A periodic flush this many flush periods long is slow: warned about while
+/// recording, and named by `cupmon stats` and `cupmon run`'s summary.
+pub const SLOW_FLUSH_PERIODS: u32 = 5;
 
 #[derive(Debug)]
 pub(crate) struct Flusher {
@@ -53,12 +57,15 @@ impl Flusher {
                         cupmon_log::warn!("periodic flush: {e}");
                     }
                     slow.note(shared, flush_since.elapsed());
-                    let forced = starving.check(shared);
+                    // One look at what CUPTI holds per period: the map it reads is
+                    // locked by the buffer callbacks on the launch path too.
+                    let cb = cupmon_cupti::callback_stats();
+                    let forced = starving.check(shared, &cb);
                     if forced {
-                        starving.force(shared);
+                        starving.force(shared, &cb);
                     }
-                    trace_period(shared, flush_since, forced);
-                    watch.check(shared);
+                    trace_period(shared, &cb, flush_since, forced);
+                    watch.check(shared, &cb);
                     sample_kernels(shared);
                 }
             })
@@ -74,24 +81,22 @@ impl Flusher {
     }
 }
 
-/// Keeps the longest periodic flush and warns once when one takes [`SLOW_PERIODS`]
-/// periods. On the H200, under 1.3 M kernels/s from 8 threads, CUPTI's flush grew from
-/// 20 ms to 1 s, then 9.6 s and 37 s; CUPTI returned almost no buffer meanwhile, and
+/// Keeps the longest periodic flush and warns once when one takes
+/// [`SLOW_FLUSH_PERIODS`] periods. On the H200, under 1.3 M kernels/s from 8 threads,
+/// CUPTI's flush grew from tens of ms to 1 s, then 9.6 s and 37 s; during the 37-s one
+/// CUPTI returned almost no buffer, and
 /// recording stopped for good, with most of the lost kernels not counted as dropped
 /// (bench/recorder/RESULTS.md). The warning is the one sign of that a user gets.
 #[derive(Debug)]
 struct SlowFlushWatch {
-    slow: std::time::Duration,
+    period: std::time::Duration,
     warned: bool,
 }
-
-/// A flush this many periods long is slow.
-const SLOW_PERIODS: u32 = 5;
 
 impl SlowFlushWatch {
     fn new(period: std::time::Duration) -> Self {
         Self {
-            slow: period * SLOW_PERIODS,
+            period,
             warned: false,
         }
     }
@@ -102,7 +107,7 @@ impl SlowFlushWatch {
             .counters
             .flush_longest_us
             .fetch_max(us, Ordering::Relaxed);
-        if took >= self.slow && !self.warned {
+        if took >= self.period * SLOW_FLUSH_PERIODS && !self.warned {
             self.warned = true;
             cupmon_log::warn!(
                 "CUPTI took {:.1} s to flush its buffers (the flush period is {:.1} s). Under \
@@ -110,7 +115,7 @@ impl SlowFlushWatch {
                  kernels after this point may be missing from the dump without being counted \
                  as dropped (a known problem: see cupmon's README)",
                 took.as_secs_f64(),
-                self.slow.as_secs_f64() / f64::from(SLOW_PERIODS)
+                self.period.as_secs_f64()
             );
         }
     }
@@ -120,12 +125,16 @@ impl SlowFlushWatch {
 /// flush took (a flush that blocks stops these lines), buffers CUPTI completed and the
 /// worker wrote, buffers CUPTI holds, requests refused, free buffers, records and drops.
 /// Made to see what CUPTI does when recording stops under full-rate bursts.
-fn trace_period(shared: &Shared, flush_since: std::time::Instant, forced: bool) {
+fn trace_period(
+    shared: &Shared,
+    cb: &CallbackStats,
+    flush_since: std::time::Instant,
+    forced: bool,
+) {
     if !cupmon_log::enabled(cupmon_log::Level::Debug) {
         return;
     }
     let c = &shared.counters;
-    let cb = cupmon_cupti::callback_stats();
     cupmon_log::debug!(
         "flusher: unix {}, flush {} us{}, completed {}, written {}, held by CUPTI {}, refused {}, \
          free {}, records {}, dropped {}",
@@ -172,18 +181,17 @@ struct StarvationWatch {
 }
 
 impl StarvationWatch {
-    fn check(&mut self, shared: &Shared) -> bool {
+    fn check(&mut self, shared: &Shared, cb: &CallbackStats) -> bool {
         let completed = shared.counters.buffers_queued.load(Ordering::Relaxed);
         let refused = shared.pool.refused();
-        let held = cupmon_cupti::callback_stats().outstanding_buffers;
-        let at_cap = held >= shared.config.max_buffers() as u64;
+        let at_cap = cb.outstanding_buffers >= shared.config.max_buffers() as u64;
         let starving = completed == self.last_completed && (refused > self.last_refused || at_cap);
         self.last_completed = completed;
         self.last_refused = refused;
         starving
     }
 
-    fn force(&mut self, shared: &Shared) {
+    fn force(&mut self, shared: &Shared, cb: &CallbackStats) {
         let c = &shared.counters;
         c.add(&c.starvation_flushes, 1);
         if !self.warned {
@@ -192,7 +200,7 @@ impl StarvationWatch {
                 "CUPTI held every buffer cupmon may lend ({} of {}) and returned none for a \
                  flush period, so new records had no buffer to go to: forcing a flush to take \
                  them back (allow more with CUPMON_MAX_OUTSTANDING)",
-                cupmon_cupti::callback_stats().outstanding_buffers,
+                cb.outstanding_buffers,
                 shared.config.max_buffers()
             );
         }
@@ -220,9 +228,9 @@ struct TakeoverWatch {
 const QUIET_PERIODS: u32 = 10;
 
 impl TakeoverWatch {
-    fn check(&mut self, shared: &Shared) {
+    fn check(&mut self, shared: &Shared, cb: &CallbackStats) {
         let completed = shared.counters.buffers_queued.load(Ordering::Relaxed);
-        let outstanding = cupmon_cupti::callback_stats().outstanding_buffers;
+        let outstanding = cb.outstanding_buffers;
         let refused = shared.pool.refused();
         if completed != self.last_completed || outstanding == 0 {
             self.last_completed = completed;

@@ -26,6 +26,8 @@ pub(crate) fn session_meta(
         config.kinds.iter().map(|k| k.0).collect::<Vec<u32>>(),
     )
     .set("buffer_size", config.buffer_size)
+    // What the longest flush (`flush_longest_ms`) is measured against.
+    .set("flush_period_ms", config.flush_period.as_millis() as u64)
     .set("cupti_version", cupti.version())
     .set("meta_version", 2)
     .set("pid", std::process::id())

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use cupmon_cupti::ActivityKind;
-use cupmon_monitor::{BufferUse, MetaEntry, Monitor, MonitorConfig, WorkerProfile};
+use cupmon_monitor::{BufferUse, MetaEntry, Monitor, MonitorConfig, MonitorStats, WorkerProfile};
 use cupmon_records::dump_stats;
 use cupmon_test_support::exclusive;
 use cupmon_trace::decode_dump_to_window;
@@ -68,8 +68,7 @@ fn always_on_dump_has_every_kernel_copy_and_memset_with_names() {
         w.write_on_cpu_ms + w.write_waiting_for_cpu_ms + w.write_blocked_ms,
         "{w:?}"
     );
-    let meta = cupmon_records::MetaFile::read(dir.path().join("dump/cupti_monitor_meta.bin"))
-        .expect("meta");
+    let meta = dump_meta(dir.path());
     assert_eq!(WorkerProfile::from_meta(&meta).as_ref(), Some(w));
     assert_eq!(BufferUse::from_meta(&meta), Some(stats.buffers.clone()));
 }
@@ -252,6 +251,12 @@ fn two_buffers(dir: &std::path::Path) -> MonitorConfig {
     c
 }
 
+/// The meta of the dump in `dir`.
+fn dump_meta(dir: &std::path::Path) -> cupmon_records::MetaFile {
+    cupmon_records::MetaFile::read(dir.join("dump").join(cupmon_records::dump::META_FILE))
+        .expect("meta")
+}
+
 /// The kernels of the dump in `dir`, counted per stream.
 fn kernels_by_stream(dir: &std::path::Path) -> std::collections::BTreeMap<u32, u64> {
     let dump = cupmon_records::Dump::open(dir.join("dump")).expect("dump");
@@ -269,27 +274,39 @@ fn kernels_by_stream(dir: &std::path::Path) -> std::collections::BTreeMap<u32, u
     by_stream
 }
 
-#[test]
-fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
+/// Under [`two_buffers`]: `held` kernels on stream 7 that do not finish (CUPTI keeps
+/// their buffers: a plain flush leaves them), 500 ms of flush periods for the flusher
+/// to see CUPTI holding them, then 100 more kernels on stream 8 (launched while
+/// `after_still_pending`, or once kernels finish again). The stats and the dump's
+/// kernels per stream.
+fn hold_then_launch(
+    held: u32,
+    after_still_pending: bool,
+) -> (MonitorStats, std::collections::BTreeMap<u32, u64>) {
     let _guard = exclusive();
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
     let monitor = Monitor::start_with(cupti, two_buffers(dir.path())).expect("start");
-    // Kernels that do not finish: CUPTI keeps their full buffers (a plain flush
-    // leaves them), the two buffers run out and requests are refused.
     fake.set_kernels_pending(true);
-    fake.launch_kernels(5_000, 7, "held").expect("launch");
-    // A few flush periods: the flusher sees CUPTI holding everything and forces a
-    // flush, which gives the buffers back.
+    fake.launch_kernels(held, 7, "held").expect("launch");
     std::thread::sleep(Duration::from_millis(500));
+    fake.set_kernels_pending(after_still_pending);
     fake.launch_kernels(100, 8, "after").expect("launch");
     fake.set_kernels_pending(false);
     fake.finish_kernels().expect("finish");
     let (stats, _) = monitor.stop().expect("stop");
+    (stats, kernels_by_stream(dir.path()))
+}
+
+#[test]
+fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
+    // The two buffers run out and requests are refused; the flusher sees CUPTI
+    // holding everything and forces a flush, which gives the buffers back.
+    let (stats, by_stream) = hold_then_launch(5_000, true);
     assert!(stats.buffer_requests_refused > 0, "{stats:?}");
     assert!(stats.starvation_flushes > 0, "{stats:?}");
     assert_eq!(
-        kernels_by_stream(dir.path()).get(&8),
+        by_stream.get(&8),
         Some(&100),
         "the kernels launched after the stall are recorded"
     );
@@ -301,22 +318,11 @@ fn cupti_holding_the_whole_cap_without_asking_for_more_gets_a_forced_flush() {
     // stopped growing, so a check on refusals alone never forced the flush. Here
     // the fake fills the first of two buffers and part of the second: it holds the
     // whole cap and asks for nothing more.
-    let _guard = exclusive();
-    let (cupti, fake) = fake();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let monitor = Monitor::start_with(cupti, two_buffers(dir.path())).expect("start");
-    fake.set_kernels_pending(true);
     // 64 KiB buffers of 224-byte kernel records: 292 fill one, 400 spill into the next.
-    fake.launch_kernels(400, 7, "held").expect("launch");
-    std::thread::sleep(Duration::from_millis(500));
-    fake.set_kernels_pending(false);
-    fake.launch_kernels(100, 8, "after").expect("launch");
-    fake.finish_kernels().expect("finish");
-    let (stats, _) = monitor.stop().expect("stop");
+    let (stats, by_stream) = hold_then_launch(400, false);
     assert_eq!(stats.buffer_requests_refused, 0, "{stats:?}");
     assert!(stats.starvation_flushes > 0, "{stats:?}");
     // Every kernel in the dump, on its stream: the held ones and those after.
-    let by_stream = kernels_by_stream(dir.path());
     assert_eq!(by_stream, [(7, 400), (8, 100)].into(), "{stats:?}");
 }
 
@@ -342,12 +348,7 @@ fn buffers_cupti_holds_without_refusals_are_kept_as_the_flushers_quiet_stretch()
     assert!(stats.quiet.periods >= 5, "{stats:?}");
     assert!(stats.quiet.buffers_held >= 1, "{stats:?}");
     assert_eq!(stats.quiet.refused, 0, "{stats:?}");
-    let meta = cupmon_records::MetaFile::read(
-        dir.path()
-            .join("dump")
-            .join(cupmon_records::dump::META_FILE),
-    )
-    .expect("meta");
+    let meta = dump_meta(dir.path());
     assert_eq!(
         meta.json()["flusher_quiet"]["periods"].as_u64(),
         Some(stats.quiet.periods),
@@ -372,15 +373,15 @@ fn the_longest_periodic_flush_is_kept_in_the_stats_and_the_meta() {
     fake.set_flush_delay(Duration::ZERO);
     let (stats, _) = monitor.stop().expect("stop");
     assert!((300..5_000).contains(&stats.flush_longest_ms), "{stats:?}");
-    let meta = cupmon_records::MetaFile::read(
-        dir.path()
-            .join("dump")
-            .join(cupmon_records::dump::META_FILE),
-    )
-    .expect("meta");
+    let meta = dump_meta(dir.path());
     assert_eq!(
         meta.json()["flush_longest_ms"].as_u64(),
         Some(stats.flush_longest_ms)
+    );
+    assert_eq!(
+        meta.json()["flush_period_ms"].as_u64(),
+        Some(50),
+        "what it is measured against"
     );
     assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&100));
 }

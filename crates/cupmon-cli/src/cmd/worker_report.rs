@@ -1,7 +1,7 @@
 //! Why records were dropped, from what the monitor left in the meta: how many
 //! buffers were out at most against the cap, and the dump writer's time.
 
-use cupmon_monitor::{BufferUse, MetaEntry, WorkerProfile};
+use cupmon_monitor::{BufferUse, MetaEntry, WorkerProfile, SLOW_FLUSH_PERIODS};
 use cupmon_records::MetaFile;
 
 /// The buffers and dump-writer lines for `cupmon stats` and the `cupmon run`
@@ -52,15 +52,15 @@ fn worker_line(w: &WorkerProfile) -> String {
     )
 }
 
-/// A periodic flush of CUPTI's buffers this long (ms) is named in the summary.
-const SLOW_FLUSH_MS: u64 = 5_000;
-
-/// The line about CUPTI's longest periodic flush, when it took [`SLOW_FLUSH_MS`] or
-/// more: on the H200 such flushes came before recording stopped, with kernels missing
-/// that no drop count shows, so it is printed whether or not records were dropped.
+/// The line about CUPTI's longest periodic flush, when it took
+/// [`SLOW_FLUSH_PERIODS`] flush periods or more (the monitor warned then too): on the
+/// H200 such flushes came before recording stopped, with kernels missing that no drop
+/// count shows, so it is printed whether or not records were dropped.
 pub fn slow_flush_line(meta: &MetaFile) -> Option<String> {
-    let ms = meta.json().get("flush_longest_ms")?.as_u64()?;
-    (ms >= SLOW_FLUSH_MS).then(|| {
+    let json = meta.json();
+    let ms = json.get("flush_longest_ms")?.as_u64()?;
+    let period_ms = json.get("flush_period_ms")?.as_u64()?;
+    (ms >= period_ms * u64::from(SLOW_FLUSH_PERIODS)).then(|| {
         format!(
             "CUPTI's longest flush took {:.1} s: under sustained full-rate launches CUPTI \
              returns almost no records meanwhile and may stop recording; kernels may be \
@@ -160,14 +160,17 @@ mod tests {
     fn a_slow_flush_is_named_and_a_quick_one_is_not() {
         let mut m = MetaFile::new();
         assert_eq!(slow_flush_line(&m), None, "older dumps have no such key");
-        m.set("flush_longest_ms", 37_293);
+        m.set("flush_longest_ms", 37_293)
+            .set("flush_period_ms", 1_000);
         let line = slow_flush_line(&m).expect("slow");
         assert!(
             line.starts_with("CUPTI's longest flush took 37.3 s"),
             "{line}"
         );
-        m.set("flush_longest_ms", 220);
-        assert_eq!(slow_flush_line(&m), None);
+        m.set("flush_longest_ms", 4_999);
+        assert_eq!(slow_flush_line(&m), None, "under five periods");
+        m.set("flush_period_ms", 250);
+        assert!(slow_flush_line(&m).is_some(), "five periods of 250 ms");
     }
 
     #[test]
