@@ -13,7 +13,7 @@
 //! of a window's kept records, whatever the dump's and the slice's length.
 
 use crate::join_window::{JoinWindow, Reorder};
-use crate::walk::{DecodeProgress, DecodeReport, RecordWalk, Walked};
+use crate::walk::{DecodeProgress, DecodeReport, RecordWalk, Walked, WalkedRef};
 use crate::{Dump, DumpError, TimeRange};
 
 /// See the module docs.
@@ -107,13 +107,16 @@ impl<'d> SliceWalk<'d> {
 
     /// [`SliceWalk::next_buffer`], handing the records to `f` one by one (in the
     /// whole-dump case without holding the buffer's records); false at the end.
-    pub fn next_buffer_with(&mut self, mut f: impl FnMut(&Walked)) -> Result<bool, DumpError> {
+    pub fn next_buffer_with(
+        &mut self,
+        mut f: impl FnMut(&WalkedRef<'_>),
+    ) -> Result<bool, DumpError> {
         if self.lead.is_none() {
             return self.trail.read_buffer_with(&mut f);
         }
         match self.next_buffer()? {
             Some(records) => {
-                records.iter().for_each(f);
+                records.iter().for_each(|w| f(&w.as_ref()));
                 Ok(true)
             }
             None => Ok(false),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::dump::{BufferReader, Dump, DumpError, DumpWarning, Retired, META_FILE};
+use crate::dump::{BufferBody, BufferReader, Dump, DumpError, DumpWarning, Retired, META_FILE};
 use crate::{
     ActivityKind, CuptiVersion, ForeignClock, Layout, Record, RecordIter, Reorder, SliceWalk,
     TimeRange,
@@ -80,6 +80,28 @@ pub struct Walked {
     pub record: Record,
 }
 
+/// [`Walked`] with the record lent: what a walk hands to a callback, the record
+/// maybe decoded in place of the one before it.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkedRef<'a> {
+    pub number: u64,
+    pub offset: usize,
+    pub stamp: u64,
+    pub record: &'a Record,
+}
+
+impl Walked {
+    /// This record, lent.
+    pub fn as_ref(&self) -> WalkedRef<'_> {
+        WalkedRef {
+            number: self.number,
+            offset: self.offset,
+            stamp: self.stamp,
+            record: &self.record,
+        }
+    }
+}
+
 /// Call `f(chunk number, offset in chunk, record)` for every record of `dump`, in buffer
 /// order, its timestamps in Unix ns: records on another clock are converted with the
 /// dump's samples of that clock, or left out (counted, with a warning) when there are
@@ -108,7 +130,7 @@ pub fn walk_slice(
     mut f: impl FnMut(u64, usize, &Record),
 ) -> Result<DecodeReport, DumpError> {
     let mut walk = SliceWalk::open(dump, range, Reorder::default())?;
-    while walk.next_buffer_with(|w| f(w.number, w.offset, &w.record))? {
+    while walk.next_buffer_with(|w| f(w.number, w.offset, w.record))? {
         progress(&walk.progress());
     }
     Ok(walk.finish())
@@ -175,11 +197,17 @@ impl<'d> RecordWalk<'d> {
     }
 
     /// Read the next buffer, handing each record to `f` (not kept in `records`).
-    pub fn read_buffer_with(&mut self, f: &mut dyn FnMut(&Walked)) -> Result<bool, DumpError> {
+    pub fn read_buffer_with(
+        &mut self,
+        f: &mut dyn FnMut(&WalkedRef<'_>),
+    ) -> Result<bool, DumpError> {
         self.read(Some(f))
     }
 
-    fn read(&mut self, mut direct: Option<&mut dyn FnMut(&Walked)>) -> Result<bool, DumpError> {
+    fn read(
+        &mut self,
+        mut direct: Option<&mut dyn FnMut(&WalkedRef<'_>)>,
+    ) -> Result<bool, DumpError> {
         self.records.clear();
         if self.done || self.limit.is_some_and(|n| self.report.chunks >= n) {
             self.done = true;
@@ -189,9 +217,16 @@ impl<'d> RecordWalk<'d> {
             self.done = true;
             return Ok(false);
         };
-        let Some(buffer) = buffers.next_buffer()? else {
-            self.done = true;
-            return Ok(false);
+        let buffer = loop {
+            match buffers.next_buffer()? {
+                None => {
+                    self.done = true;
+                    return Ok(false);
+                }
+                // Its warning is among the buffers' damage, which the next chunk takes.
+                Some(b) if matches!(b.body, BufferBody::Damaged) => continue,
+                Some(b) => break b,
+            }
         };
         let report = &mut self.report;
         let before_chunk = report.warnings.len();
@@ -203,54 +238,83 @@ impl<'d> RecordWalk<'d> {
         // Known now unless the header lacks it (then set once the records are read).
         let stamp = self.stamp.max(completed);
         let mut latest_end = 0;
-        let mut records = RecordIter::new(buffer.data, layout);
-        while let Some(item) = records.next_with_offset() {
-            match item {
-                Ok((offset, mut record)) => {
-                    if record.has_foreign_timestamp() {
-                        let Some(c) = self.clock else {
-                            report.off_clock += 1;
-                            continue;
-                        };
-                        record.map_timestamps(&|t| c.to_unix(t));
-                        report.clock_converted += 1;
-                        report.foreign_ticks_per_ns = Some(c.ticks_per_ns());
-                    }
-                    if completed == 0 {
-                        if let Some((start, end)) = record.interval() {
-                            latest_end = latest_end.max(end.max(start));
-                        }
-                    }
-                    if self.count_all {
-                        if let Some(n) = self.by_kind.get_mut(record.kind().as_u32() as usize) {
-                            *n += 1;
-                        }
-                        report.records += 1;
-                    }
-                    let w = Walked {
-                        number: buffer.number,
-                        offset,
-                        stamp,
-                        record,
-                    };
-                    match &mut direct {
-                        // Straight on while it is in cache, when the stamp is known.
-                        Some(f) if completed > 0 => f(&w),
-                        _ => self.records.push(w),
-                    }
-                }
-                Err(error) => {
-                    let offset = error.offset();
-                    report.warnings.push(DumpWarning::BadRecords {
-                        file: buffer.file.to_owned(),
-                        chunk: buffer.number,
-                        byte: buffer.data_offset + offset as u64,
-                        error,
-                        skipped_bytes: (buffer.data.len() - offset) as u64,
-                    });
+        let (number, len) = (buffer.number, buffer.len);
+        let (clock, count_all) = (self.clock, self.count_all);
+        let (by_kind, kept) = (&mut self.by_kind, &mut self.records);
+        let mut take = |offset: usize, record: &Record| {
+            let converted;
+            let record = if record.has_foreign_timestamp() {
+                let Some(c) = clock else {
+                    report.off_clock += 1;
+                    return;
+                };
+                let mut r = record.clone();
+                r.map_timestamps(&|t| c.to_unix(t));
+                report.clock_converted += 1;
+                report.foreign_ticks_per_ns = Some(c.ticks_per_ns());
+                converted = r;
+                &converted
+            } else {
+                record
+            };
+            if completed == 0 {
+                if let Some((start, end)) = record.interval() {
+                    latest_end = latest_end.max(end.max(start));
                 }
             }
-        }
+            if count_all {
+                if let Some(n) = by_kind.get_mut(record.kind().as_u32() as usize) {
+                    *n += 1;
+                }
+                report.records += 1;
+            }
+            match &mut direct {
+                // Straight on while it is in cache, when the stamp is known.
+                Some(f) if completed > 0 => f(&WalkedRef {
+                    number,
+                    offset,
+                    stamp,
+                    record,
+                }),
+                _ => kept.push(Walked {
+                    number,
+                    offset,
+                    stamp,
+                    record: record.clone(),
+                }),
+            }
+        };
+        let warning = match buffer.body {
+            BufferBody::Bytes(data) => {
+                let mut records = RecordIter::new(data, layout);
+                let mut bad = None;
+                while let Some(item) = records.next_with_offset() {
+                    match item {
+                        Ok((offset, record)) => take(offset, &record),
+                        Err(e) => bad = Some(e),
+                    }
+                }
+                bad.map(|error| DumpWarning::BadRecords {
+                    file: buffer.file.to_owned(),
+                    chunk: number,
+                    byte: buffer.data_offset + error.offset() as u64,
+                    skipped_bytes: (len - error.offset()) as u64,
+                    error,
+                })
+            }
+            // The frame was checked before its first record was given: an error here
+            // is a check missing there.
+            BufferBody::Records(frame) => {
+                frame.each(&mut take).err().map(|e| DumpWarning::BadFrame {
+                    file: buffer.file.to_owned(),
+                    byte: buffer.data_offset,
+                    problem: format!("{e}, after the records before it were read"),
+                })
+            }
+            BufferBody::Damaged => None,
+        };
+        let report = &mut self.report;
+        report.warnings.extend(warning);
         self.stamp = stamp;
         if completed == 0 {
             // A header without the completion time: the buffer's latest record instead.
@@ -259,12 +323,12 @@ impl<'d> RecordWalk<'d> {
                 w.stamp = self.stamp;
             }
             if let Some(f) = direct {
-                self.records.iter().for_each(f);
+                self.records.iter().for_each(|w| f(&w.as_ref()));
                 self.records.clear();
             }
         }
         report.chunks += 1;
-        report.buffer_bytes += buffer.data.len() as u64;
+        report.buffer_bytes += len as u64;
         // Damage stepped over on the way to this chunk goes before its own warnings.
         let damage = &buffers.warnings()[self.damage_seen..];
         self.damage_seen += damage.len();

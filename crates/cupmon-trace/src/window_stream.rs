@@ -43,8 +43,8 @@ pub fn write_window_stream(
     let mut failed = None;
     loop {
         let more = walk.next_buffer_with(|w| {
-            note_annotation(&w.record, &mut annotated);
-            let event = WindowEvent::from_record(&w.record, &mut names);
+            note_annotation(w.record, &mut annotated);
+            let event = WindowEvent::from_record(w.record, &mut names);
             // Nothing is written before the first event: an empty slice leaves no output.
             text.extend_from_slice(if events == 0 { b"{\"events\":[" } else { b"," });
             if let Err(e) = serde_json::to_writer(&mut text, &event) {

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use super::compact::{max_section_len, ChunkDecompressor, COMPACT_HEADER_LEN};
+use super::compact::{max_section_len, ChunkDecompressor, Frame, FrameRecords, COMPACT_HEADER_LEN};
 use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 use super::segment::{SegmentFile, SEGMENTS_DIR};
 use super::warning::DumpWarning;
@@ -16,8 +16,8 @@ use crate::time_range::TimeRange;
 use crate::{ForeignClock, Layout};
 
 /// One buffer: its chunk header (for a frame, `valid_size` is the frame's length) and
-/// its activity records' bytes.
-#[derive(Debug, Clone, Copy)]
+/// its activity records.
+#[derive(Debug)]
 pub struct Buffer<'a> {
     pub header: ChunkHeader,
     /// Position of the buffer in the dump, from 0 at the first live segment (across
@@ -27,7 +27,22 @@ pub struct Buffer<'a> {
     pub file: &'a str,
     /// File offset of its chunk's data (a frame's first byte, for segments).
     pub data_offset: u64,
-    pub data: &'a [u8],
+    /// The activity buffer's length in bytes.
+    pub len: usize,
+    pub body: BufferBody<'a>,
+}
+
+/// An activity buffer's records.
+#[derive(Debug)]
+pub enum BufferBody<'a> {
+    /// Its bytes, to decode with [`crate::RecordIter`].
+    Bytes(&'a [u8]),
+    /// Its records straight from a frame's columns.
+    Records(FrameRecords<'a>),
+    /// A frame that could not be decoded (its warning is in
+    /// [`BufferReader::warnings`]): no records, and not a buffer read. Returned
+    /// rather than stepped over so that the frame being decoded can be lent.
+    Damaged,
 }
 
 #[derive(Debug)]
@@ -141,7 +156,8 @@ impl BufferReader {
         &self.warnings
     }
 
-    /// The next buffer overlapping the range; `None` at the end.
+    /// The next buffer overlapping the range (maybe [`BufferBody::Damaged`]); `None`
+    /// at the end.
     pub fn next_buffer(&mut self) -> Result<Option<Buffer<'_>>, DumpError> {
         loop {
             if self.current.is_none() && !self.open_next()? {
@@ -164,12 +180,14 @@ impl BufferReader {
             if !header.frame {
                 // A raw chunk is its buffer: lend the reader's bytes (no copy of 4 MiB).
                 let (label, reader) = self.current.as_ref().expect("still open");
+                let data = reader.last_data();
                 return Ok(Some(Buffer {
                     header,
                     number,
                     file: label,
                     data_offset,
-                    data: reader.last_data(),
+                    len: data.len(),
+                    body: BufferBody::Bytes(data),
                 }));
             }
             let Some(index) = FrameIndex::parse(chunk.data) else {
@@ -196,21 +214,29 @@ impl BufferReader {
                 .decompressor
                 .get_or_insert_with(|| ChunkDecompressor::new(layout));
             let max = self.max_chunk.map_or(usize::MAX, |m| m as usize);
-            if let Err(e) = d.decompress_into(&chunk.data[FRAME_INDEX_LEN..], max, &mut self.out) {
-                self.warnings.push(DumpWarning::BadFrame {
-                    file: label.clone(),
-                    byte: data_offset,
-                    problem: e.to_string(),
-                });
-                continue;
-            }
-            let (label, _) = self.current.as_ref().expect("still open");
+            // The frame is decoded from the reader's bytes, which the next chunk
+            // replaces: read them again through the reader, whose borrow ends here.
+            let (label, reader) = self.current.as_ref().expect("still open");
+            let data = &reader.last_data()[FRAME_INDEX_LEN..];
+            let (len, body) = match d.frame(data, max, &mut self.out) {
+                Ok(Frame::Bytes(bytes)) => (bytes.len(), BufferBody::Bytes(bytes)),
+                Ok(Frame::Records(records)) => (records.len(), BufferBody::Records(records)),
+                Err(e) => {
+                    self.warnings.push(DumpWarning::BadFrame {
+                        file: label.clone(),
+                        byte: data_offset,
+                        problem: e.to_string(),
+                    });
+                    (0, BufferBody::Damaged)
+                }
+            };
             return Ok(Some(Buffer {
                 header,
                 number,
                 file: label,
                 data_offset,
-                data: &self.out,
+                len,
+                body,
             }));
         }
     }

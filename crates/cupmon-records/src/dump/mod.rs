@@ -37,7 +37,7 @@ pub use annotations::{
     parse_user_annotations, read_dump_annotations, read_user_annotations, user_annotations_bytes,
     write_user_annotations,
 };
-pub use buffers::{Buffer, BufferReader};
+pub use buffers::{Buffer, BufferBody, BufferReader};
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
     CHUNK_VERSION_FRAME,

@@ -95,6 +95,17 @@ macro_rules! activity_record {
                 })*
             }
 
+            /// Set the field at byte `offset` to the value whose low bytes are `v`'s
+            /// (what decoding gives after `v`'s low bytes were written there); an
+            /// offset where no field starts changes nothing.
+            #[inline]
+            pub(crate) fn set_bits(&mut self, offset: usize, v: u64) {
+                match offset {
+                    $($off => self.$field = <$ty as $crate::kinds::Scalar>::from_bits(v),)*
+                    _ => {}
+                }
+            }
+
             /// Write every field into `b` (zeroed, exactly the struct's size for `api`).
             pub fn encode(&self, b: &mut [u8], api: u32) {
                 $(if $crate::kinds::since(api, activity_record!(@since $($fsince)?)) {

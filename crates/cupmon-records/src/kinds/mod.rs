@@ -74,6 +74,13 @@ macro_rules! kinds {
                 match self { $(Self::$variant(r) => r.map_timestamps(f),)* }
             }
 
+            /// Set the field at byte `offset` from `v`'s low bytes (see the family's
+            /// `set_bits`): a record rebuilt from a template without its bytes.
+            #[inline]
+            pub(crate) fn set_bits(&mut self, offset: usize, v: u64) {
+                match self { $(Self::$variant(r) => r.set_bits(offset, v),)* }
+            }
+
             /// Write the record into `b` (zeroed, exactly its struct's size for `api`).
             pub(crate) fn encode(&self, b: &mut [u8], api: u32) {
                 match self { $(Self::$variant(r) => r.encode(b, api),)* }

@@ -9,6 +9,9 @@ pub trait Scalar: Copy + Default {
     const SIZE: usize;
     fn read(b: &[u8], offset: usize) -> Self;
     fn write(self, b: &mut [u8], offset: usize);
+    /// The value whose little-endian bytes are the low [`Scalar::SIZE`] bytes of `v`:
+    /// what [`Scalar::read`] gives after those bytes were written at the offset.
+    fn from_bits(v: u64) -> Self;
 }
 
 #[inline(always)]
@@ -38,6 +41,10 @@ macro_rules! int_scalar {
             fn write(self, b: &mut [u8], offset: usize) {
                 put(b, offset, &self.to_le_bytes());
             }
+            #[inline(always)]
+            fn from_bits(v: u64) -> Self {
+                v as $t
+            }
         }
     )*};
 }
@@ -53,6 +60,10 @@ impl Scalar for ActivityKind {
     #[inline(always)]
     fn write(self, b: &mut [u8], offset: usize) {
         self.0.write(b, offset);
+    }
+    #[inline(always)]
+    fn from_bits(v: u64) -> Self {
+        ActivityKind(v as u32)
     }
 }
 
@@ -73,6 +84,11 @@ impl Scalar for [u32; 3] {
             w.write(b, offset + 4 * i);
         }
     }
+    /// The first two words (a `u64` holds no more).
+    #[inline(always)]
+    fn from_bits(v: u64) -> Self {
+        [v as u32, (v >> 32) as u32, 0]
+    }
 }
 
 #[cfg(test)]
@@ -87,5 +103,19 @@ mod tests {
         assert_eq!(u32::read(&b, 0), 0x0102_0304);
         assert_eq!(u64::read(&b, 0), 0);
         assert_eq!(u32::read(&b, usize::MAX), 0);
+    }
+
+    #[test]
+    fn from_bits_is_what_read_gives_after_the_low_bytes_are_written() {
+        let v = 0xfedc_ba98_7654_3210u64;
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&v.to_le_bytes());
+        assert_eq!(u8::from_bits(v), u8::read(&b, 0));
+        assert_eq!(u16::from_bits(v), u16::read(&b, 0));
+        assert_eq!(u32::from_bits(v), u32::read(&b, 0));
+        assert_eq!(i32::from_bits(v), i32::read(&b, 0));
+        assert_eq!(u64::from_bits(v), u64::read(&b, 0));
+        assert_eq!(i64::from_bits(v), i64::read(&b, 0));
+        assert_eq!(ActivityKind::from_bits(v), ActivityKind::read(&b, 0));
     }
 }

@@ -35,8 +35,8 @@ impl JoinScratch {
 }
 
 /// One kind's columns within the section stream, and its decoding state.
-struct KindColumns<'a> {
-    entry: KindEntry,
+pub(super) struct KindColumns<'a> {
+    pub(super) entry: KindEntry,
     ids: SplitColumn<'a>,
     deltas: Vec<SplitColumn<'a>>,
     /// The values of records `window_start..window_end`: the template ids, then each
@@ -45,27 +45,31 @@ struct KindColumns<'a> {
     window_start: usize,
     window_end: usize,
     /// Row-major templates (`templates * unit` bytes, delta fields zero).
-    shapes: Vec<u8>,
-    /// Records of this kind rebuilt so far.
-    next: usize,
+    pub(super) shapes: Vec<u8>,
+    /// Records of this kind decoded so far.
+    pub(super) next: usize,
     /// Per delta field: the last non-zero value of the field its `Prev` predictor names.
     last: [u64; MAX_DELTA_FIELDS],
     /// The last step per template of each `TemplateStep` field (numbered in field
     /// order: its `slot`), `templates` apart.
     steps: Vec<u64>,
-    /// The delta fields' rules, resolved once per buffer.
-    plan: Vec<FieldOp>,
+    /// The delta fields' rules, resolved once per buffer: the fields stored in one
+    /// byte or more (the others are zero in every record, as in the templates).
+    pub(super) plan: Vec<FieldOp>,
     /// After each record: `last[j] = value of field i` where non-zero, per `(j, i)`.
     prev_updates: Vec<(usize, usize)>,
+    /// The delta fields' values of the record decoded last (those not in `plan`
+    /// stay zero).
+    pub(super) values: [u64; MAX_DELTA_FIELDS],
 }
 
 /// How one delta field is rebuilt (its [`Predictor`], with indices resolved).
 #[derive(Debug, Clone, Copy)]
-struct FieldOp {
+pub(super) struct FieldOp {
     /// The field's index among the kind's delta fields.
-    j: usize,
-    offset: usize,
-    size: u8,
+    pub(super) j: usize,
+    pub(super) offset: usize,
+    pub(super) size: u8,
     mask: u64,
     rule: Rule,
 }
@@ -82,6 +86,22 @@ enum Rule {
 }
 
 impl KindColumns<'_> {
+    /// Whether every record's template id names one of the kind's templates.
+    pub(super) fn ids_in_range(&self) -> bool {
+        let e = &self.entry;
+        if e.id_width == 0 {
+            // Record `r` uses template `r` (as many as records) or template 0.
+            return true;
+        }
+        let records = e.records as usize;
+        let mut ids = [0u64; WINDOW];
+        (0..records).step_by(WINDOW).all(|start| {
+            let ids = &mut ids[..WINDOW.min(records - start)];
+            self.ids.values_at(start, ids);
+            ids.iter().all(|&id| id < u64::from(e.templates))
+        })
+    }
+
     /// Decode the window of records from `start`.
     fn fill_window(&mut self, start: usize) {
         let n = WINDOW.min(self.entry.records as usize - start);
@@ -92,16 +112,118 @@ impl KindColumns<'_> {
         }
         (self.window_start, self.window_end) = (start, start + n);
     }
+
+    /// Decode the kind's next record: its template id, with the values of its delta
+    /// fields in `values` (the rules `split.rs` replays).
+    #[inline]
+    pub(super) fn advance(&mut self) -> Result<usize, CompactError> {
+        let r = self.next;
+        if r >= self.window_end {
+            self.fill_window(r);
+        }
+        let w = r - self.window_start;
+        let e = &self.entry;
+        let id = e.template_of(r, self.window[w]) as u32;
+        if id >= e.templates {
+            let (kind, templates) = (e.kind, e.templates);
+            return Err(CompactError::TemplateId {
+                kind,
+                record: r,
+                id,
+                templates,
+            });
+        }
+        let t = e.templates as usize;
+        let id = id as usize;
+        let values = &mut self.values;
+        for op in &self.plan {
+            let j = op.j;
+            let pred = match op.rule {
+                Rule::Prev => self.last[j],
+                Rule::Field(i) => values[i],
+                Rule::Step { i, slot } => {
+                    values[i].wrapping_add(self.steps[slot * t + id]) & op.mask
+                }
+            };
+            let v = delta::decode_masked(self.window[(j + 1) * WINDOW + w], pred, op.mask);
+            values[j] = v;
+            if let Rule::Step { i, slot } = op.rule {
+                if v != 0 && values[i] != 0 {
+                    self.steps[slot * t + id] = v.wrapping_sub(values[i]) & op.mask;
+                }
+            }
+        }
+        for &(j, i) in &self.prev_updates {
+            let v = values[i];
+            if v != 0 {
+                self.last[j] = v;
+            }
+        }
+        self.next += 1;
+        Ok(id)
+    }
 }
 
-/// Rebuild the buffer described by `header` from `sections` into `out` (cleared first).
-pub(crate) fn join(
-    sections: &[u8],
+/// A section stream read and checked up to its records: the kinds' columns, ready
+/// to decode record by record.
+pub(super) struct Sections<'a> {
+    /// Each record's kind, when more than one kind is present.
+    kind_column: Option<&'a [u8]>,
+    /// Per activity kind, its index in `kinds` (`u8::MAX`: absent).
+    slot_of: [u8; ActivityKind::SLOTS],
+    pub(super) kinds: Vec<KindColumns<'a>>,
+    pub(super) tail: &'a [u8],
+    /// Records in all.
+    pub(super) records: usize,
+}
+
+impl Sections<'_> {
+    /// The index in `kinds` of record `record`'s kind, if the kind column names a kind
+    /// of the table.
+    #[inline]
+    pub(super) fn kind_slot(&self, record: usize) -> Result<usize, CompactError> {
+        let Some(column) = self.kind_column else {
+            return Ok(0);
+        };
+        let kind = column[record];
+        match self.slot_of.get(kind as usize) {
+            Some(&s) if s != u8::MAX => Ok(s as usize),
+            _ => {
+                let problem = "is not in the kind table";
+                Err(CompactError::KindColumn {
+                    record,
+                    kind,
+                    problem,
+                })
+            }
+        }
+    }
+
+    /// [`Sections::kind_slot`], if that kind also has records left to decode.
+    #[inline]
+    pub(super) fn slot(&self, record: usize) -> Result<usize, CompactError> {
+        let slot = self.kind_slot(record)?;
+        let k = &self.kinds[slot];
+        if k.next == k.entry.records as usize {
+            let (kind, problem) = (k.entry.kind, "has more records than the kind table counts");
+            return Err(CompactError::KindColumn {
+                record,
+                kind,
+                problem,
+            });
+        }
+        Ok(slot)
+    }
+}
+
+/// Read the section stream of the buffer `header` describes up to its records,
+/// checking every count, length and template (the windows' buffers from `scratch`).
+pub(super) fn sections<'a>(
+    sections: &'a [u8],
     header: &CompactHeader,
     layout: &Layout,
     scratch: &mut JoinScratch,
-    out: &mut Vec<u8>,
-) -> Result<(), CompactError> {
+) -> Result<Sections<'a>, CompactError> {
     let mut cur = Cursor::new(sections);
     let count = cur.u8("kind table")? as usize;
     if count == 0 || count > ActivityKind::SLOTS {
@@ -154,6 +276,7 @@ pub(crate) fn join(
             steps: Vec::new(),
             plan: Vec::new(),
             prev_updates: Vec::new(),
+            values: [0; MAX_DELTA_FIELDS],
             entry,
         });
     }
@@ -172,39 +295,32 @@ pub(crate) fn join(
     for (i, k) in kinds.iter().enumerate() {
         slot_of[k.entry.kind as usize] = i as u8;
     }
+    Ok(Sections {
+        kind_column,
+        slot_of,
+        kinds,
+        tail,
+        records: n,
+    })
+}
+
+/// Rebuild the buffer described by `header` from `sections` into `out` (cleared first).
+pub(crate) fn join(
+    sections: &[u8],
+    header: &CompactHeader,
+    layout: &Layout,
+    scratch: &mut JoinScratch,
+    out: &mut Vec<u8>,
+) -> Result<(), CompactError> {
+    let mut s = self::sections(sections, header, layout, scratch)?;
     out.clear();
     out.reserve_exact(header.decompressed_len as usize);
-    for record in 0..n {
-        let slot = match kind_column {
-            None => 0,
-            Some(column) => {
-                let kind = column[record];
-                match slot_of.get(kind as usize) {
-                    Some(&s) if s != u8::MAX => s as usize,
-                    _ => {
-                        let problem = "is not in the kind table";
-                        return Err(CompactError::KindColumn {
-                            record,
-                            kind,
-                            problem,
-                        });
-                    }
-                }
-            }
-        };
-        let k = &mut kinds[slot];
-        if k.next == k.entry.records as usize {
-            let (kind, problem) = (k.entry.kind, "has more records than the kind table counts");
-            return Err(CompactError::KindColumn {
-                record,
-                kind,
-                problem,
-            });
-        }
-        rebuild(k, out)?;
+    for record in 0..s.records {
+        let slot = s.slot(record)?;
+        rebuild(&mut s.kinds[slot], out)?;
     }
-    out.extend_from_slice(tail);
-    scratch.give_back(kinds);
+    out.extend_from_slice(s.tail);
+    scratch.give_back(s.kinds);
     Ok(())
 }
 
@@ -304,55 +420,16 @@ fn put(rec: &mut [u8], offset: usize, size: u8, v: u64) {
     }
 }
 
-/// Append the kind's next record: its template, then each delta field from its
-/// prediction (the rules `split.rs` replays).
+/// Append the kind's next record: its template with its delta fields set.
 #[inline]
 fn rebuild(k: &mut KindColumns<'_>, out: &mut Vec<u8>) -> Result<(), CompactError> {
-    let r = k.next;
-    if r >= k.window_end {
-        k.fill_window(r);
-    }
-    let w = r - k.window_start;
-    let e = &k.entry;
-    let id = e.template_of(r, k.window[w]) as u32;
-    if id >= e.templates {
-        let (kind, templates) = (e.kind, e.templates);
-        return Err(CompactError::TemplateId {
-            kind,
-            record: r,
-            id,
-            templates,
-        });
-    }
-    let unit = e.unit as usize;
-    let t = e.templates as usize;
-    let id = id as usize;
+    let id = k.advance()?;
+    let unit = k.entry.unit as usize;
     let start = out.len();
     out.extend_from_slice(&k.shapes[id * unit..][..unit]);
     let rec = &mut out[start..];
-    let mut values = [0u64; MAX_DELTA_FIELDS];
     for op in &k.plan {
-        let j = op.j;
-        let pred = match op.rule {
-            Rule::Prev => k.last[j],
-            Rule::Field(i) => values[i],
-            Rule::Step { i, slot } => values[i].wrapping_add(k.steps[slot * t + id]) & op.mask,
-        };
-        let v = delta::decode_masked(k.window[(j + 1) * WINDOW + w], pred, op.mask);
-        values[j] = v;
-        put(rec, op.offset, op.size, v);
-        if let Rule::Step { i, slot } = op.rule {
-            if v != 0 && values[i] != 0 {
-                k.steps[slot * t + id] = v.wrapping_sub(values[i]) & op.mask;
-            }
-        }
+        put(rec, op.offset, op.size, k.values[op.j]);
     }
-    for &(j, i) in &k.prev_updates {
-        let v = values[i];
-        if v != 0 {
-            k.last[j] = v;
-        }
-    }
-    k.next += 1;
     Ok(())
 }

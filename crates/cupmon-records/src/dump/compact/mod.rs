@@ -69,6 +69,7 @@ mod split;
 mod table;
 #[cfg(test)]
 mod tests;
+mod typed;
 
 pub use error::{CompactError, Tag};
 pub use header::{
@@ -77,6 +78,7 @@ pub use header::{
 };
 
 pub use split::CompactOptions;
+pub use typed::FrameRecords;
 
 use split::Splitter;
 
@@ -235,6 +237,42 @@ impl ChunkDecompressor {
         max_len: usize,
         out: &mut Vec<u8>,
     ) -> Result<(), CompactError> {
+        let header = self.header(compressed, max_len)?;
+        let sections = section_stream(&mut self.zstd, &mut self.sections, &header, compressed)?;
+        match header.transform {
+            Transform::Raw => {
+                out.clear();
+                out.extend_from_slice(sections);
+                Ok(())
+            }
+            Transform::Columns => join::join(sections, &header, &self.layout, &mut self.join, out),
+        }
+    }
+
+    /// The records `compressed` holds, for a walk: straight from its columns where
+    /// they can be ([`FrameRecords`]), else its activity buffer's bytes (rebuilt into
+    /// `out`, or lent from the body of a stored chunk) to decode with
+    /// [`crate::RecordIter`]. Errors as [`ChunkDecompressor::decompress_into`].
+    pub fn frame<'a>(
+        &'a mut self,
+        compressed: &'a [u8],
+        max_len: usize,
+        out: &'a mut Vec<u8>,
+    ) -> Result<Frame<'a>, CompactError> {
+        let header = self.header(compressed, max_len)?;
+        let sections = section_stream(&mut self.zstd, &mut self.sections, &header, compressed)?;
+        if header.transform == Transform::Raw {
+            return Ok(Frame::Bytes(sections));
+        }
+        if let Some(records) = typed::prepare(sections, &header, &self.layout)? {
+            return Ok(Frame::Records(records));
+        }
+        join::join(sections, &header, &self.layout, &mut self.join, out)?;
+        Ok(Frame::Bytes(out))
+    }
+
+    /// The header of `compressed`, checked against `max_len` and the layout.
+    fn header(&self, compressed: &[u8], max_len: usize) -> Result<CompactHeader, CompactError> {
         let header = CompactHeader::parse(compressed)?;
         if header.decompressed_len as usize > max_len {
             return Err(CompactError::TooLarge {
@@ -251,22 +289,7 @@ impl ChunkDecompressor {
                 });
             }
         }
-        let body = &compressed[COMPACT_HEADER_LEN..];
-        let sections: &[u8] = match header.codec {
-            Codec::Stored => body,
-            Codec::Zstd => {
-                self.unzstd(body, header.section_len as usize)?;
-                &self.sections
-            }
-        };
-        match header.transform {
-            Transform::Raw => {
-                out.clear();
-                out.extend_from_slice(sections);
-                Ok(())
-            }
-            Transform::Columns => join::join(sections, &header, &self.layout, &mut self.join, out),
-        }
+        Ok(header)
     }
 
     /// [`ChunkDecompressor::decompress_into`] a new vector.
@@ -279,34 +302,53 @@ impl ChunkDecompressor {
         self.decompress_into(compressed, max_len, &mut out)?;
         Ok(out)
     }
+}
 
-    /// The zstd body into `self.sections`, which must come out exactly `len` bytes.
-    fn unzstd(&mut self, body: &[u8], len: usize) -> Result<(), CompactError> {
-        let zstd_error = |e: std::io::Error| CompactError::Zstd {
-            message: e.to_string(),
-        };
-        if self.zstd.is_none() {
-            self.zstd = Some(zstd::bulk::Decompressor::new().map_err(zstd_error)?);
-        }
-        let Some(z) = self.zstd.as_mut() else {
-            let message = "no decompression context".to_owned();
-            return Err(CompactError::Zstd { message });
-        };
-        self.sections.clear();
-        self.sections.reserve_exact(len);
-        // The bulk API decodes into the buffer it is given and fails rather than grow it.
-        let written = z
-            .decompress_to_buffer(body, &mut self.sections)
-            .map_err(zstd_error)?;
-        if written != len {
-            return Err(CompactError::Lengths {
-                what: "section stream lengths (zstd frame)",
-                expected: len as u64,
-                actual: written as u64,
-            });
-        }
-        Ok(())
+/// The section stream of `compressed` (its `header` checked): the body of a stored
+/// chunk, or its zstd frame decompressed into `buf`, which must come out exactly
+/// `header.section_len` bytes.
+fn section_stream<'a>(
+    zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+    buf: &'a mut Vec<u8>,
+    header: &CompactHeader,
+    compressed: &'a [u8],
+) -> Result<&'a [u8], CompactError> {
+    let body = &compressed[COMPACT_HEADER_LEN..];
+    if header.codec == Codec::Stored {
+        return Ok(body);
     }
+    let len = header.section_len as usize;
+    let zstd_error = |e: std::io::Error| CompactError::Zstd {
+        message: e.to_string(),
+    };
+    if zstd.is_none() {
+        *zstd = Some(zstd::bulk::Decompressor::new().map_err(zstd_error)?);
+    }
+    let Some(z) = zstd.as_mut() else {
+        let message = "no decompression context".to_owned();
+        return Err(CompactError::Zstd { message });
+    };
+    buf.clear();
+    buf.reserve_exact(len);
+    // The bulk API decodes into the buffer it is given and fails rather than grow it.
+    let written = z.decompress_to_buffer(body, buf).map_err(zstd_error)?;
+    if written != len {
+        return Err(CompactError::Lengths {
+            what: "section stream lengths (zstd frame)",
+            expected: len as u64,
+            actual: written as u64,
+        });
+    }
+    Ok(buf)
+}
+
+/// What [`ChunkDecompressor::frame`] gives.
+#[derive(Debug)]
+pub enum Frame<'a> {
+    /// The activity buffer's bytes.
+    Bytes(&'a [u8]),
+    /// Its records, from the columns.
+    Records(FrameRecords<'a>),
 }
 
 /// Compress one activity buffer written by `layout`'s CUPTI at zstd `level`
