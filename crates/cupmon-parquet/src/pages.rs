@@ -47,6 +47,10 @@ pub enum Indices<'a> {
     Zero,
     /// Per present row, in write order.
     Each(&'a [u32]),
+    /// Per present row in write order, `map[rows[i]]`: each row's launch shape
+    /// mapped to the shape's entry (gathered a page at a time, which stays in cache,
+    /// rather than a row group's worth per column).
+    Mapped { rows: &'a [u32], map: &'a [u32] },
 }
 
 /// The values of a chunk's present rows.
@@ -94,6 +98,8 @@ pub struct ChunkSettings {
 pub struct PageScratch {
     page: Vec<u8>,
     compressed: Vec<u8>,
+    /// A page's [`Indices::Mapped`] indices.
+    gathered: Vec<u32>,
     zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
 }
 
@@ -296,18 +302,30 @@ impl PageScratch {
             Values::Dictionary {
                 indices: Indices::Each(indices),
                 ..
+            } => dictionary_page(&indices[value..value + values], seen, page),
+            Values::Dictionary {
+                indices: Indices::Mapped { rows, map },
+                ..
             } => {
-                let indices = &indices[value..value + values];
-                *seen = indices.iter().copied().fold(*seen, u32::max);
-                let width = rle::bit_width(*seen);
-                page.push(width);
-                rle::encode(indices, width, page);
+                let gathered = &mut self.gathered;
+                gathered.clear();
+                gathered.extend(rows[value..value + values].iter().map(|&s| map[s as usize]));
+                dictionary_page(gathered, seen, page);
             }
             Values::DeltaConstant { value, block } => delta::constant(value, values, block, page),
             Values::Delta(all) => delta::encode_i64(&all[value..value + values], page),
         }
         values
     }
+}
+
+/// A dictionary data page's indices (after its levels): the bit width of the
+/// largest index so far (`seen`, updated), then the indices.
+fn dictionary_page(indices: &[u32], seen: &mut u32, page: &mut Vec<u8>) {
+    *seen = indices.iter().copied().fold(*seen, u32::max);
+    let width = rle::bit_width(*seen);
+    page.push(width);
+    rle::encode(indices, width, page);
 }
 
 /// Levels written by `f`, after their length (4 bytes, little-endian) as data

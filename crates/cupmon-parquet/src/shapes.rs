@@ -45,23 +45,63 @@ impl std::hash::Hash for Shape {
     }
 }
 
+impl Shape {
+    /// A slot of [`ShapeTable`]'s direct-mapped array, from the fields the hash takes.
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        let a = u64::from(self.name.id()) << 32 | u64::from(self.stream);
+        let b = (self.grid[0] as u32 as u64) << 32 | self.block[0] as u32 as u64;
+        let h = (a ^ b.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - SLOT_BITS)) as usize
+    }
+}
+
+/// Slots of the direct-mapped array in front of the shape map: a training job's
+/// few dozen shapes find their slot free, so a row's lookup is one multiply, one
+/// load and one compare that succeeds (the map's probe mispredicted often enough to
+/// be the most expensive part of taking a kernel row in).
+const SLOT_BITS: u32 = 9;
+
 /// The shapes of a row group's rows, and each row's shape.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ShapeTable {
     /// Per row, its shape's index in `shapes`.
     rows: Vec<u32>,
     shapes: Vec<Shape>,
     index: FxHashMap<Shape, u32>,
+    /// Per slot ([`Shape::slot`]), the index of a shape that hashes there, or
+    /// `u32::MAX`.
+    slots: Vec<u32>,
+}
+
+impl Default for ShapeTable {
+    fn default() -> Self {
+        Self {
+            rows: Vec::new(),
+            shapes: Vec::new(),
+            index: FxHashMap::default(),
+            slots: vec![u32::MAX; 1 << SLOT_BITS],
+        }
+    }
 }
 
 impl ShapeTable {
     #[inline]
     pub fn push(&mut self, shape: Shape) {
-        let next = self.shapes.len() as u32;
-        let i = *self.index.entry(shape).or_insert(next);
-        if i == next {
-            self.shapes.push(shape);
-        }
+        let slot = shape.slot();
+        let cached = self.slots[slot];
+        let i = match self.shapes.get(cached as usize) {
+            Some(s) if *s == shape => cached,
+            _ => {
+                let next = self.shapes.len() as u32;
+                let i = *self.index.entry(shape).or_insert(next);
+                if i == next {
+                    self.shapes.push(shape);
+                }
+                self.slots[slot] = i;
+                i
+            }
+        };
         self.rows.push(i);
     }
 
@@ -69,6 +109,7 @@ impl ShapeTable {
         self.rows.clear();
         self.shapes.clear();
         self.index.clear();
+        self.slots.fill(u32::MAX);
     }
 
     pub fn reserve(&mut self, additional: usize) {
@@ -161,13 +202,12 @@ impl ShapeTable {
     }
 }
 
-/// Per row in write order, its dictionary index: each shape's value looked up in
-/// the dictionary (`index`) in the order of the shapes' first rows, which gives
-/// the values the order of their first rows.
-fn shape_indices<F: ShapeField>(
+/// Per shape, its dictionary index: each shape's value looked up in the dictionary
+/// (`index`) in the order of the shapes' first rows, which gives the values the
+/// order of their first rows. A row's index is its shape's.
+fn shape_map<F: ShapeField>(
     rows: &ShapeRows<'_>,
     of_shape: &mut Vec<u32>,
-    indices: &mut Vec<u32>,
     mut index: impl FnMut(i64) -> u32,
 ) {
     of_shape.clear();
@@ -175,8 +215,6 @@ fn shape_indices<F: ShapeField>(
     for &s in &rows.first_seen {
         of_shape[s as usize] = index(F::get(&rows.table.shapes[s as usize]));
     }
-    indices.clear();
-    indices.extend(rows.in_order.iter().map(|&s| of_shape[s as usize]));
 }
 
 /// A shape field as a dictionary column, as `dict_columns::ints` and `strings`
@@ -200,13 +238,11 @@ fn shaped<F: ShapeField>(
         pages,
         ..
     } = scratch;
-    let mut indices = std::mem::take(&mut dict.indices);
     let (each, statistics) = if F::TYPE == ColType::Str {
         dict.begin_syms(ctx.strings, rows);
-        shape_indices::<F>(shapes, shape_slots, &mut indices, |v| {
+        shape_map::<F>(shapes, shape_slots, |v| {
             dict.index_sym(Sym::from_id(v as u32))
         });
-        dict.indices = indices;
         dict.end();
         dict.plain_strings(ctx.strings, plain);
         if plain.len() > out.dictionary_limit()? {
@@ -217,9 +253,8 @@ fn shaped<F: ShapeField>(
         // Every shape of the table has a row of the row group.
         let range = min_max(shapes.table.shapes.iter().map(F::get));
         let each = int_dictionary(dict, range, rows, |dict| {
-            shape_indices::<F>(shapes, shape_slots, &mut indices, |v| dict.index_int(v));
+            shape_map::<F>(shapes, shape_slots, |v| dict.index_int(v));
         });
-        dict.indices = indices;
         dict.plain_ints(descr.physical_type(), plain);
         let statistics = out
             .statistics()?
@@ -234,7 +269,10 @@ fn shaped<F: ShapeField>(
             dictionary: plain,
             entries: dict.entries(),
             indices: if each {
-                Indices::Each(&dict.indices)
+                Indices::Mapped {
+                    rows: &shapes.in_order,
+                    map: shape_slots,
+                }
             } else {
                 Indices::Zero
             },
@@ -337,8 +375,9 @@ mod tests {
         per_row.map_ints(in_order.into_iter());
         let mut shaped = LocalDict::default();
         shaped.begin_ints(-1 << 40, 1 << 40, values.len());
-        let (mut slots, mut indices) = (Vec::new(), Vec::new());
-        shape_indices::<F>(&rows, &mut slots, &mut indices, |v| shaped.index_int(v));
+        let mut slots = Vec::new();
+        shape_map::<F>(&rows, &mut slots, |v| shaped.index_int(v));
+        let indices = rows.in_order.iter().map(|&s| slots[s as usize]).collect();
         let entries = |d: &LocalDict| {
             let mut plain = Vec::new();
             d.plain_ints(parquet::basic::Type::INT64, &mut plain);
@@ -351,6 +390,31 @@ mod tests {
             (entries(&per_row), per_row.indices.clone()),
             (entries(&shaped), indices),
         ]
+    }
+
+    #[test]
+    fn every_row_keeps_its_own_shape_through_slot_collisions() {
+        // More shapes than slots, recurring: slots are taken over again and again.
+        let shapes: Vec<Shape> = (0..3000u32)
+            .map(|i| Shape {
+                grid: [i as i32, 1, 1],
+                ..shape(i)
+            })
+            .collect();
+        let mut table = ShapeTable::default();
+        let rows: Vec<usize> = (0..20_000usize)
+            .map(|r| (r * 7919) % shapes.len())
+            .collect();
+        for &r in &rows {
+            table.push(shapes[r]);
+        }
+        assert_eq!(table.shapes.len(), shapes.len());
+        for (i, &r) in rows.iter().enumerate() {
+            assert_eq!(table.get(i), &shapes[r], "row {i}");
+        }
+        table.clear();
+        table.push(shapes[5]);
+        assert_eq!((table.get(0), table.shapes.len()), (&shapes[5], 1));
     }
 
     #[test]

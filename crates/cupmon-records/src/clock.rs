@@ -11,8 +11,10 @@
 pub const UNIX_NS_FLOOR: u64 = 1_000_000_000_000_000_000;
 
 /// Whether `t` (a non-zero CUPTI timestamp) is on another clock than Unix ns.
+#[inline(always)]
 pub fn is_foreign(t: u64) -> bool {
-    t != 0 && t < UNIX_NS_FLOOR
+    // `t != 0 && t < UNIX_NS_FLOOR` in one compare: 0 wraps to the largest value.
+    t.wrapping_sub(1) < UNIX_NS_FLOOR - 1
 }
 
 /// Pairs sampled at the same moment: what the foreign clock read, and Unix ns.
@@ -118,6 +120,19 @@ impl ForeignClock {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn foreign_means_nonzero_and_before_the_unix_floor() {
+        for (t, foreign) in [
+            (0, false),
+            (1, true),
+            (UNIX_NS_FLOOR - 1, true),
+            (UNIX_NS_FLOOR, false),
+            (u64::MAX, false),
+        ] {
+            assert_eq!(is_foreign(t), foreign, "{t}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -82,9 +82,10 @@ macro_rules! activity_record {
             }
 
             /// Whether a timestamp of the record is on another clock than Unix ns.
-            #[inline]
+            #[inline(always)]
             pub fn has_foreign_timestamp(&self) -> bool {
-                false $(|| $crate::clock::is_foreign(self.$ts))*
+                // `|` rather than `||`: a few compares, no branch per timestamp.
+                false $(| $crate::clock::is_foreign(self.$ts))*
             }
 
             /// Replace every timestamp (CUPTI-clock field) by `f` of it; 0 stays 0 (unknown).

@@ -64,7 +64,7 @@ macro_rules! kinds {
             }
 
             /// Whether a timestamp of the record is on another clock than Unix ns.
-            #[inline]
+            #[inline(always)]
             pub fn has_foreign_timestamp(&self) -> bool {
                 match self { $(Self::$variant(r) => r.has_foreign_timestamp(),)* }
             }
@@ -74,11 +74,18 @@ macro_rules! kinds {
                 match self { $(Self::$variant(r) => r.map_timestamps(f),)* }
             }
 
-            /// Set the field at byte `offset` from `v`'s low bytes (see the family's
-            /// `set_bits`): a record rebuilt from a template without its bytes.
+            /// Set the field at byte `offset` from `values[j]`'s low bytes for each
+            /// `(j, offset)` of `fields` (see the family's `set_bits`): a record
+            /// rebuilt from a template without its bytes.
             #[inline]
-            pub(crate) fn set_bits(&mut self, offset: usize, v: u64) {
-                match self { $(Self::$variant(r) => r.set_bits(offset, v),)* }
+            pub(crate) fn set_fields(&mut self, fields: &[(usize, usize)], values: &[u64]) {
+                match self {
+                    $(Self::$variant(r) => {
+                        for &(j, offset) in fields {
+                            r.set_bits(offset, values[j]);
+                        }
+                    })*
+                }
             }
 
             /// Write the record into `b` (zeroed, exactly its struct's size for `api`).

@@ -56,7 +56,8 @@ pub(super) struct KindColumns<'a> {
     /// The delta fields' rules, resolved once per buffer: the fields stored in one
     /// byte or more (the others are zero in every record, as in the templates).
     pub(super) plan: Vec<FieldOp>,
-    /// After each record: `last[j] = value of field i` where non-zero, per `(j, i)`.
+    /// After each record: `last[j] = value of field i` where non-zero, per `(j, i)`
+    /// with `i != j` (a field predicted by its own last value updates it at once).
     prev_updates: Vec<(usize, usize)>,
     /// The delta fields' values of the record decoded last (those not in `plan`
     /// stay zero).
@@ -68,6 +69,8 @@ pub(super) struct KindColumns<'a> {
 pub(super) struct FieldOp {
     /// The field's index among the kind's delta fields.
     pub(super) j: usize,
+    /// Where its values start in the window: `(j + 1) * WINDOW`.
+    col: usize,
     pub(super) offset: usize,
     pub(super) size: u8,
     mask: u64,
@@ -76,7 +79,10 @@ pub(super) struct FieldOp {
 
 #[derive(Debug, Clone, Copy)]
 enum Rule {
-    /// `last[j]`.
+    /// `last[j]`, the field's own last non-zero value (a counter), which the
+    /// field's new value replaces unless it is zero.
+    PrevSelf,
+    /// `last[j]`, the last non-zero value of another field (`prev_updates`).
     Prev,
     /// Field `i` of this record.
     Field(usize),
@@ -107,8 +113,7 @@ impl KindColumns<'_> {
         let n = WINDOW.min(self.entry.records as usize - start);
         self.ids.values_at(start, &mut self.window[..n]);
         for op in &self.plan {
-            let j = op.j;
-            self.deltas[j].values_at(start, &mut self.window[(j + 1) * WINDOW..][..n]);
+            self.deltas[op.j].values_at(start, &mut self.window[op.col..][..n]);
         }
         (self.window_start, self.window_end) = (start, start + n);
     }
@@ -137,21 +142,28 @@ impl KindColumns<'_> {
         let id = id as usize;
         let values = &mut self.values;
         for op in &self.plan {
-            let j = op.j;
-            let pred = match op.rule {
-                Rule::Prev => self.last[j],
-                Rule::Field(i) => values[i],
+            let (j, m) = (op.j, op.mask);
+            let stored = self.window[op.col + w];
+            let v = match op.rule {
+                Rule::PrevSelf => {
+                    let v = delta::decode_masked(stored, self.last[j], m);
+                    if v != 0 {
+                        self.last[j] = v;
+                    }
+                    v
+                }
+                Rule::Prev => delta::decode_masked(stored, self.last[j], m),
+                Rule::Field(i) => delta::decode_masked(stored, values[i], m),
                 Rule::Step { i, slot } => {
-                    values[i].wrapping_add(self.steps[slot * t + id]) & op.mask
+                    let step = &mut self.steps[slot * t + id];
+                    let v = delta::decode_masked(stored, values[i].wrapping_add(*step) & m, m);
+                    if v != 0 && values[i] != 0 {
+                        *step = v.wrapping_sub(values[i]) & m;
+                    }
+                    v
                 }
             };
-            let v = delta::decode_masked(self.window[(j + 1) * WINDOW + w], pred, op.mask);
             values[j] = v;
-            if let Rule::Step { i, slot } = op.rule {
-                if v != 0 && values[i] != 0 {
-                    self.steps[slot * t + id] = v.wrapping_sub(values[i]) & op.mask;
-                }
-            }
         }
         for &(j, i) in &self.prev_updates {
             let v = values[i];
@@ -381,6 +393,7 @@ fn read_templates(cur: &mut Cursor<'_>, k: &mut KindColumns<'_>) -> Result<(), C
             continue;
         }
         let rule = match f.predictor {
+            Predictor::Prev(i) if i as usize == j => Rule::PrevSelf,
             Predictor::Prev(i) => {
                 k.prev_updates.push((j, i as usize));
                 Rule::Prev
@@ -398,6 +411,7 @@ fn read_templates(cur: &mut Cursor<'_>, k: &mut KindColumns<'_>) -> Result<(), C
         let mask = delta::mask(size);
         k.plan.push(FieldOp {
             j,
+            col: (j + 1) * WINDOW,
             offset,
             size,
             mask,

@@ -68,9 +68,7 @@ impl FrameRecords<'_> {
             let id = k.advance()?;
             let typed = &mut self.kinds[slot];
             let rec = &mut typed.templates[id];
-            for &(j, field_offset) in &typed.setters {
-                rec.set_bits(field_offset, k.values[j]);
-            }
+            rec.set_fields(&typed.setters, &k.values);
             f(offset, rec);
             offset += k.entry.unit as usize;
         }
