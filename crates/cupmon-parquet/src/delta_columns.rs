@@ -10,24 +10,33 @@ use parquet::errors::ParquetError;
 use crate::columns::{Scratch, WriteCtx};
 use crate::dict_columns::{each_row, no_nulls, nulls_and_mixed};
 use crate::dictionary::{int_statistics, min_max};
-use crate::pages::{Chunk, Levels, Values};
+use crate::pages::{Chunk, Gather, Levels, Values};
 use crate::row_group::RowGroupOut;
 
 /// A value of a delta column's buffer.
-pub trait DeltaValue: Copy + Into<i64> {
+pub trait DeltaValue: Copy + Ord + Into<i64> {
     /// The values themselves when they are i64s (written without a copy).
     fn as_i64s(_values: &[Self]) -> Option<&[i64]> {
         None
     }
+    /// The values taken in `order`.
+    fn gather<'a>(values: &'a [Self], order: &'a [u32]) -> Gather<'a>;
 }
 
 impl DeltaValue for i64 {
     fn as_i64s(values: &[i64]) -> Option<&[i64]> {
         Some(values)
     }
+    fn gather<'a>(values: &'a [i64], order: &'a [u32]) -> Gather<'a> {
+        Gather::I64 { values, order }
+    }
 }
 
-impl DeltaValue for u32 {}
+impl DeltaValue for u32 {
+    fn gather<'a>(values: &'a [u32], order: &'a [u32]) -> Gather<'a> {
+        Gather::U32 { values, order }
+    }
+}
 
 /// An INT64 column of `rows` rows (`present`: which rows are not NULL, `nulls` of
 /// them are; `values` and `present` may be empty when every row is NULL).
@@ -48,8 +57,9 @@ pub fn ints<T: DeltaValue>(
     }
     let Scratch { i64s, defs8, .. } = scratch;
     let (nulls, mixed) = nulls_and_mixed(present, rows);
-    let (ordered, levels): (&[i64], _) = match (mixed, ctx.order) {
-        _ if nulls == rows => (&[], Levels::AllNull),
+    let all = |v: &[i64]| min_max(v.iter().copied());
+    let (values, levels, range) = match (mixed, ctx.order) {
+        _ if nulls == rows => (Values::Delta(&[]), Levels::AllNull, None),
         (Some(present), order) => {
             i64s.clear();
             defs8.clear();
@@ -60,30 +70,25 @@ pub fn ints<T: DeltaValue>(
                 }
             };
             each_row(order, rows, one);
-            (i64s, Levels::Each(defs8))
+            (Values::Delta(i64s), Levels::Each(defs8), all(i64s))
         }
         (None, order) => {
             let levels = no_nulls(descr.max_def_level() > 0);
             match (order, T::as_i64s(values)) {
-                (None, Some(values)) => (values, levels),
+                (None, Some(values)) => (Values::Delta(values), levels, all(values)),
+                // The range is the rows', in whatever order.
                 (Some(order), _) => {
-                    i64s.clear();
-                    if i64s.capacity() < rows {
-                        i64s.reserve_exact(rows);
-                        cupmon_hugepages::advise_spare(i64s);
-                    }
-                    i64s.extend(order.iter().map(|&i| values[i as usize].into()));
-                    (i64s, levels)
+                    let range = min_max(values.iter().copied()).map(|(a, b)| (a.into(), b.into()));
+                    (Values::DeltaGather(T::gather(values, order)), levels, range)
                 }
                 (None, None) => {
                     i64s.clear();
                     i64s.extend(values.iter().map(|&v| v.into()));
-                    (i64s, levels)
+                    (Values::Delta(i64s), levels, all(i64s))
                 }
             }
         }
     };
-    let range = min_max(ordered.iter().copied());
     let statistics = out
         .statistics()?
         .then(|| int_statistics(&descr, range, None, nulls as u64));
@@ -91,7 +96,7 @@ pub fn ints<T: DeltaValue>(
         descr: &descr,
         rows,
         levels,
-        values: Values::Delta(ordered),
+        values,
         statistics,
         nulls: nulls as u64,
     };

@@ -67,6 +67,31 @@ pub enum Values<'a> {
     DeltaConstant { value: i64, block: usize },
     /// INT64 values of the present rows in write order, DELTA_BINARY_PACKED.
     Delta(&'a [i64]),
+    /// [`Values::Delta`] of values kept in the rows' order: taken in write order
+    /// a page at a time (which stays in cache) rather than a row group at a time.
+    DeltaGather(Gather<'a>),
+}
+
+/// Every row's value, `values[order[i]]` being the `i`-th in write order.
+#[derive(Debug, Clone, Copy)]
+pub enum Gather<'a> {
+    I64 { values: &'a [i64], order: &'a [u32] },
+    U32 { values: &'a [u32], order: &'a [u32] },
+}
+
+impl Gather<'_> {
+    /// Values `range` (in write order) into `out`.
+    fn page(&self, range: std::ops::Range<usize>, out: &mut Vec<i64>) {
+        out.clear();
+        match *self {
+            Gather::I64 { values, order } => {
+                out.extend(order[range].iter().map(|&i| values[i as usize]));
+            }
+            Gather::U32 { values, order } => {
+                out.extend(order[range].iter().map(|&i| i64::from(values[i as usize])));
+            }
+        }
+    }
 }
 
 /// A column chunk to write.
@@ -100,6 +125,8 @@ pub struct PageScratch {
     compressed: Vec<u8>,
     /// A page's [`Indices::Mapped`] indices.
     gathered: Vec<u32>,
+    /// A page's [`Values::DeltaGather`] values.
+    gathered_i64: Vec<i64>,
     zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
 }
 
@@ -170,7 +197,7 @@ impl PageScratch {
                 written += spec.bytes_written;
                 (Encoding::RLE_DICTIONARY, Some(spec.offset as i64))
             }
-            Values::DeltaConstant { .. } | Values::Delta(_) => {
+            Values::DeltaConstant { .. } | Values::Delta(_) | Values::DeltaGather(_) => {
                 (Encoding::DELTA_BINARY_PACKED, None)
             }
         };
@@ -184,6 +211,8 @@ impl PageScratch {
             if let Some(stats) = page_stats.as_mut() {
                 let range = match chunk.values {
                     Values::Delta(all) => min_max(all[value..value + values].iter().copied()),
+                    // The page's values, which `data_page` left there.
+                    Values::DeltaGather(_) => min_max(self.gathered_i64.iter().copied()),
                     Values::DeltaConstant { value: v, .. } => (values > 0).then_some((v, v)),
                     Values::Dictionary { .. } => {
                         return Err(ParquetError::NYI(
@@ -314,6 +343,10 @@ impl PageScratch {
             }
             Values::DeltaConstant { value, block } => delta::constant(value, values, block, page),
             Values::Delta(all) => delta::encode_i64(&all[value..value + values], page),
+            Values::DeltaGather(gather) => {
+                gather.page(value..value + values, &mut self.gathered_i64);
+                delta::encode_i64(&self.gathered_i64, page);
+            }
         }
         values
     }
