@@ -47,10 +47,15 @@ pub enum Indices<'a> {
     Zero,
     /// Per present row, in write order.
     Each(&'a [u32]),
-    /// Per present row in write order, `map[rows[i]]`: each row's launch shape
-    /// mapped to the shape's entry (gathered a page at a time, which stays in cache,
-    /// rather than a row group's worth per column).
-    Mapped { rows: &'a [u32], map: &'a [u32] },
+    /// Per present row, `map[rows[i]]`, in write order (`order`, as in
+    /// [`crate::columns::WriteCtx::order`]): each row's launch shape mapped to the
+    /// shape's entry (gathered a page at a time, which stays in cache, rather than
+    /// a row group's worth per column).
+    Mapped {
+        rows: &'a [u32],
+        order: Option<&'a [u32]>,
+        map: &'a [u32],
+    },
 }
 
 /// The values of a chunk's present rows.
@@ -333,12 +338,17 @@ impl PageScratch {
                 ..
             } => dictionary_page(&indices[value..value + values], seen, page),
             Values::Dictionary {
-                indices: Indices::Mapped { rows, map },
+                indices: Indices::Mapped { rows, order, map },
                 ..
             } => {
                 let gathered = &mut self.gathered;
                 gathered.clear();
-                gathered.extend(rows[value..value + values].iter().map(|&s| map[s as usize]));
+                let range = value..value + values;
+                match order {
+                    Some(order) => gathered
+                        .extend(order[range].iter().map(|&i| map[rows[i as usize] as usize])),
+                    None => gathered.extend(rows[range].iter().map(|&s| map[s as usize])),
+                }
                 dictionary_page(gathered, seen, page);
             }
             Values::DeltaConstant { value, block } => delta::constant(value, values, block, page),

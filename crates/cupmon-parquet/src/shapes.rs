@@ -174,30 +174,46 @@ impl<F: ShapeField> Column for Shaped<F> {
 #[derive(Debug)]
 pub struct ShapeRows<'a> {
     table: &'a ShapeTable,
-    /// Per row in write order, its shape.
-    in_order: Vec<u32>,
+    /// The write order of the rows ([`WriteCtx::order`]).
+    order: Option<&'a [u32]>,
     /// The shapes in the order of their first row (in write order).
     first_seen: Vec<u32>,
 }
 
 impl ShapeTable {
     /// The rows' shapes in write order (`order`: as in [`WriteCtx::order`]).
-    pub fn in_write_order(&self, order: Option<&[u32]>) -> ShapeRows<'_> {
-        let in_order: Vec<u32> = match order {
-            Some(order) => order.iter().map(|&i| self.rows[i as usize]).collect(),
-            None => self.rows.clone(),
-        };
+    pub fn in_write_order<'a>(&'a self, order: Option<&'a [u32]>) -> ShapeRows<'a> {
         let mut seen = vec![false; self.shapes.len()];
         let mut first_seen = Vec::with_capacity(self.shapes.len());
-        for &s in &in_order {
+        let mut see = |s: u32| {
             if !std::mem::replace(&mut seen[s as usize], true) {
                 first_seen.push(s);
             }
+        };
+        match order {
+            Some(order) => order.iter().for_each(|&i| see(self.rows[i as usize])),
+            None => self.rows.iter().for_each(|&s| see(s)),
         }
         ShapeRows {
             table: self,
-            in_order,
+            order,
             first_seen,
+        }
+    }
+}
+
+impl ShapeRows<'_> {
+    /// Rows in the row group.
+    fn len(&self) -> usize {
+        self.table.rows.len()
+    }
+
+    /// The `i`-th row's shape, in write order.
+    #[cfg(test)]
+    fn in_order(&self, i: usize) -> u32 {
+        match self.order {
+            Some(order) => self.table.rows[order[i] as usize],
+            None => self.table.rows[i],
         }
     }
 }
@@ -230,7 +246,7 @@ fn shaped<F: ShapeField>(
         return Ok(false);
     };
     let descr = out.descr()?;
-    let rows = shapes.in_order.len();
+    let rows = shapes.len();
     let Scratch {
         dict,
         plain,
@@ -270,7 +286,8 @@ fn shaped<F: ShapeField>(
             entries: dict.entries(),
             indices: if each {
                 Indices::Mapped {
-                    rows: &shapes.in_order,
+                    rows: &shapes.table.rows,
+                    order: shapes.order,
                     map: shape_slots,
                 }
             } else {
@@ -377,7 +394,9 @@ mod tests {
         shaped.begin_ints(-1 << 40, 1 << 40, values.len());
         let mut slots = Vec::new();
         shape_map::<F>(&rows, &mut slots, |v| shaped.index_int(v));
-        let indices = rows.in_order.iter().map(|&s| slots[s as usize]).collect();
+        let indices = (0..rows.len())
+            .map(|i| slots[rows.in_order(i) as usize])
+            .collect();
         let entries = |d: &LocalDict| {
             let mut plain = Vec::new();
             d.plain_ints(parquet::basic::Type::INT64, &mut plain);
