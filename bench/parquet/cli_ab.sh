@@ -5,13 +5,20 @@
 # run (build, wall, user, sys, minor faults) and then, per build, the median and the
 # range of the wall times and the kernel rows per second at the median.
 #
-# usage: bench/parquet/cli_ab.sh BEFORE_BIN AFTER_BIN DUMP [PAIRS] [CORE]
+# usage: bench/parquet/cli_ab.sh BEFORE_BIN AFTER_BIN DUMP_OR_RUN_DIR [PAIRS] [CORE]
 #        (default 10 pairs on core 1; scratch output in ${WORK:-/tmp/cli-ab})
 set -euo pipefail
 before=$1 after=$2 dump=$3 pairs=${4:-10} core=${5:-1}
 work=${WORK:-/tmp/cli-ab}
 mkdir -p "$work"
-kernels=$("$after" stats "$dump" | awk '$1 == "CONCURRENT_KERNEL" || $1 == "KERNEL" {n += $2} END {print n + 0}')
+# DUMP may be one dump or a run directory of several (one per rank).
+if [ -f "$dump/cupti_monitor_meta.bin" ]; then dumps=("$dump"); else dumps=("$dump"/*/); fi
+kernels=0
+for d in "${dumps[@]}"; do
+  [ -f "$d/cupti_monitor_meta.bin" ] || continue
+  n=$("$after" stats "$d" | awk '$1 == "CONCURRENT_KERNEL" || $1 == "KERNEL" {n += $2} END {print n + 0}')
+  kernels=$((kernels + n))
+done
 echo "# dump $dump: $kernels kernel records; $pairs interleaved pairs on core $core; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# build wall_s user_s sys_s minor_faults"
 TIMEFORMAT='%3R %3U %3S'
