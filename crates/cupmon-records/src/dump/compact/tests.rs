@@ -296,3 +296,44 @@ proptest! {
         prop_assert_eq!(got, parsed(&data, layout));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// A damaged frame: a walk and a rebuild agree byte for byte on its records, or
+    /// both refuse it (the walk never panics and never gives records the rebuild
+    /// would not).
+    #[test]
+    fn a_damaged_frame_gives_the_rebuilds_records_or_its_error(
+        seed in any::<u64>(),
+        records in 1..120usize,
+        pick in 0..PICKS.len(),
+        damage in proptest::collection::vec((any::<u16>(), any::<u8>()), 1..4),
+    ) {
+        let layout = Layout::cupti_13_0();
+        let mut chunk = stored_chunk(&buffer(layout, seed, records), layout, PICKS[pick]);
+        let body = chunk.len() - super::COMPACT_HEADER_LEN;
+        for &(at, byte) in &damage {
+            chunk[super::COMPACT_HEADER_LEN + usize::from(at) % body] ^= byte | 1;
+        }
+        let rebuilt = ChunkDecompressor::new(layout).decompress(&chunk, usize::MAX);
+        let mut d = ChunkDecompressor::new(layout);
+        let mut out = Vec::new();
+        match (d.frame(&chunk, usize::MAX, &mut out), rebuilt) {
+            (Ok(frame), Ok(bytes)) => {
+                let got: Vec<(usize, Record)> = match frame {
+                    Frame::Bytes(b) => RecordIter::new(b, layout).with_offsets().map_while(Result::ok).collect(),
+                    Frame::Records(f) => {
+                        let mut v = Vec::new();
+                        f.each(|o, r| v.push((o, r.clone()))).unwrap();
+                        v
+                    }
+                };
+                let want: Vec<(usize, Record)> = RecordIter::new(&bytes, layout).with_offsets().map_while(Result::ok).collect();
+                prop_assert_eq!(got, want);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            (a, b) => prop_assert!(false, "walk {:?}, rebuild {:?}", a.map(|_| ()), b.map(|_| ())),
+        }
+    }
+}
