@@ -33,26 +33,33 @@ pub struct Shape {
     pub dynamic_shared_memory: i32,
 }
 
-/// A shape is hashed for every row, so only by the fields that tell launches
-/// apart most often; shapes that differ only in the others share a hash and are
-/// told apart by `Eq`.
-impl std::hash::Hash for Shape {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let a = u64::from(self.name.id()) << 32 | u64::from(self.stream);
-        let b = (self.grid[0] as u32 as u64) << 32 | self.block[0] as u32 as u64;
-        h.write_u64(a);
-        h.write_u64(b);
+impl Shape {
+    /// The fields that tell launches apart most often, as two words: what the hash
+    /// and the direct-mapped slot take. Shapes that differ only in the other fields
+    /// share them and are told apart by `Eq`.
+    #[inline(always)]
+    fn key(&self) -> [u64; 2] {
+        [
+            u64::from(self.name.id()) << 32 | u64::from(self.stream),
+            (self.grid[0] as u32 as u64) << 32 | self.block[0] as u32 as u64,
+        ]
+    }
+
+    /// A slot of [`ShapeTable`]'s direct-mapped array.
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        let [a, b] = self.key();
+        let h = (a ^ b.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - SLOT_BITS)) as usize
     }
 }
 
-impl Shape {
-    /// A slot of [`ShapeTable`]'s direct-mapped array, from the fields the hash takes.
-    #[inline(always)]
-    fn slot(&self) -> usize {
-        let a = u64::from(self.name.id()) << 32 | u64::from(self.stream);
-        let b = (self.grid[0] as u32 as u64) << 32 | self.block[0] as u32 as u64;
-        let h = (a ^ b.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - SLOT_BITS)) as usize
+/// A shape is hashed for every row it is not found in its slot for, by [`Shape::key`].
+impl std::hash::Hash for Shape {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let [a, b] = self.key();
+        h.write_u64(a);
+        h.write_u64(b);
     }
 }
 

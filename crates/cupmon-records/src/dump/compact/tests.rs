@@ -49,17 +49,12 @@ fn buffer(layout: Layout, seed: u64, records: usize) -> Vec<u8> {
     buf
 }
 
-fn round_trip_forced(data: &[u8], layout: Layout, pick: fn(&[Predictor]) -> Predictor) {
-    round_trip_with(data, layout, pick, &mut JoinScratch::default());
-}
-
-/// [`round_trip_forced`] with the decoder's scratch of earlier buffers.
-fn round_trip_with(
+/// `data` split with `pick` into a stored chunk's header and section stream.
+fn split_stored(
     data: &[u8],
     layout: Layout,
     pick: fn(&[Predictor]) -> Predictor,
-    scratch: &mut JoinScratch,
-) {
+) -> (CompactHeader, Vec<u8>) {
     let mut splitter = Splitter::default();
     splitter.force = Some(pick);
     let mut sections = Vec::new();
@@ -74,6 +69,21 @@ fn round_trip_with(
         section_len: sections.len() as u32,
         body_len: sections.len() as u32,
     };
+    (header, sections)
+}
+
+fn round_trip_forced(data: &[u8], layout: Layout, pick: fn(&[Predictor]) -> Predictor) {
+    round_trip_with(data, layout, pick, &mut JoinScratch::default());
+}
+
+/// [`round_trip_forced`] with the decoder's scratch of earlier buffers.
+fn round_trip_with(
+    data: &[u8],
+    layout: Layout,
+    pick: fn(&[Predictor]) -> Predictor,
+    scratch: &mut JoinScratch,
+) {
+    let (header, sections) = split_stored(data, layout, pick);
     let mut out = Vec::new();
     join(&sections, &header, &layout, scratch, &mut out).unwrap();
     assert!(
@@ -146,20 +156,7 @@ proptest! {
 
 /// `data` split with `pick` into a stored compact chunk.
 fn stored_chunk(data: &[u8], layout: Layout, pick: fn(&[Predictor]) -> Predictor) -> Vec<u8> {
-    let mut splitter = Splitter::default();
-    splitter.force = Some(pick);
-    let mut sections = Vec::new();
-    let counts = splitter.split(data, &layout, &mut sections).unwrap();
-    let header = CompactHeader {
-        codec: Codec::Stored,
-        transform: Transform::Columns,
-        api_version: layout.version().api(),
-        decompressed_len: data.len() as u32,
-        record_count: counts.records,
-        tail_len: counts.tail,
-        section_len: sections.len() as u32,
-        body_len: sections.len() as u32,
-    };
+    let (header, sections) = split_stored(data, layout, pick);
     let mut chunk = header.to_bytes().to_vec();
     chunk.extend_from_slice(&sections);
     chunk
@@ -168,20 +165,27 @@ fn stored_chunk(data: &[u8], layout: Layout, pick: fn(&[Predictor]) -> Predictor
 /// What a walk reads from `chunk`: `(offset, record)` pairs, and whether they came
 /// straight from the columns.
 fn walked(chunk: &[u8], layout: Layout) -> (Vec<(usize, Record)>, bool) {
-    let mut d = ChunkDecompressor::new(layout);
-    let mut out = Vec::new();
-    match d.frame(chunk, usize::MAX, &mut out).unwrap() {
-        Frame::Bytes(bytes) => {
-            // Up to a record the layout cannot decode (a tail of garbage).
-            let records = RecordIter::new(bytes, layout).with_offsets();
-            (records.map_while(Result::ok).collect(), false)
-        }
+    let (mut d, mut out) = (ChunkDecompressor::new(layout), Vec::new());
+    frame_records(d.frame(chunk, usize::MAX, &mut out).unwrap(), layout)
+}
+
+/// A frame's `(offset, record)` pairs, and whether they came straight from the
+/// columns.
+fn frame_records(frame: Frame<'_>, layout: Layout) -> (Vec<(usize, Record)>, bool) {
+    match frame {
+        Frame::Bytes(bytes) => (up_to_a_bad_record(bytes, layout), false),
         Frame::Records(frame) => {
             let mut records = Vec::new();
             frame.each(|o, r| records.push((o, r.clone()))).unwrap();
             (records, true)
         }
     }
+}
+
+/// The records of `data` up to one the layout cannot decode (a tail of garbage).
+fn up_to_a_bad_record(data: &[u8], layout: Layout) -> Vec<(usize, Record)> {
+    let records = RecordIter::new(data, layout).with_offsets();
+    records.map_while(Result::ok).collect()
 }
 
 /// The records of `data` as the decoder reads them from its bytes.
@@ -214,10 +218,7 @@ fn a_frame_with_bytes_after_its_records_is_read_from_its_bytes() {
     data.extend_from_slice(&[0xee, 0, 0, 0, 1, 2, 3, 4]);
     let (records, typed) = walked(&stored_chunk(&data, layout, |c| c[0]), layout);
     assert!(!typed);
-    let good = RecordIter::new(&data, layout)
-        .with_offsets()
-        .map_while(Result::ok);
-    assert_eq!(records, good.collect::<Vec<_>>());
+    assert_eq!(records, up_to_a_bad_record(&data, layout));
     assert_eq!(records.len(), 300);
 }
 
@@ -317,20 +318,11 @@ proptest! {
             chunk[super::COMPACT_HEADER_LEN + usize::from(at) % body] ^= byte | 1;
         }
         let rebuilt = ChunkDecompressor::new(layout).decompress(&chunk, usize::MAX);
-        let mut d = ChunkDecompressor::new(layout);
-        let mut out = Vec::new();
+        let (mut d, mut out) = (ChunkDecompressor::new(layout), Vec::new());
         match (d.frame(&chunk, usize::MAX, &mut out), rebuilt) {
             (Ok(frame), Ok(bytes)) => {
-                let got: Vec<(usize, Record)> = match frame {
-                    Frame::Bytes(b) => RecordIter::new(b, layout).with_offsets().map_while(Result::ok).collect(),
-                    Frame::Records(f) => {
-                        let mut v = Vec::new();
-                        f.each(|o, r| v.push((o, r.clone()))).unwrap();
-                        v
-                    }
-                };
-                let want: Vec<(usize, Record)> = RecordIter::new(&bytes, layout).with_offsets().map_while(Result::ok).collect();
-                prop_assert_eq!(got, want);
+                let (got, _) = frame_records(frame, layout);
+                prop_assert_eq!(got, up_to_a_bad_record(&bytes, layout));
             }
             (Err(a), Err(b)) => prop_assert_eq!(a, b),
             (a, b) => prop_assert!(false, "walk {:?}, rebuild {:?}", a.map(|_| ()), b.map(|_| ())),

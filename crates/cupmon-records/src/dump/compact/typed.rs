@@ -53,11 +53,6 @@ impl FrameRecords<'_> {
         self.len == 0
     }
 
-    /// Records in the frame.
-    pub fn records(&self) -> usize {
-        self.sections.records
-    }
-
     /// Call `f(offset in the buffer, record)` for every record, in buffer order. The
     /// frame was checked by [`prepare`]: an error here means a check is missing there.
     pub fn each(mut self, mut f: impl FnMut(usize, &Record)) -> Result<(), CompactError> {
