@@ -4,6 +4,7 @@
 //! become warnings), progress reports, and the counts a caller needs to tell the user
 //! what happened.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::dump::{BufferBody, BufferReader, Dump, DumpError, DumpWarning, Retired, META_FILE};
@@ -241,22 +242,19 @@ impl<'d> RecordWalk<'d> {
         let (number, len) = (buffer.number, buffer.len);
         let (clock, count_all) = (self.clock, self.count_all);
         let (by_kind, kept) = (&mut self.by_kind, &mut self.records);
-        let mut take = |offset: usize, record: &Record| {
-            let converted;
-            let record = if record.has_foreign_timestamp() {
+        // Records decoded from bytes come owned, those of a frame's columns lent (each
+        // is its template's, set anew for the next record): a lent one is copied only
+        // to be converted or kept.
+        let mut take = |offset: usize, mut record: Cow<'_, Record>| {
+            if record.has_foreign_timestamp() {
                 let Some(c) = clock else {
                     report.off_clock += 1;
                     return;
                 };
-                let mut r = record.clone();
-                r.map_timestamps(&|t| c.to_unix(t));
+                record.to_mut().map_timestamps(&|t| c.to_unix(t));
                 report.clock_converted += 1;
                 report.foreign_ticks_per_ns = Some(c.ticks_per_ns());
-                converted = r;
-                &converted
-            } else {
-                record
-            };
+            }
             if completed == 0 {
                 if let Some((start, end)) = record.interval() {
                     latest_end = latest_end.max(end.max(start));
@@ -274,13 +272,13 @@ impl<'d> RecordWalk<'d> {
                     number,
                     offset,
                     stamp,
-                    record,
+                    record: &record,
                 }),
                 _ => kept.push(Walked {
                     number,
                     offset,
                     stamp,
-                    record: record.clone(),
+                    record: record.into_owned(),
                 }),
             }
         };
@@ -290,7 +288,7 @@ impl<'d> RecordWalk<'d> {
                 let mut bad = None;
                 while let Some(item) = records.next_with_offset() {
                     match item {
-                        Ok((offset, record)) => take(offset, &record),
+                        Ok((offset, record)) => take(offset, Cow::Owned(record)),
                         Err(e) => bad = Some(e),
                     }
                 }
@@ -304,13 +302,14 @@ impl<'d> RecordWalk<'d> {
             }
             // The frame was checked before its first record was given: an error here
             // is a check missing there.
-            BufferBody::Records(frame) => {
-                frame.each(&mut take).err().map(|e| DumpWarning::BadFrame {
+            BufferBody::Records(frame) => frame
+                .each(|offset, r| take(offset, Cow::Borrowed(r)))
+                .err()
+                .map(|e| DumpWarning::BadFrame {
                     file: buffer.file.to_owned(),
                     byte: buffer.data_offset,
                     problem: format!("{e}, after the records before it were read"),
-                })
-            }
+                }),
             BufferBody::Damaged => None,
         };
         let report = &mut self.report;
