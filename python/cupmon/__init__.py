@@ -19,6 +19,7 @@ error from Rust carries its :class:`ErrorCode` as ``code``).
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Iterator, Optional
 
 from ._cupmon import __version__
@@ -129,16 +130,39 @@ class annotate(contextlib.ContextDecorator):
 
         with cupmon.annotate("forward"):
             model(x)
+
+    Like NVTX ranges and ``torch.profiler.record_function``, it does nothing when no
+    monitor runs in the process (no ``cupmon run``, no :func:`start_collection`, or
+    under ``cupmon run`` before the program's first CUDA call), so instrumented code
+    runs the same with and without cupmon.
     """
 
     def __init__(self, name: str) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         self.name = name
+        # Per thread, whether each open use of this object pushed an annotation: one
+        # decorated function may run in several threads at once, or call itself.
+        self._pushed = threading.local()
+
+    def _stack(self) -> list:
+        stack = getattr(self._pushed, "stack", None)
+        if stack is None:
+            stack = self._pushed.stack = []
+        return stack
 
     def __enter__(self) -> "annotate":
-        push_user_annotation(self.name)
+        try:
+            push_user_annotation(self.name)
+            pushed = True
+        except NotMonitoringError:
+            pushed = False
+        self._stack().append(pushed)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        pop_user_annotation()
+        stack = self._stack()
+        # Pop only what this object pushed: a monitor that started inside the block
+        # (the first CUDA call under `cupmon run`) holds no range of ours.
+        if stack and stack.pop():
+            pop_user_annotation()

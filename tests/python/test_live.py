@@ -267,3 +267,35 @@ print(json.dumps(cupmon.stop_collection()))
     assert "refused:" in result.stdout and "keep" in result.stdout
     assert (tmp_path / "seg" / "segments").is_dir()
     assert not (tmp_path / "seg" / "cupti_monitor_raw_buffers.bin").exists()
+
+
+def test_annotate_does_nothing_without_a_monitor_instead_of_crashing_the_program(
+    fake_cupti, tmp_path
+):
+    # The README's own example crashed without `cupmon run` (NotMonitoringError): an
+    # annotation, like an NVTX range, must never break the code it instruments.
+    code = f"""
+@cupmon.annotate("decorated")
+def work(n):
+    return work(n - 1) if n else "done"   # nested uses of one decorator object
+
+with cupmon.annotate("no monitor yet"):
+    result = work(3)
+    step = cupmon.step()
+# A monitor that starts inside a block (the first CUDA call under `cupmon run`) holds
+# no range of the block's: leaving the block must not pop someone else's.
+with cupmon.annotate("outer"):
+    dump = cupmon.start_collection({str(tmp_path / "d")!r}, buffer_size=1 << 16)
+    with cupmon.annotate("inner"):
+        launch(3)
+got = [result, step, work(2)]
+try:
+    cupmon.pop_user_annotation()   # nothing of ours is left open
+    got.append("popped")
+except cupmon.MonitorStateError as e:
+    got.append(e.code.name)
+cupmon.stop_collection()
+print(json.dumps(got))
+"""
+    got = last_json(child(code, fake_env(fake_cupti)))
+    assert got == ["done", None, "done", "NoAnnotationOpen"]
