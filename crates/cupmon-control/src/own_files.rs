@@ -7,7 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::{Found, ProcessStatus};
+use crate::{Found, LastWindow, ProcessStatus};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NotItsOwn {
@@ -79,6 +79,14 @@ impl Found {
             });
         }
         Ok(real)
+    }
+
+    /// The files of a window this process says it wrote ([`Self::own_file`] each):
+    /// `(window_json, trace)`.
+    pub fn own_window(&self, w: &LastWindow) -> Result<(PathBuf, Option<PathBuf>), NotItsOwn> {
+        let json = self.own_file(&w.window_json)?;
+        let trace = w.trace.as_deref().map(|t| self.own_file(t)).transpose()?;
+        Ok((json, trace))
     }
 
     /// A path the process wrote: a relative one is relative to its working directory.
