@@ -10,9 +10,13 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub(crate) enum LineError {
     /// The deadline passed with `got` bytes read and no newline.
-    TimedOut { got: usize },
+    TimedOut {
+        got: usize,
+    },
     /// More than `cap` bytes without a newline.
-    TooLong { cap: usize },
+    TooLong {
+        cap: usize,
+    },
     Io(std::io::Error),
 }
 

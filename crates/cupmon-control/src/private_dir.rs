@@ -130,7 +130,10 @@ mod tests {
             assert!(err.contains(&path.display().to_string()), "{err}");
         }
         assert_eq!(mode(&victim), 0o755, "the link's target is untouched");
-        assert!(!base.path().join("nowhere").exists(), "nothing made through it");
+        assert!(
+            !base.path().join("nowhere").exists(),
+            "nothing made through it"
+        );
     }
 
     #[test]

@@ -102,7 +102,11 @@ const MAX_COMMAND: usize = 16 << 10;
 fn short_command(cmdline: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     let mut kept = 0;
-    for (i, arg) in cmdline.split(|&c| c == 0).filter(|a| !a.is_empty()).enumerate() {
+    for (i, arg) in cmdline
+        .split(|&c| c == 0)
+        .filter(|a| !a.is_empty())
+        .enumerate()
+    {
         if kept + arg.len() > MAX_COMMAND {
             let rest: usize = cmdline.len() - kept - i;
             out.push(format!("...({rest} more bytes)"));
@@ -132,7 +136,10 @@ mod tests {
 
     #[test]
     fn a_huge_command_line_is_cut_to_fit_an_answer() {
-        assert_eq!(short_command(b"python\0train.py\0\0"), ["python", "train.py"]);
+        assert_eq!(
+            short_command(b"python\0train.py\0\0"),
+            ["python", "train.py"]
+        );
         let mut huge = b"python\0".to_vec();
         for _ in 0..100_000 {
             huge.extend_from_slice(b"--flag=value\0");

@@ -86,9 +86,9 @@ fn close(output: &Path) -> bool {
                         traces.push((t, json));
                     }
                 }
-                Err(e) => eprintln!(
-                    "cupmon: warning: pid {pid}: window file refused, not combined: {e}"
-                ),
+                Err(e) => {
+                    eprintln!("cupmon: warning: pid {pid}: window file refused, not combined: {e}")
+                }
             },
             Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: {message}"),
             Ok(other) => eprintln!("cupmon: pid {pid}: {other:?}"),

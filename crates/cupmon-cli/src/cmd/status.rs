@@ -55,14 +55,17 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
         }
     }
     if gone > 0 && !args.all {
-        writeln!(out, "({gone} exited, not answering or refused; --all lists them)")?;
+        writeln!(
+            out,
+            "({gone} exited, not answering or refused; --all lists them)"
+        )?;
     }
     Ok(0)
 }
 
 /// What a found process answered.
 enum Asked {
-    Status(ProcessStatus),
+    Status(Box<ProcessStatus>),
     /// Exited, or no answer in time: listed with `--all`.
     Gone(String),
     /// An answer that is not to be trusted (another process, too large, another
@@ -77,7 +80,7 @@ fn ask(f: &Found, timeout: Duration) -> Asked {
     }
     match Client::of(f, timeout).call(&Request::Status) {
         Ok(Response::Status(s)) => match f.check_status(&s) {
-            Ok(()) => Asked::Status(*s),
+            Ok(()) => Asked::Status(s),
             Err(e) => Asked::Refused(e.to_string()),
         },
         Ok(other) => Asked::Gone(format!("{other:?}")),

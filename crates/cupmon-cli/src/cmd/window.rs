@@ -121,7 +121,11 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
             None => {}
         }
     }
-    if traces.len() > 1 || args.output.is_some() {
+    if traces.is_empty() {
+        if let Some(out) = &args.output {
+            eprintln!("cupmon: no trace to combine; {} not written", out.display());
+        }
+    } else if traces.len() > 1 || args.output.is_some() {
         let dir = std::path::Path::new(&args.target);
         let (output, stats) =
             super::combine::combine_windows(&traces, args.output.clone(), dir, unix_s())?;

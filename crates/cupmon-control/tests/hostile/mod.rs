@@ -69,9 +69,15 @@ fn dripping_peer_meets_one_deadline_for_the_whole_exchange() {
     let t0 = Instant::now();
     let err = me(&socket, timeout).call(&Request::Status).unwrap_err();
     let took = t0.elapsed();
-    assert!(matches!(err, ClientError::Timeout { got, .. } if got > 0), "{err}");
+    assert!(
+        matches!(err, ClientError::Timeout { got, .. } if got > 0),
+        "{err}"
+    );
     // The deadline, plus scheduling slack on a loaded machine.
-    assert!(took >= timeout && took < timeout + Duration::from_secs(1), "{took:?}");
+    assert!(
+        took >= timeout && took < timeout + Duration::from_secs(1),
+        "{took:?}"
+    );
 }
 
 #[test]
@@ -103,7 +109,11 @@ fn listener_that_never_accepts_meets_the_deadline() {
         .call(&Request::Status)
         .unwrap_err();
     assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
-    assert!(t0.elapsed() < Duration::from_millis(1500), "{:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t0.elapsed()
+    );
 }
 
 /// Issue 28: any `cupmon_control.json` was trusted: a socket another process
@@ -155,7 +165,10 @@ fn server_cuts_a_dripping_client_at_its_request_deadline() {
     let took = t0.elapsed();
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.contains("no whole request within 2 s"), "{answer}");
-    assert!(took < cupmon_control::REQUEST_TIME + Duration::from_secs(2), "{took:?}");
+    assert!(
+        took < cupmon_control::REQUEST_TIME + Duration::from_secs(2),
+        "{took:?}"
+    );
     assert!(me(&server.socket, Duration::from_secs(5))
         .call(&Request::Status)
         .is_ok());
