@@ -394,3 +394,67 @@ fn peer_of_another_uid_child() {
         }
     }
 }
+
+/// Issue 28: with a dump path too long for a socket, every root-run job chmodded a
+/// planted `/tmp/cupmon-0 -> /etc` to 0700 and put its socket there. Under `cupmon
+/// run` (fake libcupti) with `XDG_RUNTIME_DIR` holding what another user planted:
+/// the program runs and exits 0, "no control channel" is said once, the planted
+/// thing is left as it was. Where nothing is planted, the directory is made 0700.
+#[test]
+fn symlinked_or_loose_socket_fallback_dir_gives_no_control_channel_and_is_left_alone() {
+    use std::os::unix::fs::MetadataExt;
+    for planted in ["symlink", "mode 0755", "nothing"] {
+        let runtime = tempfile::tempdir().expect("tempdir");
+        // The effective uid: the owner of what this process makes.
+        let uid = std::fs::metadata(runtime.path()).expect("stat").uid();
+        let victim = runtime.path().join("etc");
+        std::fs::create_dir(&victim).expect("mkdir");
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let fallback = runtime.path().join(format!("cupmon-{uid}"));
+        match planted {
+            "symlink" => std::os::unix::fs::symlink(&victim, &fallback).expect("symlink"),
+            "mode 0755" => {
+                std::fs::create_dir(&fallback).expect("mkdir");
+                std::fs::set_permissions(&fallback, std::fs::Permissions::from_mode(0o755))
+                    .expect("chmod");
+            }
+            _ => {}
+        }
+        let out_dir = tempfile::tempdir().expect("tempdir");
+        // Long enough that DUMP_DIR/control.sock cannot be a socket address.
+        let output = out_dir.path().join("o".repeat(110));
+        let out = crate::run_fake::command(&output, &[], &[], &["launch", "3"])
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .output()
+            .expect("run cupmon");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{planted}: {err}");
+        let said = err.matches("no control channel").count();
+        let mode = |p: &Path| std::fs::symlink_metadata(p).expect("stat").mode() & 0o7777;
+        assert_eq!(
+            mode(&victim),
+            0o755,
+            "{planted}: the link's target chmodded"
+        );
+        assert_eq!(
+            std::fs::read_dir(&victim).expect("read_dir").count(),
+            0,
+            "{planted}"
+        );
+        match planted {
+            "symlink" => {
+                assert_eq!(said, 1, "{planted}: {err}");
+                assert!(err.contains("a symbolic link"), "{planted}: {err}");
+            }
+            "mode 0755" => {
+                assert_eq!(said, 1, "{planted}: {err}");
+                assert!(err.contains("mode 0755"), "{planted}: {err}");
+                assert_eq!(mode(&fallback), 0o755, "left as found");
+            }
+            _ => {
+                assert_eq!(said, 0, "{planted}: {err}");
+                assert_eq!(mode(&fallback), 0o700);
+            }
+        }
+    }
+}
