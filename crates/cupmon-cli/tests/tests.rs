@@ -2,13 +2,14 @@
 //! input, the regressions of the I/O issue, Perfetto outputs, `cupmon run` / `window` /
 //! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
 //! NCCL collectives in `stats` and traces, the demo checked by values, time slices and
-//! `stats --timeline`, `export-parquet` and `sql`, `report`, and GPU ops without a time
-//! left out of traces.
+//! `stats --timeline`, `export-parquet` and `sql`, `report`, GPU ops without a time
+//! left out of traces, and `status` / `window` against hostile control peers.
 
 mod bad_input;
 mod collectives;
 mod demo;
 mod export_parquet;
+mod hostile_control;
 mod pftrace;
 mod regression;
 mod report;

@@ -85,6 +85,16 @@ pub struct LastWindow {
     pub events: u64,
 }
 
+/// A request line as the server reads it; `Err` says why it is not one.
+pub fn parse_request(line: &[u8]) -> Result<Request, String> {
+    serde_json::from_slice(line).map_err(|e| format!("not a request: {e}"))
+}
+
+/// An answer line as the client reads it; `Err` says why it is not one.
+pub fn parse_response(line: &[u8]) -> Result<Response, String> {
+    serde_json::from_slice(line).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,8 @@
 //! The channel end to end in one process: a server with a test handler, real
-//! sockets, the client and discovery; malformed and oversized requests.
+//! sockets, the client and discovery; malformed and oversized requests; hostile
+//! peers (`hostile`).
+
+mod hostile;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -10,7 +13,7 @@ use cupmon_control::{
     find_processes, serve, Client, Handler, ProcessStatus, Request, Response, MAX_REQUEST,
 };
 
-struct Echo;
+pub(crate) struct Echo;
 
 impl Handler for Echo {
     fn handle(&mut self, request: Request) -> Response {
@@ -54,7 +57,7 @@ fn a_served_process_answers_and_is_found_by_dir_run_dir_and_pid() {
         assert!(found[0].alive);
         assert_eq!(found[0].control.socket, server.socket);
     }
-    let client = Client::new(&server.socket, Duration::from_secs(5));
+    let client = Client::new(&server.socket, std::process::id(), Duration::from_secs(5));
     match client.call(&Request::Status).unwrap() {
         Response::Status(s) => assert_eq!(s.pid, std::process::id()),
         other => panic!("{other:?}"),
@@ -86,7 +89,7 @@ fn malformed_and_oversized_requests_are_refused_and_the_server_goes_on() {
         "{nothing}"
     );
     // Still answering.
-    let client = Client::new(&server.socket, Duration::from_secs(5));
+    let client = Client::new(&server.socket, std::process::id(), Duration::from_secs(5));
     assert!(matches!(
         client.call(&Request::Status),
         Ok(Response::Status(_))
@@ -96,7 +99,7 @@ fn malformed_and_oversized_requests_are_refused_and_the_server_goes_on() {
 #[test]
 fn a_dead_socket_and_a_missing_target_are_explained() {
     let dir = tempfile::tempdir().unwrap();
-    let client = Client::new(dir.path().join("none.sock"), Duration::from_secs(1));
+    let client = Client::new(dir.path().join("none.sock"), 1, Duration::from_secs(1));
     let err = client.call(&Request::Status).unwrap_err().to_string();
     assert!(err.contains("not listening"), "{err}");
     let err = find_processes(dir.path().to_str().unwrap()).unwrap_err();

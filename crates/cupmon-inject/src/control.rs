@@ -67,12 +67,7 @@ fn status(s: &Session) -> ProcessStatus {
         pid: std::process::id(),
         rank: std::env::var("RANK").ok().and_then(|r| r.parse().ok()),
         command: std::fs::read("/proc/self/cmdline")
-            .map(|b| {
-                b.split(|&c| c == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect()
-            })
+            .map(|b| short_command(&b))
             .unwrap_or_default(),
         dump_dir: config.dump_dir.display().to_string(),
         started_unix_ns: session::unix_ns().saturating_sub(m.uptime().as_nanos() as u64),
@@ -97,6 +92,32 @@ fn status(s: &Session) -> ProcessStatus {
     }
 }
 
+/// The most bytes of the command line a status answer carries: a command of
+/// megabytes (ARG_MAX allows them) would pass the clients' answer cap
+/// (`cupmon_control::MAX_ANSWER`) and leave `cupmon status` with no answer at all.
+const MAX_COMMAND: usize = 16 << 10;
+
+/// The arguments of a `/proc/self/cmdline`, up to [`MAX_COMMAND`] bytes; a last
+/// `...(N more bytes)` says what was left out.
+fn short_command(cmdline: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut kept = 0;
+    for (i, arg) in cmdline
+        .split(|&c| c == 0)
+        .filter(|a| !a.is_empty())
+        .enumerate()
+    {
+        if kept + arg.len() > MAX_COMMAND {
+            let rest: usize = cmdline.len() - kept - i;
+            out.push(format!("...({rest} more bytes)"));
+            break;
+        }
+        kept += arg.len();
+        out.push(String::from_utf8_lossy(arg).into_owned());
+    }
+    out
+}
+
 /// Bytes of the files directly in `dir` (a dump directory has no subdirectories).
 fn dir_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir)
@@ -107,4 +128,26 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_command_line_is_cut_to_fit_an_answer() {
+        assert_eq!(
+            short_command(b"python\0train.py\0\0"),
+            ["python", "train.py"]
+        );
+        let mut huge = b"python\0".to_vec();
+        for _ in 0..100_000 {
+            huge.extend_from_slice(b"--flag=value\0");
+        }
+        let cut = short_command(&huge);
+        let bytes: usize = cut.iter().map(String::len).sum();
+        assert!(bytes <= MAX_COMMAND + 40, "{bytes}");
+        assert_eq!(cut[0], "python");
+        assert!(cut.last().unwrap().ends_with("more bytes)"), "{cut:?}");
+    }
 }

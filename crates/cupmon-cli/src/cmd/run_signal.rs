@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use cupmon_control::{find_processes, Client, Request, Response};
+use cupmon_control::{find_processes, Client, Found, Request, Response};
 
 /// Catch SIGUSR2 and toggle the run's windows on a thread of its own.
 pub fn toggle_windows_on_sigusr2(output: &Path) -> Result<()> {
@@ -36,16 +36,14 @@ pub fn toggle_windows_on_sigusr2(output: &Path) -> Result<()> {
     Ok(())
 }
 
-fn clients(output: &Path) -> Vec<(u32, Client)> {
+fn clients(output: &Path) -> Vec<(Found, Client)> {
     find_processes(&output.display().to_string())
         .unwrap_or_default()
         .into_iter()
         .filter(|f| f.alive)
         .map(|f| {
-            (
-                f.control.pid,
-                Client::new(&f.control.socket, Duration::from_secs(30)),
-            )
+            let client = Client::of(&f, Duration::from_secs(30));
+            (f, client)
         })
         .collect()
 }
@@ -57,7 +55,8 @@ fn open_all(output: &Path) -> bool {
         steps: None,
     };
     let mut opened = 0;
-    for (pid, client) in clients(output) {
+    for (found, client) in clients(output) {
+        let pid = found.control.pid;
         match client.call(&start) {
             Ok(Response::WindowStarted { .. }) => opened += 1,
             Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: no window: {message}"),
@@ -72,18 +71,25 @@ fn open_all(output: &Path) -> bool {
 /// Close the windows, say where they went, combine them; false (closed).
 fn close(output: &Path) -> bool {
     let mut traces: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for (pid, client) in clients(output) {
+    for (found, client) in clients(output) {
+        let pid = found.control.pid;
         match client.call(&Request::EndWindow) {
-            Ok(Response::WindowWritten(w)) => {
-                eprintln!(
-                    "cupmon: pid {pid}: {} events: {}",
-                    w.events,
-                    w.trace.as_deref().unwrap_or(&w.window_json)
-                );
-                if let Some(t) = w.trace {
-                    traces.push((PathBuf::from(t), PathBuf::from(&w.window_json)));
+            // Only files inside the process's own dump directory go into the combine.
+            Ok(Response::WindowWritten(w)) => match found.own_window(&w) {
+                Ok((json, trace)) => {
+                    eprintln!(
+                        "cupmon: pid {pid}: {} events: {}",
+                        w.events,
+                        trace.as_ref().unwrap_or(&json).display()
+                    );
+                    if let Some(t) = trace {
+                        traces.push((t, json));
+                    }
                 }
-            }
+                Err(e) => {
+                    eprintln!("cupmon: warning: pid {pid}: window file refused, not combined: {e}")
+                }
+            },
             Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: {message}"),
             Ok(other) => eprintln!("cupmon: pid {pid}: {other:?}"),
             Err(e) => eprintln!("cupmon: pid {pid}: {e}"),

@@ -2,9 +2,12 @@
 //! first thing to run on a node.
 
 use std::io::Write;
+use std::time::Duration;
 
 use anyhow::Result;
-use cupmon_control::{find_processes, Client, ProcessStatus, Request, Response};
+use cupmon_control::{
+    find_processes, Client, ClientError, Found, ProcessStatus, Request, Response,
+};
 
 use crate::cli::StatusArgs;
 use crate::exit::BadInput;
@@ -17,20 +20,33 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
         "{:>8} {:>5} {:>10} {:>12} {:>10} {:>9}  {:<22} command",
         "pid", "rank", "running", "kernels/s", "dump", "dropped", "window"
     )?;
+    // All at once, so that `--timeout` bounds the whole command, however many
+    // processes are slow to answer (or drip their answers).
+    let answers: Vec<Asked> = std::thread::scope(|scope| {
+        let asks: Vec<_> = found
+            .iter()
+            .map(|f| scope.spawn(|| ask(f, args.timeout)))
+            .collect();
+        asks.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Asked::Gone("no answer".to_owned()))
+            })
+            .collect()
+    });
     let mut gone = 0;
-    for f in found {
-        let status = if f.alive {
-            match Client::new(&f.control.socket, args.timeout).call(&Request::Status) {
-                Ok(Response::Status(s)) => Ok(*s),
-                Ok(other) => Err(format!("{other:?}")),
-                Err(e) => Err(e.to_string()),
+    for (f, asked) in found.iter().zip(answers) {
+        match asked {
+            Asked::Status(s) => writeln!(out, "{}", line(&s))?,
+            Asked::Refused(why) => {
+                gone += 1;
+                eprintln!(
+                    "cupmon: warning: pid {} ({}): {why}",
+                    f.control.pid,
+                    f.dump_dir.display()
+                );
             }
-        } else {
-            Err("exited".to_owned())
-        };
-        match status {
-            Ok(s) => writeln!(out, "{}", line(&s))?,
-            Err(why) => {
+            Asked::Gone(why) => {
                 gone += 1;
                 if args.all {
                     writeln!(out, "{:>8} {why}: {}", f.control.pid, f.dump_dir.display())?;
@@ -39,9 +55,40 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
         }
     }
     if gone > 0 && !args.all {
-        writeln!(out, "({gone} exited or not answering; --all lists them)")?;
+        writeln!(
+            out,
+            "({gone} exited, not answering or refused; --all lists them)"
+        )?;
     }
     Ok(0)
+}
+
+/// What a found process answered.
+enum Asked {
+    Status(Box<ProcessStatus>),
+    /// Exited, or no answer in time: listed with `--all`.
+    Gone(String),
+    /// An answer that is not to be trusted (another process, too large, another
+    /// dump directory): always said, on stderr.
+    Refused(String),
+}
+
+/// The status of a found process, from its checked peer.
+fn ask(f: &Found, timeout: Duration) -> Asked {
+    if !f.alive {
+        return Asked::Gone("exited".to_owned());
+    }
+    match Client::of(f, timeout).call(&Request::Status) {
+        Ok(Response::Status(s)) => match f.check_status(&s) {
+            Ok(()) => Asked::Status(s),
+            Err(e) => Asked::Refused(e.to_string()),
+        },
+        Ok(other) => Asked::Gone(format!("{other:?}")),
+        Err(e @ (ClientError::WrongPeer { .. } | ClientError::TooLarge { .. })) => {
+            Asked::Refused(e.to_string())
+        }
+        Err(e) => Asked::Gone(e.to_string()),
+    }
 }
 
 fn line(s: &ProcessStatus) -> String {

@@ -2,7 +2,6 @@
 //! (or one dump, or one pid) at once, from any shell, wait, close them, and say what
 //! each wrote; then combine the ranks' traces into one.
 
-use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,7 +15,19 @@ use crate::exit::BadInput;
 struct Part {
     found: Found,
     client: Client,
+    /// Its rank, from its status answer, for messages.
+    rank: Option<i64>,
     opened: Result<(), String>,
+}
+
+impl Part {
+    /// `rank R (pid P)`, or `pid P` outside a distributed job.
+    fn who(&self) -> String {
+        match self.rank {
+            Some(r) => format!("rank {r} (pid {})", self.found.control.pid),
+            None => format!("pid {}", self.found.control.pid),
+        }
+    }
 }
 
 pub fn run(args: &WindowArgs) -> Result<i32> {
@@ -30,7 +41,7 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
     let mut parts: Vec<Part> = thread::scope(|scope| {
         let handles: Vec<_> = parts
             .into_iter()
-            .map(|(found, client)| {
+            .map(|(found, client, rank)| {
                 let start = &start;
                 scope.spawn(move || {
                     let opened = match client.call(start) {
@@ -42,6 +53,7 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
                     Part {
                         found,
                         client,
+                        rank,
                         opened,
                     }
                 })
@@ -52,8 +64,8 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
     let open = parts.iter().filter(|p| p.opened.is_ok()).count();
     for p in parts.iter().filter(|p| p.opened.is_err()) {
         eprintln!(
-            "cupmon: pid {} ({}): no window: {}",
-            p.found.control.pid,
+            "cupmon: {} ({}): no window: {}",
+            p.who(),
             p.found.dump_dir.display(),
             p.opened.as_ref().err().map_or("", String::as_str)
         );
@@ -80,25 +92,40 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
     let mut failed = 0;
     for (part, result) in parts.iter().zip(written) {
         match result {
-            Some(Ok(w)) => {
-                println!(
-                    "pid {}: {} events: {}",
-                    part.found.control.pid,
-                    w.events,
-                    w.trace.as_deref().unwrap_or(&w.window_json)
-                );
-                if let Some(t) = w.trace {
-                    traces.push((PathBuf::from(t), PathBuf::from(&w.window_json)));
+            // Only files inside the process's own dump directory: an answer naming
+            // another file (a secret, a link out) would put it in the combined trace.
+            Some(Ok(w)) => match part.found.own_window(&w) {
+                Ok((json, trace)) => {
+                    println!(
+                        "{}: {} events: {}",
+                        part.who(),
+                        w.events,
+                        trace.as_ref().unwrap_or(&json).display()
+                    );
+                    if let Some(t) = trace {
+                        traces.push((t, json));
+                    }
                 }
-            }
+                Err(e) => {
+                    failed += 1;
+                    eprintln!(
+                        "cupmon: warning: {}: window file refused, not combined: {e}",
+                        part.who()
+                    );
+                }
+            },
             Some(Err(e)) => {
                 failed += 1;
-                eprintln!("cupmon: pid {}: {e}", part.found.control.pid);
+                eprintln!("cupmon: {}: {e}", part.who());
             }
             None => {}
         }
     }
-    if traces.len() > 1 || args.output.is_some() {
+    if traces.is_empty() {
+        if let Some(out) = &args.output {
+            eprintln!("cupmon: no trace to combine; {} not written", out.display());
+        }
+    } else if traces.len() > 1 || args.output.is_some() {
         let dir = std::path::Path::new(&args.target);
         let (output, stats) =
             super::combine::combine_windows(&traces, args.output.clone(), dir, unix_s())?;
@@ -118,18 +145,35 @@ fn unix_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The processes of `target` that answer; the others are reported, not waited on.
-fn live_processes(target: &str, timeout: Duration) -> Result<Vec<(Found, Client)>> {
+/// The processes of `target` that answer, with their ranks; the others are
+/// reported, not waited on. All asked at once: `timeout` bounds the lot.
+fn live_processes(target: &str, timeout: Duration) -> Result<Vec<(Found, Client, Option<i64>)>> {
     let found = find_processes(target).map_err(BadInput)?;
+    let asked: Vec<_> = thread::scope(|scope| {
+        let asks: Vec<_> = found
+            .into_iter()
+            .filter(|f| f.alive)
+            .map(|f| {
+                scope.spawn(move || {
+                    let client = Client::of(&f, timeout);
+                    let answer = match client.call(&Request::Status) {
+                        Ok(Response::Status(s)) => f
+                            .check_status(&s)
+                            .map(|()| s.rank)
+                            .map_err(|e| e.to_string()),
+                        Ok(other) => Err(format!("{other:?}")),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    (f, client, answer)
+                })
+            })
+            .collect();
+        asks.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
     let mut live = Vec::new();
-    for f in found {
-        if !f.alive {
-            continue;
-        }
-        let client = Client::new(&f.control.socket, timeout);
-        match client.call(&Request::Status) {
-            Ok(Response::Status(_)) => live.push((f, client)),
-            Ok(other) => eprintln!("cupmon: pid {}: {other:?}", f.control.pid),
+    for (f, client, answer) in asked {
+        match answer {
+            Ok(rank) => live.push((f, client, rank)),
             Err(e) => eprintln!("cupmon: pid {}: {e}", f.control.pid),
         }
     }
