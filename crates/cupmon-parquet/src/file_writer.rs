@@ -14,10 +14,10 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{SchemaDescPtr, SchemaDescriptor};
 
-use crate::columns::{Scratch, Strings, WriteCtx};
-use crate::constants::{write_constant, Constant};
+use crate::encode::columns::{Scratch, Strings, WriteCtx};
+use crate::encode::constants::{write_constant, Constant};
 use crate::error::ExportError;
-use crate::row_group::RowGroupOut;
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, DatasetSpec, Enc, SCHEMA_VERSION};
 use crate::table::Rows;
 

@@ -22,38 +22,24 @@
 //! writer; the crate writes the file, its footer and the PLAIN columns.
 
 mod chunk_numbers;
-mod column_index;
-mod columns;
-mod constants;
 mod correlations;
 mod datasets;
-mod delta;
-mod delta_columns;
-mod dict_columns;
-#[cfg(test)]
-mod dict_tests;
-mod dictionary;
 mod docs;
 mod dump_info;
+mod encode;
 mod error;
 mod export;
 mod file_writer;
 mod name_cache;
-mod opt_column;
-mod pages;
 mod partition;
 mod pool;
 mod record_export;
-mod rle;
-mod row_group;
 mod row_order;
 mod run_info;
 mod schema;
-mod shapes;
 mod sink;
 mod sql;
 mod state;
-mod strings;
 mod table;
 mod words;
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use cupmon_records::{KernelNameTable, KernelNames, Record};
 use parquet::file::metadata::KeyValue;
 
-use crate::columns::{Scratch, Strings};
+use crate::encode::columns::{Scratch, Strings};
 use crate::correlations::Correlations;
 use crate::datasets::{
     nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows,

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::columns::{Scratch, Strings};
-use crate::constants::Constant;
+use crate::encode::columns::{Scratch, Strings};
+use crate::encode::constants::Constant;
 use crate::correlations::{Correlate, Correlations};
 use crate::error::ExportError;
 use crate::file_writer::{writer_properties, ParquetFile};

@@ -4,7 +4,7 @@
 use cupmon_records::{ApiDomain, ApiRecord};
 
 use super::duration;
-use crate::columns::{I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
+use crate::encode::columns::{I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::correlations::{Correlate, Correlations};
 use crate::table::dataset;
 

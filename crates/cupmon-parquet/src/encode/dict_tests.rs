@@ -12,12 +12,12 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::record::Field;
 use parquet::schema::types::SchemaDescriptor;
 
-use crate::columns::{
+use crate::encode::columns::{
     Column, I32Col, I64Col, OptI64Col, OptStrCol, Scratch, StrCol, Strings, WriteCtx,
 };
-use crate::constants::{write_constant, Constant};
+use crate::encode::constants::{write_constant, Constant};
 use crate::file_writer::writer_properties;
-use crate::row_group::RowGroupOut;
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, ColumnSpec, DatasetSpec, Enc, RUN_COLUMNS};
 
 const fn col(name: &'static str, ty: ColType, enc: Enc) -> ColumnSpec {
@@ -108,7 +108,7 @@ fn write(
     std::fs::read(&path).unwrap()
 }
 
-fn text(strings: &Strings, s: crate::columns::Sym) -> Field {
+fn text(strings: &Strings, s: crate::encode::columns::Sym) -> Field {
     Field::Str(String::from_utf8(strings.get(s).data().to_vec()).unwrap())
 }
 

@@ -1,5 +1,5 @@
 //! The INT64 delta columns (times, durations, ids that grow) written with cupmon's
-//! own DELTA_BINARY_PACKED pages ([`crate::delta`], [`crate::pages`]): the rows'
+//! own DELTA_BINARY_PACKED pages ([`crate::encode::delta`], [`crate::encode::pages`]): the rows'
 //! values gathered in write order once, then encoded page by page. Returns false,
 //! having written nothing, when the file wants the parquet crate's writer for the
 //! column (see [`RowGroupOut::own_pages`]).
@@ -7,11 +7,11 @@
 use parquet::basic::Type as PhysicalType;
 use parquet::errors::ParquetError;
 
-use crate::columns::{Scratch, WriteCtx};
-use crate::dict_columns::{each_row, no_nulls, nulls_and_mixed};
-use crate::dictionary::{int_statistics, min_max};
-use crate::pages::{Chunk, Gather, Levels, Values};
-use crate::row_group::RowGroupOut;
+use crate::encode::columns::{Scratch, WriteCtx};
+use crate::encode::dict_columns::{each_row, no_nulls, nulls_and_mixed};
+use crate::encode::dictionary::{int_statistics, min_max};
+use crate::encode::pages::{Chunk, Gather, Levels, Values};
+use crate::encode::row_group::RowGroupOut;
 
 /// A value of a delta column's buffer.
 pub trait DeltaValue: Copy + Ord + Into<i64> {

@@ -1,6 +1,6 @@
 //! Parquet's RLE / bit-packing hybrid (Encodings.md, "Run Length Encoding /
 //! Bit-Packing Hybrid"): the definition levels and the dictionary indices of the
-//! pages cupmon writes itself ([`crate::pages`]). A run of 8 or more equal
+//! pages cupmon writes itself ([`crate::encode::pages`]). A run of 8 or more equal
 //! values from a group boundary becomes an RLE run (header `count << 1`, the value
 //! in whole bytes), and so does a shorter run that ends the values with no
 //! bit-packed run open; the rest goes out in bit-packed runs of groups of 8 values

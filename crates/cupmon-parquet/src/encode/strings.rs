@@ -1,6 +1,6 @@
 //! Strings: the export's pool of distinct strings, the [`Sym`]s rows hold, and
 //! the string columns. Written as dictionary columns with cupmon's own pages
-//! ([`crate::dict_columns`]): a `Sym` is a dense id, so a chunk's dictionary index
+//! ([`crate::encode::dict_columns`]): a `Sym` is a dense id, so a chunk's dictionary index
 //! is an array lookup; the `dumps` dataset's PLAIN strings go through the parquet
 //! crate's writer.
 
@@ -8,9 +8,9 @@ use parquet::data_type::{ByteArray, ByteArrayType};
 use parquet::errors::ParquetError;
 use rustc_hash::FxHashMap;
 
-use crate::columns::{vec_column, vec_column_basics, Column, Scratch, WriteCtx};
-use crate::dict_columns;
-use crate::row_group::RowGroupOut;
+use crate::encode::columns::{vec_column, vec_column_basics, Column, Scratch, WriteCtx};
+use crate::encode::dict_columns;
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 
 /// A string of a [`Strings`] pool.

@@ -4,10 +4,10 @@
 use parquet::data_type::Int64Type;
 use parquet::errors::ParquetError;
 
-use crate::columns::{in_order, Column, Scratch, WriteCtx};
-use crate::row_group::RowGroupOut;
+use crate::encode::columns::{in_order, Column, Scratch, WriteCtx};
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
-use crate::{delta_columns, dict_columns};
+use crate::encode::{delta_columns, dict_columns};
 
 /// A nullable INT64 column: the values (0 where NULL) and whether each is present.
 /// Only what the rows need is stored: while every row is NULL (no graph, no queued

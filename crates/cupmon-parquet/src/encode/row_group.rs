@@ -1,6 +1,6 @@
 //! A row group being written column by column, each column either through the
 //! parquet crate's column writer or as a chunk cupmon encoded itself
-//! ([`crate::pages`]), spliced in with `append_column`.
+//! ([`crate::encode::pages`]), spliced in with `append_column`.
 
 use std::fs::File;
 
@@ -13,7 +13,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use parquet::file::writer::{SerializedColumnWriter, SerializedRowGroupWriter};
 use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 
-use crate::pages::ChunkSettings;
+use crate::encode::pages::ChunkSettings;
 
 /// The next column of a row group, and the file's settings.
 pub struct RowGroupOut<'a, 'b> {

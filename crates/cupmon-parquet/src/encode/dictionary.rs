@@ -11,7 +11,7 @@ use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 use rustc_hash::FxHashMap;
 
-use crate::columns::{Strings, Sym};
+use crate::encode::columns::{Strings, Sym};
 
 /// Entries an array over an integer range may have: at least this many, or as
 /// many as the chunk has rows (the array is reused, and reset entry by entry).
@@ -117,7 +117,7 @@ impl LocalDict {
         self.indices.push(i);
     }
 
-    /// The index of `v` (rows mapped through their launch shape, `crate::shapes`).
+    /// The index of `v` (rows mapped through their launch shape, `crate::encode::shapes`).
     #[inline]
     pub fn index_int(&mut self, v: i64) -> u32 {
         match self.keys {

@@ -1,5 +1,5 @@
 //! The run columns' values (job, host, rank, ...): the same in every row of a
-//! file, written by cupmon ([`crate::pages`]): the strings as one dictionary entry
+//! file, written by cupmon ([`crate::encode::pages`]): the strings as one dictionary entry
 //! and an RLE run per page, the integers as zero deltas. Where the file wants
 //! another writer, they go through the parquet crate's a batch at a time from one
 //! small buffer, so a million rows clone nothing.
@@ -9,10 +9,10 @@ use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int32Type, Int64Typ
 use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedColumnWriter;
 
-use crate::columns::Scratch;
-use crate::dictionary::int_statistics;
-use crate::pages::{Chunk, Indices, Levels, Values};
-use crate::row_group::RowGroupOut;
+use crate::encode::columns::Scratch;
+use crate::encode::dictionary::int_statistics;
+use crate::encode::pages::{Chunk, Indices, Levels, Values};
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 
 /// A run column's value for a whole file.

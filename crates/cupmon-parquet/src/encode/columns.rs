@@ -1,19 +1,19 @@
 //! Column buffers: the rows of one row group, a typed vector per column, written
 //! in a given row order (rows are sorted by time before they are written). A
-//! dictionary column is written with cupmon's own pages ([`crate::dict_columns`]),
+//! dictionary column is written with cupmon's own pages ([`crate::encode::dict_columns`]),
 //! the others with the parquet crate's column writer.
 
 use parquet::data_type::{BoolType, ByteArray, Int32Type, Int64Type};
 use parquet::errors::ParquetError;
 
-use crate::dictionary::LocalDict;
-use crate::pages::PageScratch;
-use crate::row_group::RowGroupOut;
+use crate::encode::dictionary::LocalDict;
+use crate::encode::pages::PageScratch;
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
-use crate::{delta_columns, dict_columns};
+use crate::encode::{delta_columns, dict_columns};
 
-pub use crate::opt_column::OptI64Col;
-pub use crate::strings::{OptStrCol, StrCol, Strings, Sym};
+pub use crate::encode::opt_column::OptI64Col;
+pub use crate::encode::strings::{OptStrCol, StrCol, Strings, Sym};
 
 /// Reused buffers for writing columns in row order.
 #[derive(Debug, Default)]
@@ -52,7 +52,7 @@ pub struct WriteCtx<'a> {
     pub order: Option<&'a [u32]>,
     pub strings: &'a Strings,
     /// The rows' launch shapes, in a dataset that has them (kernels).
-    pub shapes: Option<&'a crate::shapes::ShapeRows<'a>>,
+    pub shapes: Option<&'a crate::encode::shapes::ShapeRows<'a>>,
 }
 
 /// A column buffer of one [`ColType`].

@@ -1,6 +1,6 @@
 //! The dictionary columns of a row group (strings as [`Sym`]s, the integers with
 //! few values) written with cupmon's own pages: each row's value mapped to its
-//! chunk's dictionary index ([`LocalDict`]), then [`crate::pages`]. Each
+//! chunk's dictionary index ([`LocalDict`]), then [`crate::encode::pages`]. Each
 //! function returns false, having written nothing, when the file wants the
 //! parquet crate's writer for the column instead (see
 //! [`RowGroupOut::own_pages`]) or the strings' dictionary page would pass the
@@ -8,10 +8,10 @@
 
 use parquet::errors::ParquetError;
 
-use crate::columns::{Scratch, Sym, WriteCtx};
-use crate::dictionary::{int_statistics, min_max, LocalDict};
-use crate::pages::{Chunk, Indices, Levels, Values};
-use crate::row_group::RowGroupOut;
+use crate::encode::columns::{Scratch, Sym, WriteCtx};
+use crate::encode::dictionary::{int_statistics, min_max, LocalDict};
+use crate::encode::pages::{Chunk, Indices, Levels, Values};
+use crate::encode::row_group::RowGroupOut;
 
 /// `f` on each of `values` in write order.
 #[inline]

@@ -12,11 +12,11 @@
 use parquet::errors::ParquetError;
 use rustc_hash::FxHashMap;
 
-use crate::columns::{Column, I32Col, Scratch, StrCol, Sym, U32Col, WriteCtx};
-use crate::dict_columns::{int_dictionary, no_nulls};
-use crate::dictionary::{int_statistics, min_max};
-use crate::pages::{Chunk, Indices, Values};
-use crate::row_group::RowGroupOut;
+use crate::encode::columns::{Column, I32Col, Scratch, StrCol, Sym, U32Col, WriteCtx};
+use crate::encode::dict_columns::{int_dictionary, no_nulls};
+use crate::encode::dictionary::{int_statistics, min_max};
+use crate::encode::pages::{Chunk, Indices, Values};
+use crate::encode::row_group::RowGroupOut;
 use crate::schema::{ColType, Enc};
 
 /// What a launch fixes of its kernel row.
@@ -367,7 +367,7 @@ shape_field!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dictionary::LocalDict;
+    use crate::encode::dictionary::LocalDict;
 
     fn shape(i: u32) -> Shape {
         Shape {
