@@ -16,10 +16,11 @@
 //!
 //! This crate is the only one that links the `parquet` crate (the low-level column
 //! writer: no Arrow), so that nothing else recompiles it and the Python extension
-//! does not carry it. The dictionary and delta columns are encoded by cupmon itself
-//! (`pages.rs`: the crate's writer hashed every value of every dictionary column),
-//! to the bytes the crate's writer gives them, and spliced into the crate's file
-//! writer; the crate writes the file, its footer and the PLAIN columns.
+//! does not carry it. The encoder (`encode/`) writes cupmon's own pages spliced
+//! into the parquet crate's files: the dictionary and delta columns are encoded by
+//! cupmon itself (the crate's writer hashed every value of every dictionary
+//! column), to the bytes the crate's writer gives them; the crate writes the file,
+//! its footer and the PLAIN columns.
 
 mod chunk_numbers;
 mod correlations;

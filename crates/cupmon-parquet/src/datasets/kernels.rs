@@ -9,9 +9,10 @@ use cupmon_records::nccl::NcclKernel;
 use cupmon_records::KernelRecord;
 
 use super::{duration, nonzero};
-use crate::encode::columns::{I64Col, OptI64Col, OptStrCol, Sym, U32Col};
 use crate::correlations::{Correlate, Correlations};
-use crate::encode::shapes::{self, Shape, Shaped};
+use crate::encode::shapes::{self, Shaped};
+use crate::encode::Shape;
+use crate::encode::{I64Col, OptI64Col, OptStrCol, Sym, U32Col};
 use crate::table::dataset;
 
 dataset! {

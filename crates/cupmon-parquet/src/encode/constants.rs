@@ -9,11 +9,11 @@ use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int32Type, Int64Typ
 use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedColumnWriter;
 
-use crate::encode::columns::Scratch;
-use crate::encode::dictionary::int_statistics;
-use crate::encode::pages::{Chunk, Indices, Levels, Values};
-use crate::encode::row_group::RowGroupOut;
-use crate::schema::{ColType, Enc};
+use super::column::{write_column, ColumnBufs, Encode, OwnPages, Scratch, WriteCtx};
+use super::dictionary::int_statistics;
+use super::pages::{Chunk, Indices, Levels, Values};
+use super::row_group::RowGroupOut;
+use super::types::{ColType, Enc};
 
 /// A run column's value for a whole file.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,95 +30,124 @@ pub fn write_constant(
     enc: Enc,
     value: &Constant,
     rows: usize,
+    ctx: &WriteCtx<'_>,
     scratch: &mut Scratch,
     out: &mut RowGroupOut<'_, '_>,
 ) -> Result<(), ParquetError> {
-    let own = match enc {
-        Enc::Dict => true,
-        // The integers (rank, pid): zero deltas.
-        Enc::Delta if !matches!(value, Constant::Str(_)) => false,
-        _ => return out.with_writer(|w| with_crate(ty, value, rows, scratch, w)),
-    };
-    if own_pages(value, own, rows, scratch, out)? {
-        return Ok(());
-    }
-    out.with_writer(|w| with_crate(ty, value, rows, scratch, w))
+    write_column(&ConstantColumn { ty, value, rows }, enc, ctx, scratch, out)
 }
 
-/// `value` as a one-entry dictionary and a run per data page (`dictionary`), or
-/// as DELTA_BINARY_PACKED pages of zero deltas; false when the file wants the
-/// crate's writer for this column.
-fn own_pages(
-    value: &Constant,
-    dictionary: bool,
+/// A column of `rows` rows of one value.
+#[derive(Debug)]
+struct ConstantColumn<'v> {
+    ty: ColType,
+    value: &'v Constant,
     rows: usize,
-    scratch: &mut Scratch,
-    out: &mut RowGroupOut<'_, '_>,
-) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_pages(dictionary)? else {
-        return Ok(false);
-    };
-    let descr = out.descr()?;
-    let optional = descr.max_def_level() > 0;
-    let plain = &mut scratch.plain;
-    plain.clear();
-    let (levels, range) = match value {
-        Constant::Null if !optional => return Ok(false),
-        Constant::Null => (Levels::AllNull, None),
-        Constant::Str(v) => {
-            plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
-            plain.extend_from_slice(v.data());
-            (Levels::AllPresent, None)
-        }
-        Constant::I32(v) => {
-            plain.extend_from_slice(&v.to_le_bytes());
-            (Levels::AllPresent, Some((i64::from(*v), i64::from(*v))))
-        }
-        Constant::I64(v) => {
-            plain.extend_from_slice(&v.to_le_bytes());
-            (Levels::AllPresent, Some((*v, *v)))
-        }
-    };
-    let nulls = if matches!(value, Constant::Null) {
-        rows
-    } else {
-        0
-    };
-    let levels = if optional { levels } else { Levels::Required };
-    // The crate's writer keeps the distinct count that `with_crate` gives only
-    // when it came in one batch.
-    let distinct = (range.is_some() && rows <= CONSTANT_BATCH).then_some(1);
-    let statistics = (out.statistics()? && !matches!(value, Constant::Str(_)))
-        .then(|| int_statistics(&descr, range, distinct, nulls as u64));
-    let values = if dictionary {
-        Values::Dictionary {
-            dictionary: plain,
-            entries: usize::from(nulls == 0),
-            indices: Indices::Zero,
-        }
-    } else {
-        // The crate's delta blocks: 4 miniblocks of 32 INT32 or 64 INT64 values.
-        let block = if descr.physical_type() == PhysicalType::INT32 {
-            128
-        } else {
-            256
+}
+
+impl ConstantColumn<'_> {
+    /// The value as a one-entry dictionary and a run per data page
+    /// (`dictionary`), or as DELTA_BINARY_PACKED pages of zero deltas.
+    fn chunk<'a>(
+        &'a self,
+        dictionary: bool,
+        own: &OwnPages<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Option<Chunk<'a>> {
+        let (value, rows, descr) = (self.value, self.rows, own.descr);
+        let optional = descr.max_def_level() > 0;
+        let plain = &mut bufs.plain;
+        plain.clear();
+        let (levels, range) = match value {
+            Constant::Null if !optional => return None,
+            Constant::Null => (Levels::AllNull, None),
+            Constant::Str(v) => {
+                plain.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                plain.extend_from_slice(v.data());
+                (Levels::AllPresent, None)
+            }
+            Constant::I32(v) => {
+                plain.extend_from_slice(&v.to_le_bytes());
+                (Levels::AllPresent, Some((i64::from(*v), i64::from(*v))))
+            }
+            Constant::I64(v) => {
+                plain.extend_from_slice(&v.to_le_bytes());
+                (Levels::AllPresent, Some((*v, *v)))
+            }
         };
-        Values::DeltaConstant {
-            value: range.map_or(0, |r| r.0),
-            block,
+        let nulls = if matches!(value, Constant::Null) {
+            rows
+        } else {
+            0
+        };
+        let levels = if optional { levels } else { Levels::Required };
+        // The crate's writer keeps the distinct count that `with_crate` gives only
+        // when it came in one batch.
+        let distinct = (range.is_some() && rows <= CONSTANT_BATCH).then_some(1);
+        let statistics = (own.statistics && !matches!(value, Constant::Str(_)))
+            .then(|| int_statistics(descr, range, distinct, nulls as u64));
+        let values = if dictionary {
+            Values::Dictionary {
+                dictionary: plain,
+                entries: usize::from(nulls == 0),
+                indices: Indices::Zero,
+            }
+        } else {
+            // The crate's delta blocks: 4 miniblocks of 32 INT32 or 64 INT64 values.
+            let block = if descr.physical_type() == PhysicalType::INT32 {
+                128
+            } else {
+                256
+            };
+            Values::DeltaConstant {
+                value: range.map_or(0, |r| r.0),
+                block,
+            }
+        };
+        Some(Chunk {
+            descr,
+            rows,
+            levels,
+            values,
+            statistics,
+            nulls: nulls as u64,
+        })
+    }
+}
+
+/// The strings as one dictionary entry and an RLE run per page, the integers
+/// (rank, pid) as zero deltas; other encodings through the crate's writer, a
+/// batch at a time from one small buffer, so a million rows clone nothing.
+impl Encode for ConstantColumn<'_> {
+    fn dictionary<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        _ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        Ok(self.chunk(true, own, bufs))
+    }
+
+    fn delta<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        _ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        if matches!(self.value, Constant::Str(_)) {
+            return Ok(None);
         }
-    };
-    let chunk = Chunk {
-        descr: &descr,
-        rows,
-        levels,
-        values,
-        statistics,
-        nulls: nulls as u64,
-    };
-    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
-    out.append(bytes, close)?;
-    Ok(true)
+        Ok(self.chunk(false, own, bufs))
+    }
+
+    fn with_crate(
+        &self,
+        _ctx: &WriteCtx<'_>,
+        bufs: &mut ColumnBufs,
+        out: &mut RowGroupOut<'_, '_>,
+    ) -> Result<(), ParquetError> {
+        out.with_writer(|w| with_crate(self.ty, self.value, self.rows, bufs, w))
+    }
 }
 
 /// Values written per call for a constant column.
@@ -129,7 +158,7 @@ fn with_crate(
     ty: ColType,
     value: &Constant,
     rows: usize,
-    scratch: &mut Scratch,
+    scratch: &mut ColumnBufs,
     w: &mut SerializedColumnWriter<'_>,
 ) -> Result<(), ParquetError> {
     let present = !matches!(value, Constant::Null);

@@ -7,7 +7,7 @@
 //! zeros, the widths of miniblocks past the last value 0). Deltas wrap, as the
 //! crate's do.
 
-use crate::encode::rle::varint;
+use super::rle::varint;
 
 /// The crate's INT64 layout: 4 miniblocks of 64 values.
 const MINIBLOCK: usize = 64;

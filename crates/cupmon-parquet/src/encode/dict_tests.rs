@@ -12,13 +12,13 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::record::Field;
 use parquet::schema::types::SchemaDescriptor;
 
-use crate::encode::columns::{
-    Column, I32Col, I64Col, OptI64Col, OptStrCol, Scratch, StrCol, Strings, WriteCtx,
+use super::{
+    write_constant, Column, Constant, I32Col, I64Col, OptI64Col, OptStrCol, RowGroupOut, Scratch,
+    StrCol, Strings, WriteCtx,
 };
-use crate::encode::constants::{write_constant, Constant};
 use crate::file_writer::writer_properties;
-use crate::encode::row_group::RowGroupOut;
-use crate::schema::{ColType, ColumnSpec, DatasetSpec, Enc, RUN_COLUMNS};
+use crate::run_info::RUN_COLUMNS;
+use crate::schema::{ColType, ColumnSpec, DatasetSpec, Enc};
 
 const fn col(name: &'static str, ty: ColType, enc: Enc) -> ColumnSpec {
     ColumnSpec {
@@ -77,14 +77,23 @@ fn write(
     // The crate's writer does what the properties say: dictionaries included.
     let enc = |e: Enc| if own { e } else { Enc::Plain };
     let rows = table.name.len();
-    for (spec, value) in RUN_COLUMNS.iter().zip(run) {
-        write_constant(spec.ty, enc(spec.enc), value, rows, &mut scratch, &mut out).unwrap();
-    }
     let ctx = WriteCtx {
         order,
         strings,
         shapes: None,
     };
+    for (spec, value) in RUN_COLUMNS.iter().zip(run) {
+        write_constant(
+            spec.ty,
+            enc(spec.enc),
+            value,
+            rows,
+            &ctx,
+            &mut scratch,
+            &mut out,
+        )
+        .unwrap();
+    }
     let s = &mut scratch;
     table.name.write(enc(Enc::Dict), &ctx, s, &mut out).unwrap();
     table
@@ -108,7 +117,7 @@ fn write(
     std::fs::read(&path).unwrap()
 }
 
-fn text(strings: &Strings, s: crate::encode::columns::Sym) -> Field {
+fn text(strings: &Strings, s: super::Sym) -> Field {
     Field::Str(String::from_utf8(strings.get(s).data().to_vec()).unwrap())
 }
 

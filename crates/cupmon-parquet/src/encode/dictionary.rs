@@ -11,7 +11,7 @@ use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 use rustc_hash::FxHashMap;
 
-use crate::encode::columns::{Strings, Sym};
+use super::symbols::{Strings, Sym};
 
 /// Entries an array over an integer range may have: at least this many, or as
 /// many as the chunk has rows (the array is reused, and reset entry by entry).

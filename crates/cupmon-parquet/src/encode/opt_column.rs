@@ -4,10 +4,12 @@
 use parquet::data_type::Int64Type;
 use parquet::errors::ParquetError;
 
-use crate::encode::columns::{in_order, Column, Scratch, WriteCtx};
-use crate::encode::row_group::RowGroupOut;
-use crate::schema::{ColType, Enc};
-use crate::encode::{delta_columns, dict_columns};
+use super::column::{each_row, in_order, Column, ColumnBufs, Encode, OwnPages, WriteCtx};
+use super::delta_chunks::delta_chunk;
+use super::dict_chunks::int_chunk;
+use super::pages::Chunk;
+use super::row_group::RowGroupOut;
+use super::types::ColType;
 
 /// A nullable INT64 column: the values (0 where NULL) and whether each is present.
 /// Only what the rows need is stored: while every row is NULL (no graph, no queued
@@ -97,22 +99,44 @@ impl Column for OptI64Col {
             cupmon_hugepages::advise_spare(&mut self.present);
         }
     }
-    fn write(
+}
+
+impl Encode for OptI64Col {
+    fn dictionary<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        let present = Some((&self.present[..], self.nulls));
+        Ok(Some(int_chunk(
+            &self.values,
+            self.len,
+            present,
+            own,
+            ctx,
+            bufs,
+        )))
+    }
+
+    fn delta<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        let present = Some((&self.present[..], self.nulls));
+        Ok(delta_chunk(&self.values, self.len, present, own, ctx, bufs))
+    }
+
+    fn with_crate(
         &self,
-        enc: Enc,
         ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
+        bufs: &mut ColumnBufs,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
         let n = self.len;
-        let present = Some((&self.present[..], self.nulls));
-        if enc == Enc::Dict && dict_columns::ints(&self.values, n, present, ctx, scratch, out)? {
-            return Ok(());
-        }
-        if enc == Enc::Delta && delta_columns::ints(&self.values, n, present, ctx, scratch, out)? {
-            return Ok(());
-        }
-        let Scratch { i64s, defs, .. } = scratch;
+        let ColumnBufs { i64s, defs, .. } = bufs;
         defs.clear();
         let values: &[i64] = if self.nulls == n {
             // All NULL: levels only.
@@ -131,7 +155,7 @@ impl Column for OptI64Col {
                     defs.push(0);
                 }
             };
-            dict_columns::each_row(ctx.order, n, one);
+            each_row(ctx.order, n, one);
             i64s
         };
         out.write_batch::<Int64Type>(values, Some(defs))

@@ -23,9 +23,9 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
-use crate::encode::column_index::PageStats;
-use crate::encode::dictionary::min_max;
-use crate::encode::{delta, rle};
+use super::column_index::PageStats;
+use super::dictionary::min_max;
+use super::{delta, rle};
 
 /// The definition levels of a chunk's rows.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +48,7 @@ pub enum Indices<'a> {
     /// Per present row, in write order.
     Each(&'a [u32]),
     /// Per present row, `map[rows[i]]`, in write order (`order`, as in
-    /// [`crate::encode::columns::WriteCtx::order`]): each row's launch shape mapped to the
+    /// [`super::column::WriteCtx::order`]): each row's launch shape mapped to the
     /// shape's entry (gathered a page at a time, which stays in cache, rather than
     /// a row group's worth per column).
     Mapped {

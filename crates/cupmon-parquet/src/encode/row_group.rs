@@ -13,7 +13,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use parquet::file::writer::{SerializedColumnWriter, SerializedRowGroupWriter};
 use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 
-use crate::encode::pages::ChunkSettings;
+use super::pages::ChunkSettings;
 
 /// The next column of a row group, and the file's settings.
 pub struct RowGroupOut<'a, 'b> {

@@ -1,153 +1,40 @@
-//! Launch shapes: the columns of a kernel row that the launch fixes (name, device,
-//! context, stream, grid, block, registers, shared memory) held once per distinct
-//! combination, each row keeping only its shape's number. A training job launches
-//! the same few shapes again and again (63 in the 885,097 kernels of the H200
-//! recording, bench/parquet/RESULTS.md), so a row costs one hash lookup and
-//! four bytes instead of thirteen pushes and 52 bytes, and a dictionary column of a
-//! shape field maps each shape once, not each row (`shaped_ints`, `shaped_syms`).
-//! The pages are the bytes the per-row columns gave: a dictionary lists its values
-//! in the order of their first row, which is the first row of the first shape (in
-//! write order) that has the value.
+//! The kernel columns a launch fixes, written from the rows' [`ShapeTable`]: a
+//! dictionary column of a shape field maps each shape once, not each row
+//! ([`Shaped`]). The pages are the bytes the per-row columns gave: a dictionary
+//! lists its values in the order of their first row, which is the first row of the
+//! first shape (in write order) that has the value.
 
 use parquet::errors::ParquetError;
-use rustc_hash::FxHashMap;
 
-use crate::encode::columns::{Column, I32Col, Scratch, StrCol, Sym, U32Col, WriteCtx};
-use crate::encode::dict_columns::{int_dictionary, no_nulls};
-use crate::encode::dictionary::{int_statistics, min_max};
-use crate::encode::pages::{Chunk, Indices, Values};
-use crate::encode::row_group::RowGroupOut;
-use crate::schema::{ColType, Enc};
-
-/// What a launch fixes of its kernel row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    pub name: Sym,
-    pub device: u32,
-    pub context: u32,
-    pub stream: u32,
-    pub grid: [i32; 3],
-    pub block: [i32; 3],
-    pub registers_per_thread: i32,
-    pub static_shared_memory: i32,
-    pub dynamic_shared_memory: i32,
-}
-
-impl Shape {
-    /// The fields that tell launches apart most often, as two words: what the hash
-    /// and the direct-mapped slot take. Shapes that differ only in the other fields
-    /// share them and are told apart by `Eq`.
-    #[inline(always)]
-    fn key(&self) -> [u64; 2] {
-        [
-            u64::from(self.name.id()) << 32 | u64::from(self.stream),
-            (self.grid[0] as u32 as u64) << 32 | self.block[0] as u32 as u64,
-        ]
-    }
-
-    /// A slot of [`ShapeTable`]'s direct-mapped array.
-    #[inline(always)]
-    fn slot(&self) -> usize {
-        let [a, b] = self.key();
-        let h = (a ^ b.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - SLOT_BITS)) as usize
-    }
-}
-
-/// A shape is hashed for every row it is not found in its slot for, by [`Shape::key`].
-impl std::hash::Hash for Shape {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let [a, b] = self.key();
-        h.write_u64(a);
-        h.write_u64(b);
-    }
-}
-
-/// Slots of the direct-mapped array in front of the shape map: a training job's
-/// few dozen shapes find their slot free, so a row's lookup is one multiply, one
-/// load and one compare that succeeds (the map's probe mispredicted often enough to
-/// be the most expensive part of taking a kernel row in).
-const SLOT_BITS: u32 = 9;
-
-/// The shapes of a row group's rows, and each row's shape.
-#[derive(Debug)]
-pub struct ShapeTable {
-    /// Per row, its shape's index in `shapes`.
-    rows: Vec<u32>,
-    shapes: Vec<Shape>,
-    index: FxHashMap<Shape, u32>,
-    /// Per slot ([`Shape::slot`]), the index of a shape that hashes there, or
-    /// `u32::MAX`.
-    slots: Vec<u32>,
-}
-
-impl Default for ShapeTable {
-    fn default() -> Self {
-        Self {
-            rows: Vec::new(),
-            shapes: Vec::new(),
-            index: FxHashMap::default(),
-            slots: vec![u32::MAX; 1 << SLOT_BITS],
-        }
-    }
-}
-
-impl ShapeTable {
-    #[inline]
-    pub fn push(&mut self, shape: Shape) {
-        let slot = shape.slot();
-        let cached = self.slots[slot];
-        let i = match self.shapes.get(cached as usize) {
-            Some(s) if *s == shape => cached,
-            _ => {
-                let next = self.shapes.len() as u32;
-                let i = *self.index.entry(shape).or_insert(next);
-                if i == next {
-                    self.shapes.push(shape);
-                }
-                self.slots[slot] = i;
-                i
-            }
-        };
-        self.rows.push(i);
-    }
-
-    pub fn clear(&mut self) {
-        self.rows.clear();
-        self.shapes.clear();
-        self.index.clear();
-        self.slots.fill(u32::MAX);
-    }
-
-    pub fn reserve(&mut self, additional: usize) {
-        self.rows.reserve_exact(additional);
-        cupmon_hugepages::advise_spare(&mut self.rows);
-    }
-
-    /// Row `i`'s shape.
-    #[cfg(test)]
-    pub fn get(&self, i: usize) -> &Shape {
-        &self.shapes[self.rows[i] as usize]
-    }
-}
+use super::column::{Column, ColumnBufs, Encode, OwnPages, WriteCtx};
+use super::dict_chunks::int_dictionary;
+use super::dictionary::{int_statistics, min_max};
+use super::int_columns::{I32Col, U32Col};
+use super::pages::{Chunk, Indices, Values};
+use super::row_group::RowGroupOut;
+use super::shape_table::{Shape, ShapeRows, ShapeTable};
+use super::string_columns::StrCol;
+use super::symbols::Sym;
+use super::types::ColType;
 
 /// One field of [`Shape`], written as the column it was.
 pub trait ShapeField: std::fmt::Debug + Default {
     const TYPE: ColType;
     /// The field as the integer the column holds (a [`Sym`]'s id for the name).
     fn get(s: &Shape) -> i64;
-    /// The rows' values as the per-row column wrote them (the crate's writer, when
-    /// the file wants it: rare, so a copy).
-    fn write_rows(
+    /// The rows' values through the crate's writer, as the per-row column gives
+    /// them (when the file wants it: rare, so a copy).
+    fn with_crate(
         table: &ShapeTable,
-        enc: Enc,
         ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
+        bufs: &mut ColumnBufs,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError>;
 }
 
-/// A column of a [`ShapeField`], from the [`ShapeTable`] its write context carries.
+/// A column of a [`ShapeField`], from the [`ShapeTable`] its write context carries:
+/// a dictionary column (declared `[Dict]`; any other encoding goes through the
+/// crate's writer).
 #[derive(Debug, Default)]
 pub struct Shaped<F: ShapeField>(std::marker::PhantomData<F>);
 
@@ -159,70 +46,32 @@ impl<F: ShapeField> Column for Shaped<F> {
     }
     fn clear(&mut self) {}
     fn reserve(&mut self, _: usize) {}
-    fn write(
+}
+
+impl<F: ShapeField> Encode for Shaped<F> {
+    fn dictionary<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        Ok(shaped::<F>(shape_rows(ctx)?, own, ctx, bufs))
+    }
+
+    fn with_crate(
         &self,
-        enc: Enc,
         ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
+        bufs: &mut ColumnBufs,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        let shapes = ctx
-            .shapes
-            .ok_or_else(|| ParquetError::General("a shape column without shapes".to_owned()))?;
-        if enc == Enc::Dict && shaped::<F>(shapes, ctx, scratch, out)? {
-            return Ok(());
-        }
-        F::write_rows(shapes.table, enc, ctx, scratch, out)
+        F::with_crate(shape_rows(ctx)?.table, ctx, bufs, out)
     }
 }
 
-/// A row group's shapes in its write order: computed once for the thirteen
-/// columns.
-#[derive(Debug)]
-pub struct ShapeRows<'a> {
-    table: &'a ShapeTable,
-    /// The write order of the rows ([`WriteCtx::order`]).
-    order: Option<&'a [u32]>,
-    /// The shapes in the order of their first row (in write order).
-    first_seen: Vec<u32>,
-}
-
-impl ShapeTable {
-    /// The rows' shapes in write order (`order`: as in [`WriteCtx::order`]).
-    pub fn in_write_order<'a>(&'a self, order: Option<&'a [u32]>) -> ShapeRows<'a> {
-        let mut seen = vec![false; self.shapes.len()];
-        let mut first_seen = Vec::with_capacity(self.shapes.len());
-        let mut see = |s: u32| {
-            if !std::mem::replace(&mut seen[s as usize], true) {
-                first_seen.push(s);
-            }
-        };
-        match order {
-            Some(order) => order.iter().for_each(|&i| see(self.rows[i as usize])),
-            None => self.rows.iter().for_each(|&s| see(s)),
-        }
-        ShapeRows {
-            table: self,
-            order,
-            first_seen,
-        }
-    }
-}
-
-impl ShapeRows<'_> {
-    /// Rows in the row group.
-    fn len(&self) -> usize {
-        self.table.rows.len()
-    }
-
-    /// The `i`-th row's shape, in write order.
-    #[cfg(test)]
-    fn in_order(&self, i: usize) -> u32 {
-        match self.order {
-            Some(order) => self.table.rows[order[i] as usize],
-            None => self.table.rows[i],
-        }
-    }
+/// The row group's shapes, which a dataset with shape columns puts in `ctx`.
+fn shape_rows<'a>(ctx: &WriteCtx<'a>) -> Result<&'a ShapeRows<'a>, ParquetError> {
+    ctx.shapes
+        .ok_or_else(|| ParquetError::General("a shape column without shapes".to_owned()))
 }
 
 /// Per shape, its dictionary index: each shape's value looked up in the dictionary
@@ -240,27 +89,23 @@ fn shape_map<F: ShapeField>(
     }
 }
 
-/// A shape field as a dictionary column, as `dict_columns::ints` and `strings`
-/// write the per-row columns (false: the crate's writer, or a strings' dictionary
-/// page past the file's limit).
-fn shaped<F: ShapeField>(
-    shapes: &ShapeRows<'_>,
-    ctx: &WriteCtx<'_>,
-    scratch: &mut Scratch,
-    out: &mut RowGroupOut<'_, '_>,
-) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_pages(true)? else {
-        return Ok(false);
-    };
-    let descr = out.descr()?;
+/// A shape field as a dictionary chunk, the one `int_chunk` and `string_chunk`
+/// give the per-row column (`None`: a strings' dictionary page past the file's
+/// limit).
+fn shaped<'a, F: ShapeField>(
+    shapes: &'a ShapeRows<'a>,
+    own: &OwnPages<'a>,
+    ctx: &WriteCtx<'a>,
+    bufs: &'a mut ColumnBufs,
+) -> Option<Chunk<'a>> {
+    let descr = own.descr;
     let rows = shapes.len();
-    let Scratch {
+    let ColumnBufs {
         dict,
         plain,
         shape_slots,
-        pages,
         ..
-    } = scratch;
+    } = bufs;
     let (each, statistics) = if F::TYPE == ColType::Str {
         dict.begin_syms(ctx.strings, rows);
         shape_map::<F>(shapes, shape_slots, |v| {
@@ -268,8 +113,8 @@ fn shaped<F: ShapeField>(
         });
         dict.end();
         dict.plain_strings(ctx.strings, plain);
-        if plain.len() > out.dictionary_limit()? {
-            return Ok(false);
+        if plain.len() > own.dictionary_limit {
+            return None;
         }
         (true, None)
     } else {
@@ -279,15 +124,15 @@ fn shaped<F: ShapeField>(
             shape_map::<F>(shapes, shape_slots, |v| dict.index_int(v));
         });
         dict.plain_ints(descr.physical_type(), plain);
-        let statistics = out
-            .statistics()?
-            .then(|| int_statistics(&descr, range, None, 0));
+        let statistics = own
+            .statistics
+            .then(|| int_statistics(descr, range, None, 0));
         (each, statistics)
     };
-    let chunk = Chunk {
-        descr: &descr,
+    Some(Chunk {
+        descr,
         rows,
-        levels: no_nulls(descr.max_def_level() > 0),
+        levels: own.no_nulls(),
         values: Values::Dictionary {
             dictionary: plain,
             entries: dict.entries(),
@@ -303,10 +148,7 @@ fn shaped<F: ShapeField>(
         },
         statistics,
         nulls: 0,
-    };
-    let (bytes, close) = pages.write(&chunk, settings)?;
-    out.append(bytes, close)?;
-    Ok(true)
+    })
 }
 
 /// Declares a [`ShapeField`] `$name` for `Shape`'s `$get`, written as the column
@@ -322,11 +164,10 @@ macro_rules! shape_field {
             fn get($s: &Shape) -> i64 {
                 i64::from($get)
             }
-            fn write_rows(
+            fn with_crate(
                 table: &ShapeTable,
-                enc: Enc,
                 ctx: &WriteCtx<'_>,
-                scratch: &mut Scratch,
+                bufs: &mut ColumnBufs,
                 out: &mut RowGroupOut<'_, '_>,
             ) -> Result<(), ParquetError> {
                 let values = table.rows.iter().map(|&s| {
@@ -334,7 +175,7 @@ macro_rules! shape_field {
                     $back
                 });
                 let column = $col(values.collect::<Vec<$t>>());
-                column.write(enc, ctx, scratch, out)
+                column.with_crate(ctx, bufs, out)
             }
         }
     };

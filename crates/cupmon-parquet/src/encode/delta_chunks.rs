@@ -1,17 +1,13 @@
-//! The INT64 delta columns (times, durations, ids that grow) written with cupmon's
-//! own DELTA_BINARY_PACKED pages ([`crate::encode::delta`], [`crate::encode::pages`]): the rows'
-//! values gathered in write order once, then encoded page by page. Returns false,
-//! having written nothing, when the file wants the parquet crate's writer for the
-//! column (see [`RowGroupOut::own_pages`]).
+//! cupmon's DELTA_BINARY_PACKED chunks of the INT64 columns (times, durations,
+//! ids that grow, [`super::delta`], [`super::pages`]): the rows' values taken in
+//! write order once, or a page at a time, then encoded page by page. `None` for a
+//! column that is not INT64 (the crate's writer takes it).
 
 use parquet::basic::Type as PhysicalType;
-use parquet::errors::ParquetError;
 
-use crate::encode::columns::{Scratch, WriteCtx};
-use crate::encode::dict_columns::{each_row, no_nulls, nulls_and_mixed};
-use crate::encode::dictionary::{int_statistics, min_max};
-use crate::encode::pages::{Chunk, Gather, Levels, Values};
-use crate::encode::row_group::RowGroupOut;
+use super::column::{each_row, nulls_and_mixed, ColumnBufs, OwnPages, WriteCtx};
+use super::dictionary::{int_statistics, min_max};
+use super::pages::{Chunk, Gather, Levels, Values};
 
 /// A value of a delta column's buffer.
 pub trait DeltaValue: Copy + Ord + Into<i64> {
@@ -40,22 +36,19 @@ impl DeltaValue for u32 {
 
 /// An INT64 column of `rows` rows (`present`: which rows are not NULL, `nulls` of
 /// them are; `values` and `present` may be empty when every row is NULL).
-pub fn ints<T: DeltaValue>(
-    values: &[T],
+pub fn delta_chunk<'a, T: DeltaValue>(
+    values: &'a [T],
     rows: usize,
-    present: Option<(&[bool], usize)>,
-    ctx: &WriteCtx<'_>,
-    scratch: &mut Scratch,
-    out: &mut RowGroupOut<'_, '_>,
-) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_pages(false)? else {
-        return Ok(false);
-    };
-    let descr = out.descr()?;
+    present: Option<(&'a [bool], usize)>,
+    own: &OwnPages<'a>,
+    ctx: &WriteCtx<'a>,
+    bufs: &'a mut ColumnBufs,
+) -> Option<Chunk<'a>> {
+    let descr = own.descr;
     if descr.physical_type() != PhysicalType::INT64 {
-        return Ok(false);
+        return None;
     }
-    let Scratch { i64s, defs8, .. } = scratch;
+    let ColumnBufs { i64s, defs8, .. } = bufs;
     let (nulls, mixed) = nulls_and_mixed(present, rows);
     let all = |v: &[i64]| min_max(v.iter().copied());
     let (values, levels, range) = match (mixed, ctx.order) {
@@ -70,10 +63,11 @@ pub fn ints<T: DeltaValue>(
                 }
             };
             each_row(order, rows, one);
-            (Values::Delta(i64s), Levels::Each(defs8), all(i64s))
+            let range = all(i64s);
+            (Values::Delta(i64s), Levels::Each(defs8), range)
         }
         (None, order) => {
-            let levels = no_nulls(descr.max_def_level() > 0);
+            let levels = own.no_nulls();
             match (order, T::as_i64s(values)) {
                 (None, Some(values)) => (Values::Delta(values), levels, all(values)),
                 // The range is the rows', in whatever order.
@@ -84,23 +78,20 @@ pub fn ints<T: DeltaValue>(
                 (None, None) => {
                     i64s.clear();
                     i64s.extend(values.iter().map(|&v| v.into()));
-                    (Values::Delta(i64s), levels, all(i64s))
+                    let range = all(i64s);
+                    (Values::Delta(i64s), levels, range)
                 }
             }
         }
     };
-    let statistics = out
-        .statistics()?
-        .then(|| int_statistics(&descr, range, None, nulls as u64));
-    let chunk = Chunk {
-        descr: &descr,
+    Some(Chunk {
+        descr,
         rows,
         levels,
         values,
-        statistics,
+        statistics: own
+            .statistics
+            .then(|| int_statistics(descr, range, None, nulls as u64)),
         nulls: nulls as u64,
-    };
-    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
-    out.append(bytes, close)?;
-    Ok(true)
+    })
 }

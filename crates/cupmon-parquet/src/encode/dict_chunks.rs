@@ -1,54 +1,15 @@
-//! The dictionary columns of a row group (strings as [`Sym`]s, the integers with
-//! few values) written with cupmon's own pages: each row's value mapped to its
-//! chunk's dictionary index ([`LocalDict`]), then [`crate::encode::pages`]. Each
-//! function returns false, having written nothing, when the file wants the
-//! parquet crate's writer for the column instead (see
-//! [`RowGroupOut::own_pages`]) or the strings' dictionary page would pass the
-//! file's limit (the crate then falls back to PLAIN pages).
+//! cupmon's dictionary chunks of a row group's columns (strings as [`Sym`]s, the
+//! integers with few values): each row's value mapped to its chunk's dictionary
+//! index ([`LocalDict`]), the dictionary PLAIN-encoded, for [`super::pages`] to
+//! write. `None` when the strings' dictionary page would pass the file's limit
+//! (the crate's writer then falls back to PLAIN pages, as it does).
 
 use parquet::errors::ParquetError;
 
-use crate::encode::columns::{Scratch, Sym, WriteCtx};
-use crate::encode::dictionary::{int_statistics, min_max, LocalDict};
-use crate::encode::pages::{Chunk, Indices, Levels, Values};
-use crate::encode::row_group::RowGroupOut;
-
-/// `f` on each of `values` in write order.
-#[inline]
-pub fn each<T: Copy>(values: &[T], order: Option<&[u32]>, mut f: impl FnMut(T)) {
-    match order {
-        Some(order) => order.iter().for_each(|&i| f(values[i as usize])),
-        None => values.iter().for_each(|&v| f(v)),
-    }
-}
-
-/// `f` on each row index (`0..rows`) in write order.
-#[inline]
-pub fn each_row(order: Option<&[u32]>, rows: usize, mut f: impl FnMut(usize)) {
-    match order {
-        Some(order) => order.iter().for_each(|&i| f(i as usize)),
-        None => (0..rows).for_each(f),
-    }
-}
-
-/// Of a column of `rows` rows whose `present` flags say `nulls` are NULL: how many
-/// are, and the flags when some rows are NULL and some are not.
-pub fn nulls_and_mixed(present: Option<(&[bool], usize)>, rows: usize) -> (usize, Option<&[bool]>) {
-    let nulls = present.map_or(0, |p| p.1);
-    (
-        nulls,
-        present.filter(|_| nulls > 0 && nulls < rows).map(|p| p.0),
-    )
-}
-
-/// The levels of a column without NULLs.
-pub fn no_nulls(optional: bool) -> Levels<'static> {
-    if optional {
-        Levels::AllPresent
-    } else {
-        Levels::Required
-    }
-}
+use super::column::{each, each_row, nulls_and_mixed, ColumnBufs, OwnPages, WriteCtx};
+use super::dictionary::{int_statistics, min_max, LocalDict};
+use super::pages::{Chunk, Indices, Levels, Values};
+use super::symbols::Sym;
 
 /// Start `dict` for an integer chunk whose `present` values span `range`; true when
 /// the rows need indices, which `map` then gives, false for no value or one
@@ -79,21 +40,17 @@ pub fn int_dictionary(
 
 /// An integer column of `rows` rows (`present`: which rows are not NULL, `nulls`
 /// of them are; `values` and `present` may be empty when every row is NULL).
-pub fn ints<T: Copy + Ord + Into<i64>>(
-    values: &[T],
+pub fn int_chunk<'a, T: Copy + Ord + Into<i64>>(
+    values: &'a [T],
     rows: usize,
-    present: Option<(&[bool], usize)>,
-    ctx: &WriteCtx<'_>,
-    scratch: &mut Scratch,
-    out: &mut RowGroupOut<'_, '_>,
-) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_pages(true)? else {
-        return Ok(false);
-    };
-    let descr = out.descr()?;
-    let Scratch {
+    present: Option<(&'a [bool], usize)>,
+    own: &OwnPages<'a>,
+    ctx: &WriteCtx<'a>,
+    bufs: &'a mut ColumnBufs,
+) -> Chunk<'a> {
+    let ColumnBufs {
         dict, defs8, plain, ..
-    } = scratch;
+    } = bufs;
     let (nulls, mixed) = nulls_and_mixed(present, rows);
     let range = match mixed {
         _ if nulls == rows => None,
@@ -103,7 +60,7 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
     .map(|(lo, hi)| (lo.into(), hi.into()));
     let levels = match mixed {
         _ if nulls == rows => Levels::AllNull,
-        None => no_nulls(descr.max_def_level() > 0),
+        None => own.no_nulls(),
         Some(present) => {
             defs8.clear();
             each(present, ctx.order, |p| defs8.push(u8::from(p)));
@@ -122,17 +79,15 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
             each_row(order, rows, one);
         }
     });
+    dict.plain_ints(own.descr.physical_type(), plain);
+    let dict: &'a LocalDict = dict;
     let indices = if each {
         Indices::Each(&dict.indices)
     } else {
         Indices::Zero
     };
-    dict.plain_ints(descr.physical_type(), plain);
-    let statistics = out
-        .statistics()?
-        .then(|| int_statistics(&descr, range, None, nulls as u64));
-    let chunk = Chunk {
-        descr: &descr,
+    Chunk {
+        descr: own.descr,
         rows,
         levels,
         values: Values::Dictionary {
@@ -140,27 +95,23 @@ pub fn ints<T: Copy + Ord + Into<i64>>(
             entries: dict.entries(),
             indices,
         },
-        statistics,
+        statistics: own
+            .statistics
+            .then(|| int_statistics(own.descr, range, None, nulls as u64)),
         nulls: nulls as u64,
-    };
-    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
-    out.append(bytes, close)?;
-    Ok(true)
+    }
 }
 
 /// A string column of `rows` rows, nullable or not (`values` empty: every row
-/// NULL).
-pub fn strings<S: Copy + Into<Option<Sym>>>(
-    values: &[S],
+/// NULL); `None` when its dictionary page would pass the file's limit.
+pub fn string_chunk<'a, S: Copy + Into<Option<Sym>>>(
+    values: &'a [S],
     rows: usize,
-    ctx: &WriteCtx<'_>,
-    scratch: &mut Scratch,
-    out: &mut RowGroupOut<'_, '_>,
-) -> Result<bool, ParquetError> {
-    let Some(settings) = out.own_pages(true)? else {
-        return Ok(false);
-    };
-    let descr = out.descr()?;
+    own: &OwnPages<'a>,
+    ctx: &WriteCtx<'a>,
+    bufs: &'a mut ColumnBufs,
+) -> Result<Option<Chunk<'a>>, ParquetError> {
+    let descr = own.descr;
     let nulls = if values.is_empty() {
         rows
     } else {
@@ -172,9 +123,9 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
             descr.name()
         )));
     }
-    let Scratch {
+    let ColumnBufs {
         dict, defs8, plain, ..
-    } = scratch;
+    } = bufs;
     dict.begin_syms(ctx.strings, rows - nulls);
     let some = |s: S| s.into().expect("no NULL");
     let levels = if nulls == rows {
@@ -184,7 +135,7 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
             Some(order) => dict.map_syms(order.iter().map(|&i| some(values[i as usize]))),
             None => dict.map_syms(values.iter().map(|&s| some(s))),
         }
-        no_nulls(descr.max_def_level() > 0)
+        own.no_nulls()
     } else {
         defs8.clear();
         each(values, ctx.order, |s| match s.into() {
@@ -198,11 +149,12 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
     };
     dict.end();
     dict.plain_strings(ctx.strings, plain);
-    if plain.len() > out.dictionary_limit()? {
-        return Ok(false);
+    if plain.len() > own.dictionary_limit {
+        return Ok(None);
     }
-    let chunk = Chunk {
-        descr: &descr,
+    let dict: &'a LocalDict = dict;
+    Ok(Some(Chunk {
+        descr,
         rows,
         levels,
         values: Values::Dictionary {
@@ -212,8 +164,5 @@ pub fn strings<S: Copy + Into<Option<Sym>>>(
         },
         statistics: None,
         nulls: nulls as u64,
-    };
-    let (bytes, close) = scratch.pages.write(&chunk, settings)?;
-    out.append(bytes, close)?;
-    Ok(true)
+    }))
 }

@@ -1,80 +1,19 @@
-//! Strings: the export's pool of distinct strings, the [`Sym`]s rows hold, and
-//! the string columns. Written as dictionary columns with cupmon's own pages
-//! ([`crate::encode::dict_columns`]): a `Sym` is a dense id, so a chunk's dictionary index
-//! is an array lookup; the `dumps` dataset's PLAIN strings go through the parquet
-//! crate's writer.
+//! The string columns ([`StrCol`], [`OptStrCol`]): [`Sym`]s of the export's
+//! [`Strings`](super::symbols::Strings), written as dictionary columns with cupmon's own pages
+//! ([`super::dict_chunks::string_chunk`]); the `dumps` dataset's PLAIN strings and
+//! any column the file wants from the parquet crate go through its writer.
 
-use parquet::data_type::{ByteArray, ByteArrayType};
+use parquet::data_type::ByteArrayType;
 use parquet::errors::ParquetError;
-use rustc_hash::FxHashMap;
 
-use crate::encode::columns::{vec_column, vec_column_basics, Column, Scratch, WriteCtx};
-use crate::encode::dict_columns;
-use crate::encode::row_group::RowGroupOut;
-use crate::schema::{ColType, Enc};
-
-/// A string of a [`Strings`] pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Sym(u32);
-
-/// The distinct strings of an export (kernel names, API names, copy kinds), each
-/// stored once; rows hold [`Sym`]s.
-#[derive(Debug, Default)]
-pub struct Strings {
-    values: Vec<ByteArray>,
-    index: FxHashMap<Box<str>, Sym>,
-    /// The word of each (table, value) of CUPTI's enums, interned once.
-    words: FxHashMap<(u8, u16), Sym>,
-}
-
-impl Strings {
-    pub fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&sym) = self.index.get(s) {
-            return sym;
-        }
-        let sym = Sym(self.values.len() as u32);
-        self.values.push(ByteArray::from(s.as_bytes().to_vec()));
-        self.index.insert(s.into(), sym);
-        sym
-    }
-
-    /// The string `word` makes of value `v` of enum table `table`: made and
-    /// interned once per value, not per row (copy and memory kinds).
-    #[inline]
-    pub fn word(
-        &mut self,
-        table: u8,
-        v: u16,
-        word: impl FnOnce(u16) -> std::borrow::Cow<'static, str>,
-    ) -> Sym {
-        if let Some(&sym) = self.words.get(&(table, v)) {
-            return sym;
-        }
-        let sym = self.intern(&word(v));
-        self.words.insert((table, v), sym);
-        sym
-    }
-
-    pub(crate) fn get(&self, sym: Sym) -> &ByteArray {
-        &self.values[sym.0 as usize]
-    }
-
-    /// Strings so far: every [`Sym`] is below this.
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-}
-
-impl Sym {
-    /// The dense id (0, 1, 2, ... in the order the strings were interned).
-    pub(crate) fn id(self) -> u32 {
-        self.0
-    }
-
-    pub(crate) fn from_id(id: u32) -> Self {
-        Self(id)
-    }
-}
+use super::column::{
+    each, vec_column, vec_column_basics, Column, ColumnBufs, Encode, OwnPages, WriteCtx,
+};
+use super::dict_chunks::string_chunk;
+use super::pages::Chunk;
+use super::row_group::RowGroupOut;
+use super::symbols::Sym;
+use super::types::ColType;
 
 /// The non-null values of `values` in `order` into `out`, and a definition level
 /// per row (1 present, 0 null) into `defs`.
@@ -87,7 +26,7 @@ fn gather_opt<T: Copy, U>(
 ) {
     out.clear();
     defs.clear();
-    dict_columns::each(values, order, |v| match v {
+    each(values, order, |v| match v {
         Some(v) => {
             out.push(map(v));
             defs.push(1);
@@ -97,7 +36,7 @@ fn gather_opt<T: Copy, U>(
 }
 
 vec_column!(
-    /// A string column: [`Sym`]s of the export's [`Strings`].
+    /// A string column: [`Sym`]s of the export's [`Strings`](super::symbols::Strings).
     StrCol,
     Sym
 );
@@ -105,17 +44,25 @@ vec_column!(
 impl Column for StrCol {
     const TYPE: ColType = ColType::Str;
     vec_column_basics!();
-    fn write(
+}
+
+impl Encode for StrCol {
+    fn dictionary<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        string_chunk(&self.0, self.0.len(), own, ctx, bufs)
+    }
+
+    fn with_crate(
         &self,
-        enc: Enc,
         ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
+        bufs: &mut ColumnBufs,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        if enc == Enc::Dict && dict_columns::strings(&self.0, self.0.len(), ctx, scratch, out)? {
-            return Ok(());
-        }
-        let bytes = &mut scratch.bytes;
+        let bytes = &mut bufs.bytes;
         bytes.clear();
         let value = |s: Sym| ctx.strings.get(s).clone();
         match ctx.order {
@@ -179,17 +126,25 @@ impl Column for OptStrCol {
             self.values.reserve_exact(additional);
         }
     }
-    fn write(
+}
+
+impl Encode for OptStrCol {
+    fn dictionary<'a>(
+        &'a self,
+        own: &OwnPages<'a>,
+        ctx: &WriteCtx<'a>,
+        bufs: &'a mut ColumnBufs,
+    ) -> Result<Option<Chunk<'a>>, ParquetError> {
+        string_chunk(&self.values, self.len, own, ctx, bufs)
+    }
+
+    fn with_crate(
         &self,
-        enc: Enc,
         ctx: &WriteCtx<'_>,
-        scratch: &mut Scratch,
+        bufs: &mut ColumnBufs,
         out: &mut RowGroupOut<'_, '_>,
     ) -> Result<(), ParquetError> {
-        if enc == Enc::Dict && dict_columns::strings(&self.values, self.len, ctx, scratch, out)? {
-            return Ok(());
-        }
-        let Scratch { bytes, defs, .. } = scratch;
+        let ColumnBufs { bytes, defs, .. } = bufs;
         let strings = ctx.strings;
         if self.values.iter().all(Option::is_none) {
             // All NULL: levels only, no per-row gather.
