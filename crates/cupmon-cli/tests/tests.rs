@@ -3,7 +3,7 @@
 //! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
 //! NCCL collectives in `stats` and traces, the demo checked by values, time slices and
 //! `stats --timeline`, `export-parquet` and `sql`, `report`, and GPU ops without a time
-//! left out of traces.
+//! left out of traces; the repository's own documents against the code and the tree.
 
 mod bad_input;
 mod collectives;
@@ -11,6 +11,7 @@ mod demo;
 mod export_parquet;
 mod pftrace;
 mod regression;
+mod repo_docs;
 mod report;
 mod run_exit;
 mod run_fake;
