@@ -3,7 +3,8 @@
 //! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
 //! NCCL collectives in `stats` and traces, the demo checked by values, time slices and
 //! `stats --timeline`, `export-parquet` and `sql`, `report`, GPU ops without a time
-//! left out of traces, and `status` / `window` against hostile control peers.
+//! left out of traces, `status` / `window` against hostile control peers, and the
+//! repository's own documents against the code and the tree.
 
 mod bad_input;
 mod collectives;
@@ -12,6 +13,7 @@ mod export_parquet;
 mod hostile_control;
 mod pftrace;
 mod regression;
+mod repo_docs;
 mod report;
 mod run_exit;
 mod run_fake;

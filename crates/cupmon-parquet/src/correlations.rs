@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use cupmon_records::{ExternalCorrelationKind, ExternalCorrelationRecord};
 use rustc_hash::FxHashMap;
 
-use crate::columns::{OptI64Col, OptStrCol, Strings, Sym, U32Col};
+use crate::encode::{OptI64Col, OptStrCol, Strings, Sym, U32Col};
 
 /// Correlation id -> external ids, as the records came.
 #[derive(Debug, Default)]

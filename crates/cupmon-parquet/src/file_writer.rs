@@ -14,10 +14,10 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersi
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{SchemaDescPtr, SchemaDescriptor};
 
-use crate::columns::{Scratch, Strings, WriteCtx};
-use crate::constants::{write_constant, Constant};
+use crate::encode::RowGroupOut;
+use crate::encode::{write_constant, Constant};
+use crate::encode::{Scratch, Strings, WriteCtx};
 use crate::error::ExportError;
-use crate::row_group::RowGroupOut;
 use crate::schema::{ColType, DatasetSpec, Enc, SCHEMA_VERSION};
 use crate::table::Rows;
 
@@ -154,14 +154,14 @@ impl ParquetFile {
         let result = (|| {
             let mut rg = writer.next_row_group()?;
             let mut out = RowGroupOut::new(&mut rg, schema, properties);
-            for (spec, value) in run_specs.iter().zip(run) {
-                write_constant(spec.ty, spec.enc, value, n, scratch, &mut out)?;
-            }
             let ctx = WriteCtx {
                 order,
                 strings,
                 shapes: None,
             };
+            for (spec, value) in run_specs.iter().zip(run) {
+                write_constant(spec.ty, spec.enc, value, n, &ctx, scratch, &mut out)?;
+            }
             rows.write_own(&ctx, scratch, &mut out)?;
             rg.close()?;
             Ok(())

@@ -16,44 +16,31 @@
 //!
 //! This crate is the only one that links the `parquet` crate (the low-level column
 //! writer: no Arrow), so that nothing else recompiles it and the Python extension
-//! does not carry it. The dictionary and delta columns are encoded by cupmon itself
-//! (`pages.rs`: the crate's writer hashed every value of every dictionary column),
-//! to the bytes the crate's writer gives them, and spliced into the crate's file
-//! writer; the crate writes the file, its footer and the PLAIN columns.
+//! does not carry it. The encoder (`encode/`) writes cupmon's own pages spliced
+//! into the parquet crate's files: the dictionary and delta columns are encoded by
+//! cupmon itself (the crate's writer hashed every value of every dictionary
+//! column), to the bytes the crate's writer gives them; the crate writes the file,
+//! its footer and the PLAIN columns.
 
 mod chunk_numbers;
-mod column_index;
-mod columns;
-mod constants;
 mod correlations;
 mod datasets;
-mod delta;
-mod delta_columns;
-mod dict_columns;
-#[cfg(test)]
-mod dict_tests;
-mod dictionary;
 mod docs;
 mod dump_info;
+mod encode;
 mod error;
 mod export;
 mod file_writer;
 mod name_cache;
-mod opt_column;
-mod pages;
 mod partition;
 mod pool;
 mod record_export;
-mod rle;
-mod row_group;
 mod row_order;
 mod run_info;
 mod schema;
-mod shapes;
 mod sink;
 mod sql;
 mod state;
-mod strings;
 mod table;
 mod words;
 

@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::columns::Sym;
+use crate::encode::Sym;
 
 /// What a kernel row takes from its name: the name, whether the dump named the
 /// pointer, the NCCL collective it names.

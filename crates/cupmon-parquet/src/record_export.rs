@@ -8,11 +8,11 @@ use std::path::Path;
 use cupmon_records::{KernelNameTable, KernelNames, Record};
 use parquet::file::metadata::KeyValue;
 
-use crate::columns::{Scratch, Strings};
 use crate::correlations::Correlations;
 use crate::datasets::{
     nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows,
 };
+use crate::encode::{Scratch, Strings};
 use crate::error::ExportError;
 use crate::export::Kinds;
 use crate::name_cache::NameCache;

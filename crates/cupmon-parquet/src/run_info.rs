@@ -8,7 +8,7 @@
 
 use parquet::data_type::ByteArray;
 
-use crate::constants::Constant;
+use crate::encode::Constant;
 use crate::schema::{ColType, ColumnSpec, Enc};
 
 /// Where a dump's rows come from.

@@ -11,9 +11,10 @@
 
 use std::sync::Arc;
 
-use parquet::basic::{Encoding, LogicalType, Repetition, Type as PhysicalType};
+use parquet::basic::{LogicalType, Repetition};
 use parquet::schema::types::{Type, TypePtr};
 
+pub use crate::encode::{ColType, Enc};
 pub use crate::run_info::RUN_COLUMNS;
 
 /// Version of the column set: bumped when a column is removed, renamed or changes
@@ -22,54 +23,6 @@ pub use crate::run_info::RUN_COLUMNS;
 /// `cupmon.schema_version`. 2: `kernels.collective`, which the views' NCCL
 /// classification reads (a version-1 file's kernels all count as compute there).
 pub const SCHEMA_VERSION: u32 = 2;
-
-/// A column's logical type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColType {
-    I32,
-    I64,
-    OptI32,
-    OptI64,
-    Str,
-    OptStr,
-    Bool,
-}
-
-impl ColType {
-    pub fn physical(self) -> PhysicalType {
-        match self {
-            ColType::I32 | ColType::OptI32 => PhysicalType::INT32,
-            ColType::I64 | ColType::OptI64 => PhysicalType::INT64,
-            ColType::Str | ColType::OptStr => PhysicalType::BYTE_ARRAY,
-            ColType::Bool => PhysicalType::BOOLEAN,
-        }
-    }
-
-    pub fn nullable(self) -> bool {
-        matches!(self, ColType::OptI32 | ColType::OptI64 | ColType::OptStr)
-    }
-
-    /// The type's name in DuckDB, Spark and Trino SQL (they agree on these).
-    pub fn sql(self) -> &'static str {
-        match self {
-            ColType::I32 | ColType::OptI32 => "INTEGER",
-            ColType::I64 | ColType::OptI64 => "BIGINT",
-            ColType::Str | ColType::OptStr => "VARCHAR",
-            ColType::Bool => "BOOLEAN",
-        }
-    }
-}
-
-/// How a column's pages are encoded (then zstd-compressed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Enc {
-    /// A dictionary page and RLE indices: strings and columns with few values.
-    Dict,
-    /// DELTA_BINARY_PACKED: timestamps and ids that grow.
-    Delta,
-    /// PLAIN: values without pattern (durations), left to zstd.
-    Plain,
-}
 
 /// One column of a dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,15 +77,4 @@ fn primitive(c: &ColumnSpec) -> Type {
         .with_logical_type(logical)
         .build()
         .expect("a plain primitive column is a valid type")
-}
-
-impl Enc {
-    /// The encoding of the data pages when the dictionary is off.
-    pub fn fallback(self) -> Option<Encoding> {
-        match self {
-            Enc::Dict => None,
-            Enc::Delta => Some(Encoding::DELTA_BINARY_PACKED),
-            Enc::Plain => Some(Encoding::PLAIN),
-        }
-    }
 }

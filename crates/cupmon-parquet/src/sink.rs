@@ -8,9 +8,9 @@ use std::sync::Arc;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::columns::{Scratch, Strings};
-use crate::constants::Constant;
 use crate::correlations::{Correlate, Correlations};
+use crate::encode::Constant;
+use crate::encode::{Scratch, Strings};
 use crate::error::ExportError;
 use crate::file_writer::{writer_properties, ParquetFile};
 use crate::partition::partition_dir;

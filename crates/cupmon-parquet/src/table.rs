@@ -4,8 +4,8 @@
 
 use parquet::errors::ParquetError;
 
-use crate::columns::{Scratch, WriteCtx};
-use crate::row_group::RowGroupOut;
+use crate::encode::RowGroupOut;
+use crate::encode::{Scratch, WriteCtx};
 use crate::schema::DatasetSpec;
 
 /// The buffered rows of one dataset.
@@ -41,7 +41,7 @@ impl<R: Rows> crate::pool::Reusable for R {
 /// Declares a dataset: `dataset! { Name = "dir", time = column, "doc", { col: Type
 /// [Enc] "doc", ... } }` gives `struct Name` with a public buffer per column
 /// (`I64Col`, `StrCol`, ...) and its [`Rows`] implementation. With `shapes =
-/// field`, the struct also holds a [`crate::shapes::ShapeTable`] for its
+/// field`, the struct also holds a [`crate::encode::ShapeTable`] for its
 /// `Shaped` columns.
 macro_rules! dataset {
     (
@@ -53,7 +53,7 @@ macro_rules! dataset {
         #[derive(Debug, Default)]
         pub struct $name {
             $(pub $col: $ty,)*
-            $(pub $shapes: $crate::shapes::ShapeTable,)?
+            $(pub $shapes: $crate::encode::ShapeTable,)?
         }
 
         impl $crate::table::Rows for $name {
@@ -62,23 +62,23 @@ macro_rules! dataset {
                 doc: $doc,
                 columns: &[$($crate::schema::ColumnSpec {
                     name: stringify!($col),
-                    ty: <$ty as $crate::columns::Column>::TYPE,
+                    ty: <$ty as $crate::encode::Column>::TYPE,
                     enc: $crate::schema::Enc::$enc,
                     doc: $cdoc,
                 },)*],
             };
 
             fn len(&self) -> usize {
-                $crate::columns::Column::len(&self.$time)
+                $crate::encode::Column::len(&self.$time)
             }
 
             fn clear(&mut self) {
-                $($crate::columns::Column::clear(&mut self.$col);)*
+                $($crate::encode::Column::clear(&mut self.$col);)*
                 $(self.$shapes.clear();)?
             }
 
             fn reserve(&mut self, additional: usize) {
-                $($crate::columns::Column::reserve(&mut self.$col, additional);)*
+                $($crate::encode::Column::reserve(&mut self.$col, additional);)*
                 $(self.$shapes.reserve(additional);)?
             }
 
@@ -92,9 +92,9 @@ macro_rules! dataset {
 
             fn write_own(
                 &self,
-                ctx: &$crate::columns::WriteCtx<'_>,
-                scratch: &mut $crate::columns::Scratch,
-                out: &mut $crate::row_group::RowGroupOut<'_, '_>,
+                ctx: &$crate::encode::WriteCtx<'_>,
+                scratch: &mut $crate::encode::Scratch,
+                out: &mut $crate::encode::RowGroupOut<'_, '_>,
             ) -> Result<(), parquet::errors::ParquetError> {
                 #[allow(unused_mut)]
                 let mut ctx = *ctx;
@@ -104,7 +104,7 @@ macro_rules! dataset {
                 )?
                 let ctx = &ctx;
                 $(
-                    $crate::columns::Column::write(
+                    $crate::encode::Column::write(
                         &self.$col,
                         $crate::schema::Enc::$enc,
                         ctx,

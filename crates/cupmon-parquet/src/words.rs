@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use cupmon_records::{copy_kind_word, memory_kind_word};
 
 /// `CUpti_ActivityMemcpyKind` (a `u8` in the record; `u16` as
-/// [`crate::columns::Strings::word`] passes it).
+/// [`crate::encode::Strings::word`] passes it).
 pub fn copy_kind(kind: u16) -> Cow<'static, str> {
     copy_kind_word(kind.into()).map_or_else(|| Cow::Owned(kind.to_string()), Cow::Borrowed)
 }
@@ -17,6 +17,6 @@ pub fn memory_kind(kind: u16) -> Cow<'static, str> {
     memory_kind_word(kind.into()).map_or_else(|| Cow::Owned(kind.to_string()), Cow::Borrowed)
 }
 
-/// [`crate::columns::Strings::word`]'s tables.
+/// [`crate::encode::Strings::word`]'s tables.
 pub const COPY_KIND: u8 = 0;
 pub const MEMORY_KIND: u8 = 1;

@@ -4,8 +4,8 @@
 use cupmon_records::{ApiDomain, ApiRecord};
 
 use super::duration;
-use crate::columns::{I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::correlations::{Correlate, Correlations};
+use crate::encode::{I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::table::dataset;
 
 dataset! {

@@ -3,7 +3,7 @@
 //! range, rows). A dump exported several times as it grew has a row per export;
 //! `cupmon.sql`'s `dumps` view folds them into one row per dump.
 
-use crate::columns::{BoolCol, I64Col, OptI64Col, OptStrCol, StrCol};
+use crate::encode::{BoolCol, I64Col, OptI64Col, OptStrCol, StrCol};
 use crate::table::dataset;
 
 dataset! {
@@ -92,7 +92,7 @@ pub struct DumpRow {
 }
 
 impl DumpRows {
-    pub fn push(&mut self, r: &DumpRow, strings: &mut crate::columns::Strings) {
+    pub fn push(&mut self, r: &DumpRow, strings: &mut crate::encode::Strings) {
         let mut text = |s: &str| strings.intern(s);
         self.time_ns.push(r.time_ns);
         self.first_ns.push(r.first_ns);

@@ -3,15 +3,16 @@
 //! launch type, channel, submitted time) are left out: each column costs about 6 ns
 //! per row to write (bench/parquet/RESULTS.md), and this is the table with the
 //! most rows. The thirteen columns a launch fixes are kept once per launch shape
-//! (`crate::shapes`).
+//! (`crate::encode::shapes`).
 
 use cupmon_records::nccl::NcclKernel;
 use cupmon_records::KernelRecord;
 
 use super::{duration, nonzero};
-use crate::columns::{I64Col, OptI64Col, OptStrCol, Sym, U32Col};
 use crate::correlations::{Correlate, Correlations};
-use crate::shapes::{self, Shape, Shaped};
+use crate::encode::shapes::{self, Shaped};
+use crate::encode::Shape;
+use crate::encode::{I64Col, OptI64Col, OptStrCol, Sym, U32Col};
 use crate::table::dataset;
 
 dataset! {

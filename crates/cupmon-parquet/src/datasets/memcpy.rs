@@ -3,8 +3,8 @@
 use cupmon_records::MemcpyRecord;
 
 use super::{duration, nonzero};
-use crate::columns::{I32Col, I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::correlations::{Correlate, Correlations};
+use crate::encode::{I32Col, I64Col, OptI64Col, OptStrCol, StrCol, Strings, U32Col};
 use crate::table::dataset;
 use crate::words::{copy_kind, memory_kind, COPY_KIND, MEMORY_KIND};
 
