@@ -141,6 +141,39 @@ def test_cupmon_sql_runs_the_named_queries(fixtures_export):
     assert done.returncode == 2 and "no_such_table" in done.stderr
 
 
+def test_cupmon_sql_on_a_moved_export(fixtures_export, tmp_path):
+    """An export moved or copied elsewhere (another host, a bucket): cupmon.sql
+    held the export's absolute path, which DuckDB read when it created the views,
+    so `cupmon sql` failed with a traceback. Copied, and the original removed."""
+    import shutil
+
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(fixtures_export, moved)
+    text = (moved / "cupmon.sql").read_text()
+    assert str(fixtures_export) not in text
+    hidden = tmp_path / "hidden"
+    fixtures_export.rename(hidden)  # the original is gone while the copy is queried
+    try:
+        done = cupmon_cmd("sql", str(moved), "-c", "SELECT count(*) AS n FROM kernels", "--csv")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["n", "118"]
+        con = connect(moved)
+        assert one(con, "SELECT count(*) FROM kernels") == (118,)
+        # The DuckDB shell's way: run inside the directory, no variable set.
+        import duckdb
+
+        cwd = os.getcwd()
+        os.chdir(moved)
+        try:
+            con = duckdb.connect()
+            con.execute(text)
+            assert con.execute("SELECT count(*) FROM kernels").fetchone() == (118,)
+        finally:
+            os.chdir(cwd)
+    finally:
+        hidden.rename(fixtures_export)
+
+
 KERNEL_COLUMNS = "start_ns, duration_ns, name, device, context, stream, correlation_id, graph_id, graph_node_id"
 
 
