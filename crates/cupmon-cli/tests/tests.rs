@@ -6,6 +6,7 @@
 //! left out of traces.
 
 mod bad_input;
+mod clients;
 mod collectives;
 mod demo;
 mod export_parquet;
