@@ -15,7 +15,7 @@ from tracefacts import (
     TraceFile,
     duration_ns_range,
 )
-from tracegen import WORLD_SIZE, TraceSet
+from tracegen import TraceSet
 
 Result = Tuple[bool, str]
 
@@ -31,10 +31,10 @@ def check_ranks(tset: TraceSet, hta_files: Dict[int, str]) -> Result:
             continue
         if info.get("rank") != rank:
             problems.append(f"{name}: distributedInfo.rank is {info.get('rank')!r}")
-        if info.get("world_size") != WORLD_SIZE:
+        if info.get("world_size") != tset.world_size:
             problems.append(
                 f"{name}: distributedInfo.world_size is {info.get('world_size')!r}, "
-                f"expected {WORLD_SIZE}"
+                f"expected {tset.world_size!r}"
             )
         order = f.key_order
         if "traceEvents" in order and order.index("distributedInfo") > order.index("traceEvents"):

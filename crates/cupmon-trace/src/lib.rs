@@ -41,7 +41,10 @@ mod window;
 mod window_stream;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
-pub use combine::{combine_traces, combine_traces_as, CombineStats, RankCollectives, RankSkew};
+pub use combine::{
+    combine_traces, combine_traces_as, CombineStats, NumberedInput, RankCollectives, RankSkew,
+    RankSpan,
+};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;

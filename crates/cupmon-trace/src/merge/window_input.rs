@@ -32,10 +32,13 @@ pub struct MergeWindow {
 impl MergeWindow {
     /// Give the window a rank (`distributedInfo`), over what it says: for a dump
     /// recorded without torchrun's environment.
-    pub fn set_rank(&mut self, rank: i64, world_size: i64) {
+    /// A `world_size` of `None` keeps the one the window says.
+    pub fn set_rank(&mut self, rank: i64, world_size: Option<i64>) {
         let info = self.distributed_info.get_or_insert_with(Default::default);
         info.rank = rank;
-        info.world_size = world_size;
+        if world_size.is_some() {
+            info.world_size = world_size;
+        }
     }
 
     /// Number of events in the window.
