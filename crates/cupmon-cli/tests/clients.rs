@@ -6,7 +6,8 @@ use super::util::*;
 
 /// Kineto's JSON type for each kernel arg that torch-tb-profiler compares with a
 /// number: a number, never a string.
-const NUMERIC_KERNEL_ARGS: [&str; 3] = ["blocks per SM", "warps per SM", "est. achieved occupancy %"];
+const NUMERIC_KERNEL_ARGS: [&str; 3] =
+    ["blocks per SM", "warps per SM", "est. achieved occupancy %"];
 
 fn kernels(doc: &serde_json::Value) -> Vec<&serde_json::Value> {
     doc["traceEvents"]
@@ -80,7 +81,12 @@ fn dump_named(dir: &std::path::Path, fixture_name: &str, dump_name: &str) -> std
     to
 }
 
-fn decode_chrome(dir: &std::path::Path, dump: &str, out: &str, extra: &[&str]) -> serde_json::Value {
+fn decode_chrome(
+    dir: &std::path::Path,
+    dump: &str,
+    out: &str,
+    extra: &[&str],
+) -> serde_json::Value {
     let mut args = vec!["decode", dump, "--format", "chrome", "-o", out];
     args.extend_from_slice(extra);
     assert_success(&cupmon(dir, &args));
@@ -112,12 +118,30 @@ fn rank_dump_decoded_alone_carries_its_rank() {
     );
     let out = cupmon(
         dir.path(),
-        &["decode", "rank1-4242-20261201T093005Z", "--format", "chrome", "-o", "x.json", "--rank", "4", "--world-size", "4"],
+        &[
+            "decode",
+            "rank1-4242-20261201T093005Z",
+            "--format",
+            "chrome",
+            "-o",
+            "x.json",
+            "--rank",
+            "4",
+            "--world-size",
+            "4",
+        ],
     );
     assert_bad_input(&out, &["--rank 4", "--world-size 4"]);
     let out = cupmon(
         dir.path(),
-        &["decode", "rank1-4242-20261201T093005Z", "-o", "w.json", "--rank", "1"],
+        &[
+            "decode",
+            "rank1-4242-20261201T093005Z",
+            "-o",
+            "w.json",
+            "--rank",
+            "1",
+        ],
     );
     assert_bad_input(&out, &["--rank", "--format chrome"]);
     // A dump whose name says no rank gets none.
@@ -135,9 +159,16 @@ fn combine_keeps_each_ranks_dropped_and_untimed_counts() {
     dump_named(dir.path(), "cuda_workload", "rank1-2222-20261201T093005Z");
     decode_chrome(dir.path(), "rank0-1111-20261201T093005Z", "r0.json", &[]);
     decode_chrome(dir.path(), "rank1-2222-20261201T093005Z", "r1.json", &[]);
-    let out = cupmon(dir.path(), &["combine", "r0.json", "r1.json", "-o", "c.json"]);
+    let out = cupmon(
+        dir.path(),
+        &["combine", "r0.json", "r1.json", "-o", "c.json"],
+    );
     assert_success(&out);
-    assert!(!stderr(&out).contains("no distributedInfo"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("no distributedInfo"),
+        "{}",
+        stderr(&out)
+    );
     let doc = read_json(&dir.path().join("c.json"));
     let ranks = doc["cupmon"]["combined"].as_array().expect("combined");
     assert_eq!(ranks[0]["rank"], 0);
@@ -172,7 +203,10 @@ fn combine_warns_when_it_numbers_ranks_and_when_spans_do_not_overlap() {
             && err.contains("b.json as rank 1"),
         "{err}"
     );
-    assert!(err.contains("THE TRACES DO NOT OVERLAP IN TIME (1 pair)"), "{err}");
+    assert!(
+        err.contains("THE TRACES DO NOT OVERLAP IN TIME (1 pair)"),
+        "{err}"
+    );
     let doc = read_json(&dir.path().join("c.json"));
     assert_eq!(doc["cupmon"]["combined"][1]["rank_from"], "input order");
 }

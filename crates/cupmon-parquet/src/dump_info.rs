@@ -1,7 +1,6 @@
 //! What a dump says about its process (host, rank, pid: the run columns) and its
 //! session (the `dumps` row), from its meta and its directory name.
 
-
 use cupmon_records::dump::pid_in_dir_name;
 use cupmon_records::{DecodeReport, Dump, MetaFile};
 use serde_json::Value;

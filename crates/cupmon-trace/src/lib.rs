@@ -59,9 +59,9 @@ pub use kinds::{
 #[doc(hidden)]
 pub use merge::internals;
 pub use merge::{
-    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, DumpExport,
-    DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow, UntimedGpuOps,
-    WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
+    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, ClockAlignment,
+    DumpExport, DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow,
+    UntimedGpuOps, WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
 };
 pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,

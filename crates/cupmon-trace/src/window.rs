@@ -117,6 +117,10 @@ pub struct CupmonInfo {
     /// is not in it, and not lost by accident.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retired: Option<cupmon_records::dump::Retired>,
+    /// How a merge placed the window's records on the CPU trace's clock (complete
+    /// merges of a window on torch.profiler's cycle counter, converted or not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_alignment: Option<crate::ClockAlignment>,
 }
 
 /// `[from_ns, to_ns)` in Unix ns; `null` ends are open (the dump's first or last record).

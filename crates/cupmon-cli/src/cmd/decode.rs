@@ -126,7 +126,11 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
 
 /// `--cpu`: the merge into a torch.profiler CPU trace holds the window in memory
 /// (its first pass reads the CPU trace for the CPU ops the window's events name).
-fn merge_into_cpu_trace(args: &DecodeArgs, cpu: &Path, rank: Option<(i64, Option<i64>)>) -> Result<i32> {
+fn merge_into_cpu_trace(
+    args: &DecodeArgs,
+    cpu: &Path,
+    rank: Option<(i64, Option<i64>)>,
+) -> Result<i32> {
     let decoded = decode_slice(&args.dump_dir, &args.slice)?;
     let (window, report) = (&decoded.window, &decoded.report);
     print_report(report);

@@ -81,7 +81,8 @@ mod tests {
     #[test]
     fn the_meta_rank_is_its_rank_else_its_distributed_info() {
         let meta = |v: Value| MetaFile::from_json(v.as_object().unwrap().clone());
-        let m = meta(serde_json::json!({"rank": "2", "distributedInfo": {"rank": 5, "world_size": 8}}));
+        let m =
+            meta(serde_json::json!({"rank": "2", "distributedInfo": {"rank": 5, "world_size": 8}}));
         assert_eq!((m.rank(), m.world_size()), (Some(2), Some(8)));
         let m = meta(serde_json::json!({"distributedInfo": {"rank": 5, "world_size": 8}}));
         assert_eq!(m.rank(), Some(5));

@@ -91,7 +91,9 @@ fn read(path: &Path, index: usize) -> Result<Input, TraceError> {
             msg: "not a Chrome trace (no traceEvents list)".into(),
         });
     }
-    let given = trace.pointer("/distributedInfo/rank").and_then(Value::as_i64);
+    let given = trace
+        .pointer("/distributedInfo/rank")
+        .and_then(Value::as_i64);
     let rank = given.unwrap_or(index as i64);
     let base_ns = trace
         .get("baseTimeNanoseconds")
@@ -203,18 +205,24 @@ pub fn combine_traces_as(
         .into_iter()
         .map(|(a, b)| (a.clone(), b.clone()))
         .collect();
-    let kept: Vec<serde_json::Map<String, Value>> =
-        loaded.iter().map(|i| rank_facts::kept_counts(&i.trace)).collect();
-    let per_rank = loaded.iter().zip(&stats.ranks).zip(&kept).map(|((i, (rank, n)), kept)| {
-        let mut entry = serde_json::json!({
-            "rank": rank, "file": i.path.display().to_string(), "events": n,
-            "rank_from": if i.numbered { "input order" } else { "distributedInfo" },
+    let kept: Vec<serde_json::Map<String, Value>> = loaded
+        .iter()
+        .map(|i| rank_facts::kept_counts(&i.trace))
+        .collect();
+    let per_rank = loaded
+        .iter()
+        .zip(&stats.ranks)
+        .zip(&kept)
+        .map(|((i, (rank, n)), kept)| {
+            let mut entry = serde_json::json!({
+                "rank": rank, "file": i.path.display().to_string(), "events": n,
+                "rank_from": if i.numbered { "input order" } else { "distributedInfo" },
+            });
+            if let Some(entry) = entry.as_object_mut() {
+                entry.extend(kept.clone());
+            }
+            entry
         });
-        if let Some(entry) = entry.as_object_mut() {
-            entry.extend(kept.clone());
-        }
-        entry
-    });
     let mut info = serde_json::json!({
         "combined": per_rank.collect::<Vec<_>>(),
         "collective_end_skew_us": stats.skew.iter().map(|s| serde_json::json!({

@@ -80,7 +80,11 @@ pub fn disjoint_pairs(spans: &[RankSpan]) -> Vec<(&RankSpan, &RankSpan)> {
     let mut pairs = Vec::new();
     for (i, a) in spans.iter().enumerate() {
         for b in &spans[i + 1..] {
-            let (first, second) = if a.start_ns <= b.start_ns { (a, b) } else { (b, a) };
+            let (first, second) = if a.start_ns <= b.start_ns {
+                (a, b)
+            } else {
+                (b, a)
+            };
             if first.end_ns < second.start_ns {
                 pairs.push((first, second));
             }
@@ -118,9 +122,15 @@ mod tests {
     #[test]
     fn dropped_records_sum_or_null_when_one_rank_cannot_say() {
         let m = |v: Value| v.as_object().unwrap().clone();
-        let known = [m(json!({"dropped_records": 2})), m(json!({"dropped_records": 3}))];
+        let known = [
+            m(json!({"dropped_records": 2})),
+            m(json!({"dropped_records": 3})),
+        ];
         assert_eq!(total_dropped(&known), Some(json!(5)));
-        let unknown = [m(json!({"dropped_records": 2})), m(json!({"dropped_records": null}))];
+        let unknown = [
+            m(json!({"dropped_records": 2})),
+            m(json!({"dropped_records": null})),
+        ];
         assert_eq!(total_dropped(&unknown), Some(Value::Null));
         assert_eq!(total_dropped(&[Map::new()]), None);
     }
