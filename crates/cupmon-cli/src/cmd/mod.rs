@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+mod busy_report;
 mod collective_report;
 pub mod combine;
 pub mod decode;
