@@ -36,6 +36,9 @@ pub(crate) struct KeptEvents {
     pub dropped: u64,
 }
 
+/// A CPU op's External id, (pid, tid) and (ts, dur) in µs.
+type OpCandidate = (i128, (i128, i128), (f64, f64));
+
 #[derive(Debug, Default)]
 pub(crate) struct CpuScan {
     pub members: Vec<TopMember>,
@@ -44,7 +47,7 @@ pub(crate) struct CpuScan {
     pub events: KeptEvents,
     /// (External id, (pid, tid), (ts, dur) in µs) of every CPU op, in trace order,
     /// until [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
-    candidates: Vec<(i128, (i128, i128), (f64, f64))>,
+    candidates: Vec<OpCandidate>,
     /// External id -> (pid, tid) (later ops win, as in the seed's dict).
     pub thread_by_external_id: FxHashMap<i128, (i128, i128)>,
     /// External id -> the op's (ts, dur) in µs after the base time (later ops win):
