@@ -1,6 +1,7 @@
 #!/bin/bash
-# Does HolisticTraceAnalysis (HTA) analyse cupmon's traces correctly? Builds
-# (or reuses) a venv with HTA 0.5.0 and pinned dependencies from PyPI, then
+# Does HolisticTraceAnalysis (HTA) analyse cupmon's traces correctly, and does
+# torch-tb-profiler's parser read them? Builds (or reuses) a venv with HTA 0.5.0,
+# torch-tb-profiler 0.4.3 and pinned dependencies from PyPI, then
 # runs tests/hta/check_hta.py: trace directories written by the cupmon binary
 # from the H200 fixtures, every HTA analysis compared with the files' own
 # events. No GPU needed. What HTA needs from a trace: tests/hta/REQUIREMENTS.md.
@@ -38,8 +39,11 @@ fi
 # is rebuilt rather than patched.
 reqs=$root/tests/hta/requirements.txt
 hta_pin="holistictraceanalysis==0.5.0"
+# torch-tb-profiler's parser needs only numpy and pandas (pinned above); its
+# metadata also asks for tensorboard, which the parser never imports.
+tb_pin="torch-tb-profiler==0.4.3"
 stamp=$venv/.cupmon-hta-pins
-want=$(cat "$reqs"; echo "$hta_pin")
+want=$(cat "$reqs"; echo "$hta_pin"; echo "$tb_pin")
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python=${PYTHON:-$(command -v python3.11 || command -v python3)}
   step "creating the venv $venv with $($python --version)"
@@ -49,7 +53,7 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$reqs"
   # --no-deps: HTA's metadata also asks for jupyterlab, pytest and pydot,
   # which none of its analyses import (see requirements.txt).
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$hta_pin"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$hta_pin" "$tb_pin"
   echo "$want" > "$stamp"
   step "venv built in $((SECONDS - venv_started)) s"
 fi

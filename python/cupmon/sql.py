@@ -65,9 +65,11 @@ def connect(out_dir: str, database: str = ":memory:"):
             f"{out_dir}: no cupmon.sql ({e.strerror}); is it a `cupmon export-parquet` output?"
         ) from e
     con = duckdb.connect(database)
-    con.execute(text)
-    # The views read the directory from this variable when a query runs.
+    # Set before the views are made: DuckDB reads the files a view names when it
+    # creates it, and cupmon.sql keeps a cupmon_dir set before it (it names no path,
+    # so an export that was moved or copied reads where it is now).
     con.execute("SET VARIABLE cupmon_dir = ?", [os.path.abspath(out_dir)])
+    con.execute(text)
     return con
 
 

@@ -1,4 +1,5 @@
 """Does HolisticTraceAnalysis (HTA) 0.5.0 analyse cupmon's traces correctly?
+(And does torch-tb-profiler 0.4.3's parser read each file? tb_checks.py.)
 
 Builds trace directories with the cupmon binary from the real H200
 recordings (tracegen.py), runs HTA's TraceAnalysis on each, and compares
@@ -28,6 +29,7 @@ sys.path.insert(0, HERE)
 
 import hta_checks  # noqa: E402
 from sequences import frequent_sequences  # noqa: E402
+from tb_checks import check_tb_profiler, tb_profiler_missing  # noqa: E402
 from trace_checks import check_gpu_clock, check_kineto_args, check_ranks  # noqa: E402
 from tracefacts import TraceFile, hta_kept  # noqa: E402
 from tracegen import TraceGenError, TraceSet, build_sets  # noqa: E402
@@ -87,11 +89,16 @@ def check_set(report: Report, tset: TraceSet, operator: str) -> None:
 
     # The trace checks cover every file written, also one HTA dropped when
     # two files claim the same rank.
+    tb_missing = tb_profiler_missing()
     for rank, path in sorted((tset.files or hta_files).items()):
         f = TraceFile(path)
         tag = f"{tset.name}/rank{rank}"
         report.run(f"{tag}: GPU timestamps", lambda f=f: check_gpu_clock(f))
         report.run(f"{tag}: Kineto args", lambda f=f: check_kineto_args(f))
+        if tb_missing:
+            report.line("SKIP", f"{tag}: torch-tb-profiler", tb_missing)
+        else:
+            report.run(f"{tag}: torch-tb-profiler", lambda path=path: check_tb_profiler(path))
 
     for title, fn in (
         ("kernel breakdown", hta_checks.kernel_breakdown),

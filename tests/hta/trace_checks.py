@@ -11,10 +11,11 @@ from tracefacts import (
     GPU_CATS,
     KINETO_COPY_ARGS,
     KINETO_KERNEL_ARGS,
+    OCCUPANCY_ARGS,
     TraceFile,
     duration_ns_range,
 )
-from tracegen import WORLD_SIZE, TraceSet
+from tracegen import TraceSet
 
 Result = Tuple[bool, str]
 
@@ -30,10 +31,10 @@ def check_ranks(tset: TraceSet, hta_files: Dict[int, str]) -> Result:
             continue
         if info.get("rank") != rank:
             problems.append(f"{name}: distributedInfo.rank is {info.get('rank')!r}")
-        if info.get("world_size") != WORLD_SIZE:
+        if info.get("world_size") != tset.world_size:
             problems.append(
                 f"{name}: distributedInfo.world_size is {info.get('world_size')!r}, "
-                f"expected {WORLD_SIZE}"
+                f"expected {tset.world_size!r}"
             )
         order = f.key_order
         if "traceEvents" in order and order.index("distributedInfo") > order.index("traceEvents"):
@@ -113,10 +114,23 @@ def check_kineto_args(f: TraceFile) -> Result:
     copies = f.by_cat("gpu_memcpy", "gpu_memset")
     has_ops = bool(f.by_cat("cpu_op"))
     missing: Counter = Counter()
+    # Kineto's occupancy args need the device's SM count: without the device in
+    # deviceProperties (a PyTorch-format dump has none) cupmon leaves them out
+    # (Kineto would write the string "inf", which torch-tb-profiler cannot
+    # compare); where they are written they are numbers.
+    known = {d.get("id") for d in f.top.get("deviceProperties") or [] if isinstance(d, dict)}
+    not_numbers: Counter = Counter()
     for a in kernels:
         for key in KINETO_KERNEL_ARGS:
-            if key != "External id" and key not in a.args:
+            optional = key == "External id" or (
+                key in OCCUPANCY_ARGS and a.args.get("device") not in known
+            )
+            if not optional and key not in a.args:
                 missing[key] += 1
+        for key in OCCUPANCY_ARGS:
+            value = a.args.get(key)
+            if value is not None and not isinstance(value, (int, float)):
+                not_numbers[key] += 1
     # Kineto writes "External id" only on kernels linked to a CPU op, so with
     # CPU ops in the trace some kernel must carry it; without, none need to.
     if has_ops and kernels and not any("External id" in a.args for a in kernels):
@@ -147,6 +161,10 @@ def check_kineto_args(f: TraceFile) -> Result:
         problems.append("missing: " + ", ".join(parts))
     if wrong_bw:
         problems.append(f"{len(wrong_bw)} wrong bandwidths, e.g. {wrong_bw[0]}")
+    if not_numbers:
+        problems.append(
+            "not numbers: " + ", ".join(f"{k} ({n}/{len(kernels)})" for k, n in sorted(not_numbers.items()))
+        )
     if problems:
         return False, "; ".join(problems)
     return True, f"{len(kernels)} kernels and {len(copies)} copies carry Kineto's args"

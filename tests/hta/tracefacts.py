@@ -58,6 +58,8 @@ KINETO_KERNEL_ARGS = (
     "est. achieved occupancy %",
     "External id",
 )
+# Of those, the ones computed from the device's properties (its SM count).
+OCCUPANCY_ARGS = ("blocks per SM", "warps per SM", "est. achieved occupancy %")
 KINETO_COPY_ARGS = (
     "device",
     "context",

@@ -14,6 +14,10 @@ the files):
 - standalone: `cupmon export --window window.json`, torch_transformer as rank 0
   and cuda_workload as rank 1,
   no CPU trace: the rank has to come from cupmon itself (rank_request()).
+- decoded: each rank's dump decoded alone (`cupmon decode DUMP --format chrome`),
+  the dumps named as `cupmon run` names them under torchrun (`rank<R>-<pid>-<start>`)
+  and nothing else said: the rank has to come from the dump (torch_transformer as
+  rank 0, the PyTorch-format cuda_workload as rank 1); no world size is known.
 - demo: `cupmon demo`, one rank, no distributedInfo expected.
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -53,6 +58,7 @@ class TraceSet:
     files: Dict[int, str]  # the rank each file is meant to be -> path
     needs_distributed_info: bool
     how: str  # one line: which cupmon commands wrote it
+    world_size: int | None = WORLD_SIZE  # the distributedInfo.world_size expected
 
 
 def _run(cmd: List[str], env_extra: Dict[str, str] | None = None) -> str:
@@ -165,6 +171,27 @@ def build_sets(cupmon: str, fixtures: str, work: str) -> List[TraceSet]:
             files,
             True,
             "cupmon decode + cupmon export, rank asked of cupmon (rank_request)",
+        )
+    )
+
+    decoded_dir = os.path.join(work, "decoded")
+    os.makedirs(decoded_dir, exist_ok=True)
+    files = {}
+    for rank, fixture, dump, _cpu in RANK_FIXTURES:
+        named = os.path.join(work, "dumps", f"rank{rank}-{4000 + rank}-20261201T093005Z")
+        if not os.path.exists(named):
+            shutil.copytree(os.path.join(fixtures, dump), named)
+        out = os.path.join(decoded_dir, f"rank{rank}-{fixture}.trace.json")
+        _run([cupmon, "decode", named, "--format", "chrome", "-o", out])
+        files[rank] = out
+    sets.append(
+        TraceSet(
+            "decoded",
+            decoded_dir,
+            files,
+            True,
+            "cupmon decode --format chrome of each rank's dump alone (rank from its name)",
+            world_size=None,
         )
     )
 

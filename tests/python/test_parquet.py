@@ -141,6 +141,61 @@ def test_cupmon_sql_runs_the_named_queries(fixtures_export):
     assert done.returncode == 2 and "no_such_table" in done.stderr
 
 
+def test_gpu_busy_is_one_figure_in_stats_and_sql(tmp_path):
+    """`cupmon run`'s summary said 2.7 % busy (copies counted), report and SQL 1.4 %
+    (kernels only). One definition now (cupmon_records::GPU_BUSY: the union of a
+    device's kernel intervals): `cupmon stats` (whose lines `cupmon run` prints) and
+    the busy_per_minute view give the same busy time for each recording."""
+    for fixture in FIXTURE_NAMES:
+        out = tmp_path / fixture
+        done = cupmon_cmd("export-parquet", str(FIXTURES / fixture), "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        stats = cupmon_cmd("stats", str(FIXTURES / fixture))
+        assert stats.returncode == 0, stats.stderr
+        line = re.search(r"^GPU busy:\s+(.*)$", stats.stdout, re.M)
+        assert line, stats.stdout
+        got = {int(d): float(ms) for d, ms in re.findall(r"device (\d+) ([\d.]+) ms", line.group(1))}
+        assert "copies and memsets are not counted" in stats.stdout
+        con = connect(out)
+        sql = dict(con.execute("SELECT device, sum(busy_ns) FROM busy_per_minute GROUP BY device").fetchall())
+        assert sorted(got) == sorted(sql), (fixture, got, sql)
+        for device, ns in sql.items():
+            assert abs(ns / 1e6 - got[device]) < 0.0005 + 1e-9, (fixture, device, ns, got)
+
+
+def test_cupmon_sql_on_a_moved_export(fixtures_export, tmp_path):
+    """An export moved or copied elsewhere (another host, a bucket): cupmon.sql
+    held the export's absolute path, which DuckDB read when it created the views,
+    so `cupmon sql` failed with a traceback. Copied, and the original removed."""
+    import shutil
+
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(fixtures_export, moved)
+    text = (moved / "cupmon.sql").read_text()
+    assert str(fixtures_export) not in text
+    hidden = tmp_path / "hidden"
+    fixtures_export.rename(hidden)  # the original is gone while the copy is queried
+    try:
+        done = cupmon_cmd("sql", str(moved), "-c", "SELECT count(*) AS n FROM kernels", "--csv")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["n", "118"]
+        con = connect(moved)
+        assert one(con, "SELECT count(*) FROM kernels") == (118,)
+        # The DuckDB shell's way: run inside the directory, no variable set.
+        import duckdb
+
+        cwd = os.getcwd()
+        os.chdir(moved)
+        try:
+            con = duckdb.connect()
+            con.execute(text)
+            assert con.execute("SELECT count(*) FROM kernels").fetchone() == (118,)
+        finally:
+            os.chdir(cwd)
+    finally:
+        hidden.rename(fixtures_export)
+
+
 KERNEL_COLUMNS = "start_ns, duration_ns, name, device, context, stream, correlation_id, graph_id, graph_node_id"
 
 

@@ -15,6 +15,7 @@ import argparse
 import base64
 import fcntl
 import json
+import struct
 import os
 import select
 import shutil
@@ -129,6 +130,28 @@ class Browser:
         if problems:
             raise Failure(f"{path.name}: " + "; ".join(problems))
 
+    def check_fits(self, path):
+        """The page is no wider than the window (a long note or path wraps, a wide
+        table scrolls inside itself), at WIDTH and at a narrow 800 px."""
+        for width in (WIDTH, 800):
+            self.call("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+            self.js("new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
+            wide = self.js(
+                "(() => { const w = document.documentElement.clientWidth;"
+                " if (document.documentElement.scrollWidth <= w) return null;"
+                " const e = Array.from(document.querySelectorAll('body *'))"
+                "   .filter(e => e.getBoundingClientRect().right > w + 1)"
+                "   .filter(e => !e.closest('table, pre'))[0];"
+                " return [document.documentElement.scrollWidth, w,"
+                "   e ? e.tagName + ' ' + (e.id || e.className) + ': ' + e.textContent.slice(0, 80) : ''];"
+                "})()")
+            if wide:
+                raise Failure(f"{path.name}: the page is {wide[0]} px wide in a {wide[1]} px "
+                              f"window (widest: {wide[2]})")
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": WIDTH, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+
     def js(self, expr):
         r = self.call("Runtime.evaluate",
                       {"expression": expr, "returnByValue": True, "awaitPromise": True})
@@ -225,6 +248,7 @@ def check_fixture(b, cupmon, out):
     color = b.js("getComputedStyle(document.getElementById('dropped')).color")
     if color != "rgb(192, 25, 43)":
         raise Failure(f"{page.name}: unknown dropped records are not red ({color}, {dropped})")
+    b.check_fits(page)
     b.screenshot(out / "fixture.png")
     print(f"check_report: fixture: {len(charts)} charts, {len(rows)} kernels as in cupmon stats, "
           f"no console error or failed load")
@@ -234,6 +258,14 @@ def check_run(b, cupmon, make_run, out, screenshot):
     run_dir = out / "prof"
     shutil.rmtree(run_dir, ignore_errors=True)
     run([make_run, run_dir, "4", "900", "250"])
+    # The launcher (torchrun's own process) under `cupmon run`: a dump that recorded
+    # nothing. The page must not point its "Next" command at it.
+    launcher = run_dir / "4000-20261201T093000Z"
+    (launcher / "segments").mkdir(parents=True)
+    meta = json.dumps({"pid": 4000, "meta_version": 2, "session_open": False,
+                       "dropped_records": 0, "cupti_version": 130001}).encode()
+    (launcher / "cupti_monitor_meta.bin").write_bytes(
+        b"CUPMMETA" + struct.pack("<II", 2, len(meta)) + meta)
     page = out / "report.html"
     # Relative names, as a user types them (the page shows them).
     run([cupmon, "report", "prof", "-o", "report.html"], cwd=out)
@@ -243,13 +275,13 @@ def check_run(b, cupmon, make_run, out, screenshot):
     check_charts(charts, ["GPU busy", "kernels per second", "copy bandwidth",
                           "time in NCCL kernels", "slowest rank per minute"], page.name)
     ranks = b.js(TABLE + "('rank-table')")
-    if [r[0] for r in ranks] != ["rank 0", "rank 1", "rank 2", "rank 3"]:
+    if [r[0] for r in ranks if r[0].startswith("rank")] != ["rank 0", "rank 1", "rank 2", "rank 3"]:
         raise Failure(f"{page.name}: rank table {ranks}")
     slow = b.js(TABLE + "('stragglers')")
     if not slow or any(r[1] != "rank 2" for r in slow):
         raise Failure(f"{page.name}: the straggler is rank 2, the table says {slow}")
     hint = b.js("document.getElementById('hint-command').textContent")
-    if "cupmon decode" not in hint or "--from" not in hint:
+    if "cupmon decode" not in hint or "--from" not in hint or launcher.name in hint:
         raise Failure(f"{page.name}: hint {hint!r}")
     links = b.js("Array.from(document.querySelectorAll('a.window-link')).map(a => a.href)")
     marks = b.js("document.querySelectorAll('#charts a rect.window').length")
@@ -274,6 +306,7 @@ def check_run(b, cupmon, make_run, out, screenshot):
     if [c["ticks"] for c in b.js(CHARTS)] != before:
         raise Failure(f"{page.name}: double-click did not zoom out")
     b.check_clean(page)
+    b.check_fits(page)
     b.screenshot(out / "report.png")
     if screenshot:
         # The top of the page: header, hint and charts.

@@ -339,10 +339,17 @@ pub struct ExportArgs {
     /// byte offset. It bounds the memory that reading takes beyond the window itself.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub max_event_size: u64,
-    /// The process's rank, for a window that does not say it (a dump recorded without
-    /// torchrun's environment): written as the trace's distributedInfo, so that
+    #[command(flatten)]
+    pub rank: RankArgs,
+}
+
+/// `--rank R [--world-size N]`: a trace's `distributedInfo`.
+#[derive(Debug, Args)]
+pub struct RankArgs {
+    /// The process's rank, for a window or dump that does not say it (one recorded
+    /// without torchrun's environment): written as the trace's distributedInfo, so that
     /// HolisticTraceAnalysis and `cupmon combine` tell the ranks apart.
-    #[arg(long, value_name = "R", requires = "world_size")]
+    #[arg(long, value_name = "R")]
     pub rank: Option<i64>,
     /// The job's number of ranks (with --rank).
     #[arg(long, value_name = "N", requires = "rank")]
@@ -403,6 +410,9 @@ pub struct DecodeArgs {
     /// top-level member), e.g. 4GiB; a larger one is an error naming the file and the offset.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
     pub max_event_size: u64,
+    /// A trace's rank (default: the dump's meta, else its name, rank<R>-<pid>-...).
+    #[command(flatten)]
+    pub rank: RankArgs,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
 }
@@ -457,4 +467,21 @@ pub struct RunArgs {
         value_name = "CMD"
     )]
     pub command: Vec<String>,
+}
+
+impl RankArgs {
+    /// `(rank, world size)` when `--rank` is given and fits the world size.
+    pub fn checked(&self) -> Result<Option<(i64, Option<i64>)>, crate::exit::BadInput> {
+        let Some(rank) = self.rank else {
+            return Ok(None);
+        };
+        let bad = |msg: String| Err(crate::exit::BadInput(msg));
+        match self.world_size {
+            _ if rank < 0 => bad(format!("--rank {rank}: a rank is 0 or more")),
+            Some(n) if rank >= n => bad(format!(
+                "--rank {rank} is not a rank of a job of --world-size {n}"
+            )),
+            n => Ok(Some((rank, n))),
+        }
+    }
 }

@@ -220,3 +220,54 @@ fn bad_targets_and_arguments_are_errors_that_leave_no_page() {
     assert_bad_input(&out, &["inside the dump directory"]);
     assert!(!tmp.path().join("dump/r.html").exists());
 }
+
+/// The report of a torchrun-like run: each rank's dump named `rank<R>-<pid>-<start>`
+/// (PyTorch-format dumps: no rank in their meta) and the launcher's dump, which
+/// recorded nothing. The ranks showed as pids, and the hint's command pointed at the
+/// launcher's empty dump.
+#[test]
+fn a_run_with_a_launcher_shows_ranks_and_hints_at_a_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("prof");
+    copy_dump(&run.join("rank0-466-20261129T190745Z"));
+    copy_dump(&run.join("rank1-466-20261129T190745Z-1"));
+    let launcher = run.join("465-20261129T190744Z");
+    std::fs::create_dir_all(&launcher).unwrap();
+    std::fs::copy(
+        fixture("torch_mlp/cupti_monitor_meta.bin"),
+        launcher.join("cupti_monitor_meta.bin"),
+    )
+    .unwrap();
+    // What the injection library leaves for a process that never touched CUDA.
+    std::fs::create_dir_all(launcher.join("segments")).unwrap();
+    let out = cupmon(tmp.path(), &["report", "prof", "-o", "r.html"]);
+    assert_success(&out);
+    let html = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
+    let labels: Vec<String> = table(&html, "rank-table")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(labels.contains(&"rank 0".to_owned()), "{labels:?}");
+    assert!(labels.contains(&"rank 1".to_owned()), "{labels:?}");
+    let start = html.find("<code id=\"hint-command\">").unwrap() + 24;
+    let command = unescape(&html[start..start + html[start..].find("</code>").unwrap()]);
+    assert!(command.contains("prof/rank"), "{command}");
+    assert!(!command.contains("465-"), "{command}");
+}
+
+/// A recording shorter than 1.5 s has bins under a millisecond: the page said
+/// "Bins of 0ms".
+#[test]
+fn sub_millisecond_bins_are_named_in_microseconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dump = fixture("cuda_workload");
+    let out = cupmon(
+        tmp.path(),
+        &["report", dump.to_str().unwrap(), "-o", "r.html"],
+    );
+    assert_success(&out);
+    let html = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
+    let at = html.find("Bins of ").expect("the bins' note") + 8;
+    let bins = &html[at..at + html[at..].find(';').unwrap()];
+    assert!(bins.ends_with("us") && bins != "0us", "{bins}");
+}

@@ -7,6 +7,7 @@
 //! repository's own documents against the code and the tree.
 
 mod bad_input;
+mod clients;
 mod collectives;
 mod demo;
 mod export_parquet;

@@ -85,8 +85,18 @@ pub fn format_size(bytes: u64) -> String {
 /// `500ms`, `1s`, `1.5s`, `2m`, `1h`: how durations are shown back.
 pub fn format_duration(d: Duration) -> String {
     let secs = d.as_secs_f64();
-    if secs < 1.0 {
-        format!("{}ms", (secs * 1000.0).round() as u64)
+    // Three decimals, trailing zeros trimmed: 1.5ms, 250us, 0.5us.
+    let short = |v: f64, unit: &str| {
+        let s = format!("{v:.3}");
+        format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
+    };
+    if d.is_zero() {
+        "0s".to_owned()
+    } else if secs < 1e-3 {
+        // Not "0ms": a report of a 180 ms run has bins of 120us.
+        short(secs * 1e6, "us")
+    } else if secs < 1.0 {
+        short(secs * 1e3, "ms")
     } else if secs < 60.0 || secs % 60.0 != 0.0 {
         let s = format!("{secs:.3}");
         format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
@@ -100,6 +110,19 @@ pub fn format_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sub_millisecond_durations_print_in_microseconds_not_0ms() {
+        let f = |ns: u64| format_duration(Duration::from_nanos(ns));
+        assert_eq!(f(120_000), "120us");
+        assert_eq!(f(500), "0.5us");
+        assert_eq!(f(1_500_000), "1.5ms");
+        assert_eq!(f(250_000_000), "250ms");
+        assert_eq!(f(0), "0s");
+        for ns in [120_000u64, 1_500_000, 250_000_000, 90_000_000_000] {
+            assert_eq!(parse_duration(&f(ns)), Ok(Duration::from_nanos(ns)), "{ns}");
+        }
+    }
 
     #[test]
     fn sizes() {

@@ -28,6 +28,9 @@ use std::borrow::Cow;
 /// Kineto's `kMaxSymbolSize`: a name longer than this many bytes is shown mangled.
 pub const KINETO_MAX_SYMBOL_LEN: usize = 1024;
 
+mod short;
+pub use short::short_name;
+
 /// `mangled` as Kineto shows it: demangled by `__cxa_demangle`, or unchanged when it is
 /// longer than [`KINETO_MAX_SYMBOL_LEN`] bytes, when `__cxa_demangle` rejects it, or when
 /// it holds a NUL byte (CUPTI's names are C strings and never do).

@@ -96,6 +96,26 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// CUPTI's clock and Unix time at one moment: CUPTI's read on both sides of the
+    /// Unix read and halved (as PyTorch's ApproximateClockToUnixTimeConverter pairs its
+    /// counter with the wall clock), so the pair has no bias from their order.
+    pub fn clock_pair(&self) -> (u64, u64) {
+        let before = self.cupti.timestamp().unwrap_or(0);
+        let unix_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let after = self.cupti.timestamp().unwrap_or(0);
+        // Both reads on one clock (a callback set in between would mix two).
+        let cupti_ns = if after >= before && after - before < 1_000_000 {
+            before + (after - before) / 2
+        } else {
+            after
+        };
+        (cupti_ns, unix_ns)
+    }
+}
+
 impl ActivitySink for Shared {
     fn request_buffer(&self) -> Option<ActivityBuffer> {
         let (buffer, wake_worker) = self.pool.take();
@@ -106,10 +126,7 @@ impl ActivitySink for Shared {
     }
 
     fn buffer_completed(&self, buffer: CompletedBuffer) {
-        let cupti_ns = self.cupti.timestamp().unwrap_or(0);
-        let unix_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        let (cupti_ns, unix_ns) = self.clock_pair();
         self.clock.note(cupti_ns, unix_ns);
         self.counters.buffers_queued.fetch_add(1, Ordering::Relaxed);
         // After the session stopped the buffer is simply freed.

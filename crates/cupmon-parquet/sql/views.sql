@@ -35,7 +35,8 @@ CREATE OR REPLACE MACRO top_kernels_per_rank(n) AS TABLE
     QUALIFY row_number() OVER (PARTITION BY job, host, rank, pid ORDER BY total_ns DESC NULLS LAST, name) <= n
     ORDER BY rank NULLS LAST, host, pid, total_ns DESC NULLS LAST, name;
 
--- Busy time of each device per minute: the union of its kernel intervals (all
+-- GPU busy time of each device per minute (cupmon's one definition of busy: copies
+-- and memsets are not counted): the union of its kernel intervals (all
 -- processes on the device, overlapping kernels counted once), split at minute
 -- boundaries. A sweep over start (+1) and end (-1) events: between one event
 -- and the next the device is busy when the running count is above zero.

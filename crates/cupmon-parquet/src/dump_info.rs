@@ -1,8 +1,7 @@
 //! What a dump says about its process (host, rank, pid: the run columns) and its
 //! session (the `dumps` row), from its meta and its directory name.
 
-use std::path::Path;
-
+use cupmon_records::dump::pid_in_dir_name;
 use cupmon_records::{DecodeReport, Dump, MetaFile};
 use serde_json::Value;
 
@@ -14,18 +13,12 @@ use crate::run_info::RunInfo;
 /// `rank<R>-<pid>` or `<pid>` directory name.
 pub fn run_info(dump: &Dump, job: Option<&str>, host: Option<&str>, default_host: &str) -> RunInfo {
     let meta = dump.meta().json();
-    let (dir_rank, dir_pid) = from_dir_name(dump.dir());
     let info = meta.get("distributedInfo");
-    let int = |v: Option<&Value>| -> Option<i64> {
-        let v = v?;
-        v.as_i64().or_else(|| v.as_str()?.trim().parse().ok())
-    };
-    let rank = int(meta.get("rank"))
-        .or_else(|| int(info.and_then(|i| i.get("rank"))))
-        .or(dir_rank)
+    let rank = dump.rank().and_then(|r| i32::try_from(r).ok());
+    let local_rank = info
+        .and_then(|i| i.get("local_rank"))
+        .and_then(|v| v.as_i64().or_else(|| v.as_str()?.trim().parse().ok()))
         .and_then(|r| i32::try_from(r).ok());
-    let local_rank =
-        int(info.and_then(|i| i.get("local_rank"))).and_then(|r| i32::try_from(r).ok());
     let host = host
         .map(str::to_owned)
         .or_else(|| {
@@ -39,19 +32,13 @@ pub fn run_info(dump: &Dump, job: Option<&str>, host: Option<&str>, default_host
         host,
         rank,
         local_rank,
-        pid: dump.meta().pid().map(|p| p as i64).or(dir_pid).unwrap_or(0),
+        pid: dump
+            .meta()
+            .pid()
+            .map(|p| p as i64)
+            .or_else(|| pid_in_dir_name(dump.dir()))
+            .unwrap_or(0),
     }
-}
-
-/// (rank, pid) from `rank3-4242` or `4242`.
-fn from_dir_name(dir: &Path) -> (Option<i64>, Option<i64>) {
-    let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    if let Some(rest) = name.strip_prefix("rank") {
-        if let Some((r, p)) = rest.split_once('-') {
-            return (r.parse().ok(), p.parse().ok());
-        }
-    }
-    (None, name.parse().ok())
 }
 
 /// The `dumps` row of an export of `dump`, without the export's own figures

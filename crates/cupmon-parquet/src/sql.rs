@@ -1,8 +1,13 @@
 //! `OUT/cupmon.sql`: DuckDB views and macros over an export directory
-//! (`duckdb -init OUT/cupmon.sql`, or `cupmon sql OUT`). The directory is the
-//! `cupmon_dir` variable, read when a query runs: `SET VARIABLE cupmon_dir = '...'`
-//! points the views at a copy elsewhere. A dataset with no files yet is an empty
-//! view with its columns, so that every view and macro works on every export.
+//! (`cupmon sql OUT`, or `duckdb -init cupmon.sql` inside OUT). The directory is
+//! the `cupmon_dir` variable, read when a query runs. The file holds no path of its
+//! own: exports are copied and moved (between hosts, into buckets), and DuckDB reads
+//! the files a view names when the view is created, so a path written at export
+//! time would fail everywhere else. It keeps a `cupmon_dir` set before it (what
+//! `cupmon sql` and `cupmon.sql.connect` do, with the directory they were given) and
+//! otherwise takes `.`, the directory DuckDB runs in. A dataset with no files yet
+//! is an empty view with its columns, so that every view and macro works on every
+//! export.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -17,16 +22,17 @@ pub const SQL_FILE: &str = "cupmon.sql";
 /// The views over the base views (top_kernels, busy_per_minute, stragglers, ...).
 const VIEWS: &str = include_str!("../sql/views.sql");
 
-/// The text of `cupmon.sql` for the export directory `out` (absolute).
+/// The text of `cupmon.sql` for the export directory `out`: which datasets have
+/// files decides which views read them; the text names no path.
 pub fn sql_file_text(out: &Path) -> String {
     let mut s = String::new();
-    let dir = out.display().to_string().replace('\'', "''");
     let _ = writeln!(
         s,
         "-- cupmon {}: views over the Parquet datasets of this directory (schema version {}).\n\
-         -- duckdb -init cupmon.sql, or `cupmon sql DIR`; the datasets' columns: docs/parquet.md.\n\
-         -- Moved or mounted elsewhere? SET VARIABLE cupmon_dir = '/new/path'; the views follow.\n\
-         SET VARIABLE cupmon_dir = '{dir}';\n",
+         -- `cupmon sql DIR`, or `duckdb -init cupmon.sql` run inside DIR; the datasets' columns: docs/parquet.md.\n\
+         -- From elsewhere: SET VARIABLE cupmon_dir = '/path/to/DIR'; then .read /path/to/DIR/cupmon.sql\n\
+         -- The views read cupmon_dir when a query runs; this file names no path, so a copy works anywhere.\n\
+         SET VARIABLE cupmon_dir = coalesce(getvariable('cupmon_dir'), '.');\n",
         env!("CARGO_PKG_VERSION"),
         crate::SCHEMA_VERSION,
     );

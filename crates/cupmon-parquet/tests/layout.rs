@@ -109,3 +109,21 @@ fn cupmon_sql_has_a_view_per_dataset_and_empty_typed_ones_for_missing_data() {
     }
     assert!(hidden_files(out.path()).is_empty());
 }
+
+/// A moved or copied export: `cupmon.sql` held the export's absolute path, which
+/// DuckDB read when it created the views, so `cupmon sql` failed anywhere else.
+#[test]
+fn cupmon_sql_names_no_path_so_a_moved_export_still_reads() {
+    let out = tempfile::tempdir().unwrap();
+    export(&fixture_dir("cuda_workload"), &options(out.path())).unwrap();
+    write_sql(out.path()).unwrap();
+    let text = std::fs::read_to_string(out.path().join("cupmon.sql")).unwrap();
+    let abs = std::path::absolute(out.path()).unwrap();
+    let dir = abs.to_str().unwrap();
+    assert!(!text.contains(dir), "cupmon.sql names {dir}");
+    assert!(text.contains("SET VARIABLE cupmon_dir = coalesce(getvariable('cupmon_dir'), '.');"));
+    // Every view reads the directory through the variable.
+    for line in text.lines().filter(|l| l.contains("read_parquet(")) {
+        assert!(line.contains("getvariable('cupmon_dir') || '/"), "{line}");
+    }
+}

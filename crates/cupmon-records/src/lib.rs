@@ -90,7 +90,7 @@ pub use layout::{Layout, UnsupportedVersion};
 pub use memory_words::{copy_kind_word, memory_kind_title, memory_kind_word};
 pub use ptr_map::{PtrHasher, PtrMap};
 pub use slice_walk::SliceWalk;
-pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat};
+pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat, GPU_BUSY};
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;

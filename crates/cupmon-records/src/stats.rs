@@ -34,6 +34,13 @@ impl KernelStat {
     }
 }
 
+/// What "GPU busy" means everywhere cupmon says it (`cupmon run`'s summary, `stats`,
+/// `report`, the SQL views, the Parquet docs): one definition, so that one dump gives
+/// one figure.
+pub const GPU_BUSY: &str = "the time at least one kernel runs on the device, the union \
+     of its kernels' intervals over all its streams (overlaps counted once); copies and \
+     memsets are not counted (their bandwidth is shown apart)";
+
 /// Summary of a dump.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DumpStats {

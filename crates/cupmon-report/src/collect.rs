@@ -46,9 +46,14 @@ impl ProcessData {
     }
 }
 
-/// The label of a process: its rank, else its pid, else its directory's name.
+/// The label of a process: its rank (the meta's, else its dump's name,
+/// `rank<R>-<pid>-...`), else its pid, else its directory's name.
 pub fn label_of(info: &ProcessInfo, dump: &Dump) -> String {
-    match (&info.rank, info.pid) {
+    let rank = info
+        .rank
+        .clone()
+        .or_else(|| dump.rank().map(|r| r.to_string()));
+    match (&rank, info.pid) {
         (Some(r), _) => format!("rank {r}"),
         (None, Some(pid)) => format!("pid {pid}"),
         (None, None) => dump.dir().file_name().map_or_else(

@@ -185,8 +185,21 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
     let periods = periods(&grid, &processes);
     let hint = periods.slowest_period.map(|i| {
         let p = &periods.periods[i];
+        // The process with the fewest kernels in that period, among those that
+        // recorded any: a launcher (torchrun's own process) has an empty dump, and a
+        // command pointing at it would show nothing.
+        let recorded = |j: &usize| {
+            processes[*j]
+                .stats
+                .report
+                .records_by_kind
+                .values()
+                .sum::<u64>()
+                > 0
+        };
         let process = p.slowest.unwrap_or_else(|| {
             (0..processes.len())
+                .filter(recorded)
                 .min_by_key(|&j| (p.processes[j].kernels, j))
                 .unwrap_or(0)
         });

@@ -95,13 +95,28 @@ pub(crate) fn window_shell(
                 to_ns: range.to_ns,
             }),
             retired: (report.retired.segments > 0).then(|| report.retired.clone()),
+            clock_alignment: None,
         }),
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),
-        distributed_info: dump
-            .meta()
-            .json()
-            .get("distributedInfo")
-            .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        distributed_info: dump_distributed_info(dump),
+    })
+}
+
+/// The dump's `distributedInfo`: the meta's (torchrun's environment), else its rank
+/// (the meta's `rank`, or a `rank<R>-...` directory name) with the world size when
+/// known, so that a rank's dump decoded alone is that rank in HTA and `combine`.
+pub fn dump_distributed_info(dump: &Dump) -> Option<crate::DistributedInfo> {
+    let meta: Option<crate::DistributedInfo> = dump
+        .meta()
+        .json()
+        .get("distributedInfo")
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    meta.or_else(|| {
+        Some(crate::DistributedInfo {
+            rank: dump.rank()?,
+            world_size: dump.meta().world_size(),
+            ..Default::default()
+        })
     })
 }

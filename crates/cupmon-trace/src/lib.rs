@@ -41,7 +41,10 @@ mod window;
 mod window_stream;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
-pub use combine::{combine_traces, combine_traces_as, CombineStats, RankCollectives, RankSkew};
+pub use combine::{
+    combine_traces, combine_traces_as, CombineStats, NumberedInput, RankCollectives, RankSkew,
+    RankSpan,
+};
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
@@ -56,9 +59,9 @@ pub use kinds::{
 #[doc(hidden)]
 pub use merge::internals;
 pub use merge::{
-    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, DumpExport,
-    DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow, UntimedGpuOps,
-    WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
+    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, ClockAlignment,
+    DumpExport, DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow,
+    UntimedGpuOps, WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
 };
 pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,

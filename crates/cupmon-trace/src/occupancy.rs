@@ -97,20 +97,6 @@ pub struct Occupancy {
 }
 
 impl Occupancy {
-    /// What Kineto writes for a kernel on a device it has no properties of: its
-    /// SM count is 0, so blocks and warps per SM divide by zero.
-    pub fn without_device(launch: &LaunchConfig) -> Self {
-        let (blocks_per_sm, warps_per_sm) = per_sm(launch, 0);
-        Occupancy {
-            blocks_per_sm,
-            warps_per_sm,
-            active_blocks_per_sm: None,
-            achieved_occupancy: None,
-            achieved_occupancy_percent: None,
-            limits: None,
-        }
-    }
-
     /// `est. achieved occupancy %` as torch 2.11's Kineto writes it:
     /// `(int)(0.5 + occupancy * 100.0)`, truncated, with occupancy -1 when the
     /// calculator failed (so -99). Equal to the rounded percent when it is known
@@ -148,7 +134,7 @@ pub fn kernel_occupancy(device: &DeviceLimits, launch: &LaunchConfig) -> Occupan
 
 /// A float argument as torch 2.11's Kineto writes it (`std::to_string`: six
 /// decimals), with an infinity as the string `"inf"`, as Kineto quotes it (even
-/// a negative one). Kineto would write a NaN bare, which is not JSON; it is
+/// a negative one; cupmon's traces leave out the per-SM args that would be one). Kineto would write a NaN bare, which is not JSON; it is
 /// quoted here as `"nan"`.
 pub fn kineto_float_text(value: f64) -> String {
     if value.is_infinite() {
@@ -372,11 +358,11 @@ mod tests {
         // A tie at the sixth decimal goes to even, as printf's %f does.
         assert_eq!(kineto_float_text(1.0 / 128.0), "0.007812");
         assert_eq!(kineto_float_text(4.0), "4.000000");
-        let unknown = Occupancy::without_device(&launch(1, 128, 32, 0));
-        assert_eq!(kineto_float_text(unknown.blocks_per_sm), "\"inf\"");
-        assert_eq!(kineto_float_text(unknown.warps_per_sm), "\"inf\"");
-        assert_eq!(unknown.achieved_occupancy_percent, None);
-        assert_eq!(unknown.torch_2_11_percent(), -99);
+        // Kineto's blocks per SM on a device of 0 SMs (one it has no properties
+        // of), which the traces leave out.
+        let (blocks, warps) = per_sm(&launch(1, 128, 32, 0), 0);
+        assert_eq!(kineto_float_text(blocks), "\"inf\"");
+        assert_eq!(kineto_float_text(warps), "\"inf\"");
     }
 
     #[test]

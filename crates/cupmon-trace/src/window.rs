@@ -43,7 +43,9 @@ pub struct DistributedInfo {
     pub rank: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_rank: Option<i64>,
-    pub world_size: i64,
+    /// `None` where no one said (a dump's rank taken from its directory name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_size: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_world_size: Option<i64>,
 }
@@ -58,7 +60,7 @@ impl DistributedInfo {
             backend: get("TORCH_DISTRIBUTED_BACKEND").filter(|b| !b.is_empty()),
             rank: int("RANK")?,
             local_rank: int("LOCAL_RANK"),
-            world_size: int("WORLD_SIZE")?,
+            world_size: Some(int("WORLD_SIZE")?),
             local_world_size: int("LOCAL_WORLD_SIZE"),
         })
     }
@@ -77,7 +79,9 @@ impl DistributedInfo {
         if let Some(r) = self.local_rank {
             parts.push(format!("\"local_rank\": {r}"));
         }
-        parts.push(format!("\"world_size\": {}", self.world_size));
+        if let Some(n) = self.world_size {
+            parts.push(format!("\"world_size\": {n}"));
+        }
         if let Some(n) = self.local_world_size {
             parts.push(format!("\"local_world_size\": {n}"));
         }
@@ -113,6 +117,10 @@ pub struct CupmonInfo {
     /// is not in it, and not lost by accident.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retired: Option<cupmon_records::dump::Retired>,
+    /// How a merge placed the window's records on the CPU trace's clock (complete
+    /// merges of a window on torch.profiler's cycle counter, converted or not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_alignment: Option<crate::ClockAlignment>,
 }
 
 /// `[from_ns, to_ns)` in Unix ns; `null` ends are open (the dump's first or last record).

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use cupmon_trace::{combine_traces_as, CombineStats, TraceFormat};
+use cupmon_trace::{combine_traces_as, CombineStats, RankSpan, TraceFormat};
 
 use crate::cli::CombineArgs;
 use crate::exit::BadInput;
@@ -43,6 +43,7 @@ pub fn combine_files(
     for w in stats.pftrace.iter().flat_map(|p| p.warnings()) {
         eprintln!("cupmon: warning: {}: {w}", output.display());
     }
+    warn_of_ranks(&stats);
     for line in super::collective_report::rank_lines(&stats.collectives) {
         println!("{line}");
     }
@@ -59,6 +60,47 @@ pub fn combine_files(
         }
     }
     Ok(stats)
+}
+
+/// Inputs numbered as ranks by their order, and inputs whose times do not meet: a
+/// combined trace of them would look like one job's ranks and is not.
+fn warn_of_ranks(stats: &CombineStats) {
+    if !stats.numbered.is_empty() {
+        let list: Vec<String> = stats
+            .numbered
+            .iter()
+            .map(|n| format!("{} as rank {}", n.file.display(), n.rank))
+            .collect();
+        eprintln!(
+            "cupmon: warning: {} of {} traces carry no distributedInfo, so their ranks are \
+             their places in the list: {}; give each its rank with `cupmon decode --rank R` \
+             or `cupmon export --rank R`",
+            stats.numbered.len(),
+            stats.ranks.len(),
+            list.join(", ")
+        );
+    }
+    if let Some(first) = stats.disjoint.first() {
+        let start = first.0.start_ns.min(first.1.start_ns);
+        let at = |s: &RankSpan| {
+            format!(
+                "rank {} ({}) {:.3} to {:.3} s",
+                s.rank,
+                s.file.display(),
+                (s.start_ns - start) as f64 / 1e9,
+                (s.end_ns - start) as f64 / 1e9
+            )
+        };
+        eprintln!(
+            "cupmon: warning: THE TRACES DO NOT OVERLAP IN TIME ({} pair{}), e.g. {} and {}: \
+             they are not one job's ranks at one time (or their hosts' clocks differ: \
+             --offset RANK=DURATION); the combined trace shows them apart",
+            stats.disjoint.len(),
+            if stats.disjoint.len() == 1 { "" } else { "s" },
+            at(&first.0),
+            at(&first.1)
+        );
+    }
 }
 
 /// `RANK=DURATION` with a sign: `1=-250us`, `3=+1.5ms`.

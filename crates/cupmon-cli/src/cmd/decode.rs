@@ -18,6 +18,15 @@ use crate::slice_args::{Slice, SliceArgs};
 
 pub fn run(args: &DecodeArgs) -> Result<i32> {
     check_dump_dir(&args.dump_dir)?;
+    let rank = args.rank.checked()?;
+    if rank.is_some() && args.cpu.is_none() && args.decode_format() == DecodeFormat::Window {
+        return Err(BadInput(
+            "--rank sets a trace's distributedInfo: use it with --format chrome or \
+             pftrace, or --cpu (a window takes it at `cupmon export --window W --rank R`)"
+                .into(),
+        )
+        .into());
+    }
     let mut inputs = vec![Input::Dump(&args.dump_dir)];
     if let Some(cpu) = &args.cpu {
         inputs.push(Input::File(cpu));
@@ -25,7 +34,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     check_output(&args.output, &inputs)?;
     if let Some(cpu) = &args.cpu {
         note_if_spooled(cpu);
-        return merge_into_cpu_trace(args, cpu);
+        return merge_into_cpu_trace(args, cpu, rank);
     }
     let dir = &args.dump_dir;
     let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
@@ -73,10 +82,14 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
         }
         DecodeFormat::Chrome | DecodeFormat::Pftrace => {
             let mut progress = Progress::dump("reading", dir);
-            let export = DumpExport::survey(&dump, &range, Reorder::default(), args.exact, |p| {
-                progress.update_of(p.bytes_read, p.total_bytes)
-            })
-            .map_err(|e| named(e, dir, &args.output))?;
+            let mut export =
+                DumpExport::survey(&dump, &range, Reorder::default(), args.exact, |p| {
+                    progress.update_of(p.bytes_read, p.total_bytes)
+                })
+                .map_err(|e| named(e, dir, &args.output))?;
+            if let Some((rank, world_size)) = rank {
+                export.set_rank(rank, world_size);
+            }
             progress.finish();
             print_report(export.report());
             if export.late_lanes() > 0 {
@@ -113,7 +126,11 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
 
 /// `--cpu`: the merge into a torch.profiler CPU trace holds the window in memory
 /// (its first pass reads the CPU trace for the CPU ops the window's events name).
-fn merge_into_cpu_trace(args: &DecodeArgs, cpu: &Path) -> Result<i32> {
+fn merge_into_cpu_trace(
+    args: &DecodeArgs,
+    cpu: &Path,
+    rank: Option<(i64, Option<i64>)>,
+) -> Result<i32> {
     let decoded = decode_slice(&args.dump_dir, &args.slice)?;
     let (window, report) = (&decoded.window, &decoded.report);
     print_report(report);
@@ -124,9 +141,13 @@ fn merge_into_cpu_trace(args: &DecodeArgs, cpu: &Path) -> Result<i32> {
             return Err(BadInput(format!("{}: {msg}", args.dump_dir.display())).into());
         }
     }
+    let mut window = MergeWindow::from(window);
+    if let Some((rank, world_size)) = rank {
+        window.set_rank(rank, world_size);
+    }
     let stats = merge_files_strict(
         cpu,
-        WindowSource::Loaded(&MergeWindow::from(window)),
+        WindowSource::Loaded(&window),
         &args.output,
         &MergeOptions {
             trace_name: args.trace_name.clone(),

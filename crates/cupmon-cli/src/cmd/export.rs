@@ -5,18 +5,12 @@ use cupmon_trace::MergeWindow;
 
 use super::{check_output, export_trace, Input};
 use crate::cli::ExportArgs;
-use crate::exit::BadInput;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[Input::File(&args.window)])?;
+    let rank = args.rank.checked()?;
     let mut window = MergeWindow::read_with_limit(&args.window, args.max_event_size)?;
-    if let (Some(rank), Some(world_size)) = (args.rank, args.world_size) {
-        if rank < 0 || rank >= world_size {
-            return Err(BadInput(format!(
-                "--rank {rank} is not a rank of a job of --world-size {world_size}"
-            ))
-            .into());
-        }
+    if let Some((rank, world_size)) = rank {
         window.set_rank(rank, world_size);
     }
     export_trace(

@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit code.
 
+mod busy_report;
 mod collective_report;
 pub mod combine;
 pub mod decode;
@@ -55,7 +56,43 @@ pub fn export_trace(
 /// conversion's warnings, when it is a `.pftrace`).
 pub fn print_written(path: &Path, stats: &MergeStats) {
     warn_untimed(path, &stats.untimed_gpu_ops);
+    if let Some(a) = &stats.clock_alignment {
+        say_clock_alignment(path, a);
+    }
     print_trace_written(path, stats.events_written, stats.pftrace.as_ref());
+}
+
+/// What the merge did about a window on torch.profiler's cycle counter.
+fn say_clock_alignment(path: &Path, a: &cupmon_trace::ClockAlignment) {
+    let path = path.display();
+    let (linked, before, after) = (a.linked_calls, a.outside_before, a.outside_after);
+    match a.method {
+        "line" => eprintln!(
+            "cupmon: warning: {path}: the window's {} records are on another clock than the \
+             CPU trace's (torch.profiler's cycle counter) and it holds no clock samples: placed \
+             by the {linked} CUDA calls linked to CPU ops ({:.4} ns per tick; {after} of them \
+             outside their op); the trace's cupmon.clock_alignment says how",
+            a.foreign_records,
+            a.ns_per_tick_ppb.unwrap_or(0) as f64 / 1e9
+        ),
+        "shift" => eprintln!(
+            "cupmon: {path}: {before} of the {linked} CUDA calls linked to CPU ops lay outside \
+             their op (the window's clock was converted from torch.profiler's cycle counter); \
+             shifted the window by {:+.3} us, {after} remain outside",
+            a.shift_ns as f64 / 1e3
+        ),
+        _ => eprintln!(
+            "cupmon: warning: {path}: the window's {} records are on another clock than the \
+             CPU trace's (torch.profiler's cycle counter, with no clock samples to convert \
+             them{}): they are left at their raw times, far from the CPU ops",
+            a.foreign_records,
+            if linked == 0 {
+                ", and no CUDA call linked to a CPU op to place them by"
+            } else {
+                "; --exact does not place them, the default merge does"
+            }
+        ),
+    }
 }
 
 /// One line for the GPU ops a complete trace left out for want of a time.

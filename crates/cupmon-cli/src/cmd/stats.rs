@@ -49,6 +49,9 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         head.push(line);
     }
     print_stats(&mut out, dir, &head, &stats)?;
+    for line in super::busy_report::lines(&stats) {
+        writeln!(out, "{line}")?;
+    }
     super::collective_report::write(&mut out, &stats.collectives, &stats.meta)?;
     for line in super::worker_report::lines(&stats.meta) {
         writeln!(out, "{line}")?;

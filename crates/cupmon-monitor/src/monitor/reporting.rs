@@ -45,10 +45,9 @@ impl Monitor {
     /// Read CUPTI's clock and Unix time together; a sample of the clock when another
     /// client's timestamp callback sets it. Returns CUPTI's reading.
     pub(super) fn sample_clock(&self) -> Result<u64, MonitorError> {
-        let cupti_ns = self.shared.cupti.timestamp()?;
-        let unix_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        // A CUPTI that cannot give its time is an error here (not in clock_pair).
+        self.shared.cupti.timestamp()?;
+        let (cupti_ns, unix_ns) = self.shared.clock_pair();
         self.shared.clock.note(cupti_ns, unix_ns);
         Ok(cupti_ns)
     }

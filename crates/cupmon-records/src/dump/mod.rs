@@ -21,6 +21,7 @@ mod frame;
 mod kernel_name_resolver;
 mod kernel_names;
 mod meta;
+mod rank;
 mod replace;
 mod segment;
 mod segment_writer;
@@ -54,6 +55,7 @@ pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub use rank::{pid_in_dir_name, rank_in_dir_name};
 pub use segment::{
     list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
     SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,

@@ -2,13 +2,17 @@
 //! one process named `rank R` holding its CPU threads and its GPU streams
 //! (`GPU d stream s`), so that Perfetto shows the ranks side by side; flows and
 //! annotations are kept (flow ids made unique per rank). Ranks come from each
-//! trace's `distributedInfo` (else the order given). Clocks: CUPTI's timestamps are
+//! trace's `distributedInfo` (else the order given, which [`CombineStats::numbered`]
+//! lists for the caller to say). Each rank's dropped-record and untimed counts are
+//! kept in the combined `cupmon` block, and inputs whose time spans do not overlap
+//! are listed ([`CombineStats::disjoint`]). Clocks: CUPTI's timestamps are
 //! Unix ns per host, so the ranks of one host line up as they are; for several hosts
 //! per-rank offsets can be given, and the skew seen at the ends of NCCL kernels (which
 //! end together across ranks) is reported, with each rank's share of GPU busy time
 //! spent in NCCL kernels.
 
 mod collectives;
+mod rank_facts;
 mod remap;
 mod skew;
 
@@ -20,6 +24,7 @@ use serde_json::Value;
 use crate::output::{is_gz, AtomicOutput};
 use crate::{is_pftrace_path, PftraceStats, TraceError, TraceFormat};
 pub use collectives::RankCollectives;
+pub use rank_facts::{NumberedInput, RankSpan};
 use remap::RankRemap;
 pub use skew::RankSkew;
 
@@ -36,6 +41,11 @@ pub struct CombineStats {
     pub collectives: Vec<RankCollectives>,
     /// What the Perfetto trace holds, when the output is one.
     pub pftrace: Option<PftraceStats>,
+    /// Inputs without `distributedInfo`, numbered by their place in the list.
+    pub numbered: Vec<NumberedInput>,
+    /// Pairs of inputs whose time spans (offsets applied) do not overlap: not one
+    /// job's ranks at one time, or a clock offset missing.
+    pub disjoint: Vec<(RankSpan, RankSpan)>,
 }
 
 /// One input trace, read.
@@ -43,6 +53,8 @@ struct Input {
     path: PathBuf,
     trace: Value,
     rank: i64,
+    /// The rank is the input's place in the list (no `distributedInfo.rank`).
+    numbered: bool,
     base_ns: i128,
 }
 
@@ -79,10 +91,10 @@ fn read(path: &Path, index: usize) -> Result<Input, TraceError> {
             msg: "not a Chrome trace (no traceEvents list)".into(),
         });
     }
-    let rank = trace
+    let given = trace
         .pointer("/distributedInfo/rank")
-        .and_then(Value::as_i64)
-        .unwrap_or(index as i64);
+        .and_then(Value::as_i64);
+    let rank = given.unwrap_or(index as i64);
     let base_ns = trace
         .get("baseTimeNanoseconds")
         .and_then(|v| {
@@ -95,6 +107,7 @@ fn read(path: &Path, index: usize) -> Result<Input, TraceError> {
         path: path.to_path_buf(),
         trace,
         rank,
+        numbered: given.is_none(),
         base_ns,
     })
 }
@@ -129,6 +142,12 @@ pub fn combine_traces_as(
         }
     }
     let base = loaded.iter().map(|i| i.base_ns).min().unwrap_or(0);
+    let offset_of = |rank: i64| {
+        offsets
+            .iter()
+            .find(|(r, _)| *r == rank)
+            .map_or(0, |&(_, ns)| ns)
+    };
     let out = AtomicOutput::create(output)?;
     let mut w = out.trace_writer(TraceFormat::resolve(format, output), base)?;
     let mut stats = CombineStats::default();
@@ -143,10 +162,7 @@ pub fn combine_traces_as(
     write!(w, "\"baseTimeNanoseconds\":{base},\"traceEvents\":[")?;
     let mut first = true;
     for input in &loaded {
-        let offset = offsets
-            .iter()
-            .find(|(r, _)| *r == input.rank)
-            .map_or(0, |&(_, ns)| ns);
+        let offset = offset_of(input.rank);
         let shift_us = ((input.base_ns - base) as f64 + offset as f64) / 1000.0;
         let remap = RankRemap::new(input.rank, &input.trace["traceEvents"]);
         let mut count = 0u64;
@@ -167,14 +183,55 @@ pub fn combine_traces_as(
     }
     stats.skew = skew.medians();
     stats.collectives = collectives.finish(3);
-    let info = serde_json::json!({
-        "combined": loaded.iter().zip(&stats.ranks).map(|(i, (rank, n))| serde_json::json!({
-            "rank": rank, "file": i.path.display().to_string(), "events": n,
-        })).collect::<Vec<_>>(),
+    let mut spans = Vec::new();
+    for input in &loaded {
+        if input.numbered {
+            stats.numbered.push(NumberedInput {
+                rank: input.rank,
+                file: input.path.clone(),
+            });
+        }
+        if let Some((start, end)) = rank_facts::span_after_base(&input.trace) {
+            let at = input.base_ns + i128::from(offset_of(input.rank));
+            spans.push(RankSpan {
+                rank: input.rank,
+                file: input.path.clone(),
+                start_ns: at + start,
+                end_ns: at + end,
+            });
+        }
+    }
+    stats.disjoint = rank_facts::disjoint_pairs(&spans)
+        .into_iter()
+        .map(|(a, b)| (a.clone(), b.clone()))
+        .collect();
+    let kept: Vec<serde_json::Map<String, Value>> = loaded
+        .iter()
+        .map(|i| rank_facts::kept_counts(&i.trace))
+        .collect();
+    let per_rank = loaded
+        .iter()
+        .zip(&stats.ranks)
+        .zip(&kept)
+        .map(|((i, (rank, n)), kept)| {
+            let mut entry = serde_json::json!({
+                "rank": rank, "file": i.path.display().to_string(), "events": n,
+                "rank_from": if i.numbered { "input order" } else { "distributedInfo" },
+            });
+            if let Some(entry) = entry.as_object_mut() {
+                entry.extend(kept.clone());
+            }
+            entry
+        });
+    let mut info = serde_json::json!({
+        "combined": per_rank.collect::<Vec<_>>(),
         "collective_end_skew_us": stats.skew.iter().map(|s| serde_json::json!({
             "rank": s.rank, "median_us": s.median_ns as f64 / 1000.0, "collectives": s.samples,
         })).collect::<Vec<_>>(),
     });
+    if let (Some(total), Some(info)) = (rank_facts::total_dropped(&kept), info.as_object_mut()) {
+        info.insert("dropped_records".to_owned(), total);
+    }
     write!(w, "],\"traceName\":")?;
     serde_json::to_writer(&mut w, &output.display().to_string()).map_err(std::io::Error::other)?;
     w.write_all(b",\"cupmon\":")?;

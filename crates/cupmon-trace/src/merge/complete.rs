@@ -12,7 +12,7 @@ use super::nccl_args::collective_args;
 use super::param_comms::ParamComms;
 use super::untimed::is_untimed;
 use super::window_input::{GpuDetail, GpuEvent, MergeEvent, MergeWindow};
-use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits, Occupancy};
+use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits};
 
 /// CUPTI's CUSTOM0 external correlation: Kineto's CPU ops.
 const CPU_OP_EXTERNAL_KIND: i128 = 3;
@@ -164,10 +164,6 @@ pub(crate) fn kineto_args(
     match (&g.detail, &g.launch) {
         (GpuDetail::Kernel, Some(launch)) => {
             let l = &launch.config;
-            let occupancy = match c.devices.get(&g.device_id) {
-                Some(device) => kernel_occupancy(device, l),
-                None => Occupancy::without_device(l),
-            };
             args.push(("queued", KinetoArg::Int(launch.queued_ns)));
             args.push(("device", KinetoArg::Int(g.device_id)));
             args.push(("context", KinetoArg::Int(g.context_id)));
@@ -183,20 +179,31 @@ pub(crate) fn kineto_args(
                     i128::from(l.static_shared_memory) + i128::from(l.dynamic_shared_memory),
                 ),
             ));
-            args.push((
-                "blocks per SM",
-                KinetoArg::Raw(kineto_float_text(occupancy.blocks_per_sm)),
-            ));
-            args.push((
-                "warps per SM",
-                KinetoArg::Raw(kineto_float_text(occupancy.warps_per_sm)),
-            ));
+            // Without the device's properties (a PyTorch-format dump has none) there
+            // is no SM count: Kineto would divide by 0 and write the string "inf"
+            // (and -99 for the occupancy), which torch-tb-profiler cannot compare
+            // with a number (a TypeError). torch.profiler always knows its devices;
+            // cupmon leaves the three args out, as if unknown, rather than write
+            // a number it does not have.
+            let occupancy = c.devices.get(&g.device_id).map(|d| kernel_occupancy(d, l));
+            if let Some(o) = &occupancy {
+                args.push((
+                    "blocks per SM",
+                    KinetoArg::Raw(kineto_float_text(o.blocks_per_sm)),
+                ));
+                args.push((
+                    "warps per SM",
+                    KinetoArg::Raw(kineto_float_text(o.warps_per_sm)),
+                ));
+            }
             args.push(("grid", KinetoArg::Ints(l.grid)));
             args.push(("block", KinetoArg::Ints(l.block)));
-            args.push((
-                "est. achieved occupancy %",
-                KinetoArg::Int(occupancy.torch_2_11_percent().into()),
-            ));
+            if let Some(o) = &occupancy {
+                args.push((
+                    "est. achieved occupancy %",
+                    KinetoArg::Int(o.torch_2_11_percent().into()),
+                ));
+            }
         }
         (GpuDetail::Memcpy { bytes, .. } | GpuDetail::Memset { bytes, .. }, _) => {
             args.push(("device", KinetoArg::Int(g.device_id)));

@@ -36,17 +36,23 @@ pub(crate) struct KeptEvents {
     pub dropped: u64,
 }
 
+/// A CPU op's External id, (pid, tid) and (ts, dur) in µs.
+type OpCandidate = (i128, (i128, i128), (f64, f64));
+
 #[derive(Debug, Default)]
 pub(crate) struct CpuScan {
     pub members: Vec<TopMember>,
     /// `int(data["baseTimeNanoseconds"])` when present (an error text where Python raises).
     pub base_ns: Option<Result<i128, String>>,
     pub events: KeptEvents,
-    /// (External id, (pid, tid)) of every CPU op, in trace order, until
-    /// [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
-    candidates: Vec<(i128, (i128, i128))>,
+    /// (External id, (pid, tid), (ts, dur) in µs) of every CPU op, in trace order,
+    /// until [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
+    candidates: Vec<OpCandidate>,
     /// External id -> (pid, tid) (later ops win, as in the seed's dict).
     pub thread_by_external_id: FxHashMap<i128, (i128, i128)>,
+    /// External id -> the op's (ts, dur) in µs after the base time (later ops win):
+    /// where the window's calls linked to it must lie (`clock_align.rs`).
+    pub span_by_external_id: FxHashMap<i128, (f64, f64)>,
     /// (External id, collective metadata) of every `record_param_comms` op, until
     /// [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
     comms_candidates: Vec<(i128, Box<ParamComms>)>,
@@ -77,9 +83,10 @@ impl CpuScan {
 
     /// Build the External id map from the ops whose ids are in `wanted`.
     pub fn keep_external_ids(&mut self, wanted: &FxHashSet<i128>) {
-        for (id, thread) in self.candidates.drain(..) {
+        for (id, thread, span) in self.candidates.drain(..) {
             if wanted.contains(&id) {
                 self.thread_by_external_id.insert(id, thread);
+                self.span_by_external_id.insert(id, span);
             }
         }
         self.candidates = Vec::new();
@@ -254,7 +261,10 @@ fn scan_events<R: Read>(
             }
             if let (Some(pid), Some(tid)) = (event.pid, event.tid) {
                 match &event.external_id {
-                    ExternalId::Id(id) => scan.candidates.push((*id, (pid, tid))),
+                    ExternalId::Id(id) => {
+                        scan.candidates
+                            .push((*id, (pid, tid), (event.ts, event.dur)))
+                    }
                     ExternalId::Raises(why) => {
                         return Err(ScanError::At {
                             offset: range.start,

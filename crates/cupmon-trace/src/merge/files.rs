@@ -8,6 +8,7 @@ use std::path::Path;
 use super::cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
 use super::entries::Entries;
 use super::stream::{locate, open_input};
+use super::{clock_align, ClockAlignment};
 use super::{complete, default_base_ns, write_merged, MergeOptions, MergeProgress, MergeStats};
 use super::{MergeWindow, WindowSource};
 use crate::output::{is_gz, temp_dir_for, AtomicOutput};
@@ -137,6 +138,29 @@ pub(crate) fn merge_source(
         }
         None => default_base_ns(),
     };
+    // The window's clock against the CPU ops' (complete merges only: `exact` keeps
+    // PyTorch's output, and only says when the window is on another clock).
+    let planned = clock_align::plan(window, &scan.span_by_external_id, base_ns);
+    let aligned;
+    let (window, clock_alignment) = match planned {
+        Some(plan) if options.exact => {
+            let unplaced = ClockAlignment {
+                method: "none",
+                outside_after: plan.outside_before,
+                shift_ns: 0,
+                ns_per_tick_ppb: None,
+                ..plan
+            };
+            (window, (unplaced.foreign_records > 0).then_some(unplaced))
+        }
+        Some(plan) => {
+            let mut copy = window.clone();
+            clock_align::apply(&mut copy, &plan);
+            aligned = copy;
+            (&aligned, Some(plan))
+        }
+        None => (window, None),
+    };
     let complete = (!options.exact).then(|| {
         let props = window.device_properties.clone().or_else(|| {
             scan.members
@@ -169,6 +193,7 @@ pub(crate) fn merge_source(
     )
     .map_err(|e| name_output(e, output))?;
     stats.pftrace = out.commit_trace(writer)?;
+    stats.clock_alignment = clock_alignment;
     Ok(stats)
 }
 

@@ -58,6 +58,7 @@ pub(crate) fn write_merged<W: Write>(
         events_written: 0,
         pftrace: None,
         untimed_gpu_ops: UntimedGpuOps::default(),
+        clock_alignment: None,
     };
     let mut first = true;
     let mut member = |out: &mut W, raw_key: &[u8]| -> io::Result<()> {

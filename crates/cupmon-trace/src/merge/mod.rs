@@ -6,6 +6,7 @@
 
 mod args;
 mod chrome_out;
+mod clock_align;
 mod complete;
 mod cpu_event;
 mod cpu_scan;
@@ -32,6 +33,7 @@ mod window_parse;
 use std::path::Path;
 
 use crate::{PftraceStats, TraceFormat};
+pub use clock_align::ClockAlignment;
 pub use files::{merge_files, merge_files_strict};
 pub(crate) use files::{merge_source, name_output};
 pub(crate) use merged::{write_merged, WindowPart};
@@ -91,6 +93,9 @@ pub struct MergeStats {
     pub pftrace: Option<PftraceStats>,
     /// GPU ops without a time that the complete trace left out (none with `exact`).
     pub untimed_gpu_ops: UntimedGpuOps,
+    /// The window's records were on torch.profiler's clock: how they were placed
+    /// (with `exact`, not at all: `method` is `none`).
+    pub clock_alignment: Option<ClockAlignment>,
 }
 
 /// Progress of a long merge, for a progress bar.

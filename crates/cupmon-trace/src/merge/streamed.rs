@@ -106,6 +106,11 @@ impl<'d> DumpExport<'d> {
         })
     }
 
+    /// Give the trace a rank (`distributedInfo`), over what the dump says.
+    pub fn set_rank(&mut self, rank: i64, world_size: Option<i64>) {
+        self.window.set_rank(rank, world_size);
+    }
+
     /// Events the trace's window holds (one per record).
     pub fn events(&self) -> usize {
         self.survey.events

@@ -14,7 +14,7 @@ use crate::json::value::{PyRaise, Value};
 use cupmon_records::ApiDomain;
 
 /// A window ready for the merge.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct MergeWindow {
     pub(crate) events: Vec<MergeEvent>,
     /// CUSTOM1 external id -> name (`None` when the name is not a string: the seed skips it).
@@ -32,10 +32,13 @@ pub struct MergeWindow {
 impl MergeWindow {
     /// Give the window a rank (`distributedInfo`), over what it says: for a dump
     /// recorded without torchrun's environment.
-    pub fn set_rank(&mut self, rank: i64, world_size: i64) {
+    /// A `world_size` of `None` keeps the one the window says.
+    pub fn set_rank(&mut self, rank: i64, world_size: Option<i64>) {
         let info = self.distributed_info.get_or_insert_with(Default::default);
         info.rank = rank;
-        info.world_size = world_size;
+        if world_size.is_some() {
+            info.world_size = world_size;
+        }
     }
 
     /// Number of events in the window.
@@ -74,7 +77,7 @@ impl MergeWindow {
 }
 
 /// One event, with what the merge needs of it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum MergeEvent {
     Gpu(Box<GpuEvent>),
     Api(ApiEvent),
@@ -106,7 +109,7 @@ impl GpuKind {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct GpuEvent {
     pub kind: GpuKind,
     pub device_id: i128,
@@ -132,7 +135,7 @@ pub(crate) struct KernelLaunch {
     pub queued_ns: i128,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum GpuDetail {
     Kernel,
     Memcpy {
@@ -150,7 +153,7 @@ pub(crate) enum GpuDetail {
     },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ApiEvent {
     pub domain: ApiDomain,
     pub cbid: i128,
@@ -183,7 +186,7 @@ impl<T: Clone> Lazy<T> {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct OverheadEvent {
     /// `str(event.get("name")) == "Activity Buffer Request"`.
     pub is_buffer_request: bool,
@@ -194,7 +197,7 @@ pub(crate) struct OverheadEvent {
     pub end_ns: Lazy<i128>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ExternalCorrelation {
     /// Only read when the window has user annotations.
     pub external_kind: Lazy<i128>,

@@ -267,6 +267,8 @@ fn cupmon_info(v: &Value) -> Option<CupmonInfo> {
         off_clock_records: int("off_clock_records").unwrap_or(0),
         slice: get("slice").and_then(slice_info),
         retired: get("retired").and_then(retired),
+        // A merge's own finding; a window does not carry one in.
+        clock_alignment: None,
     })
 }
 
