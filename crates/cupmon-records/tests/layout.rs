@@ -178,11 +178,24 @@ fn pinned_struct_sizes_per_version() {
 fn unknown_versions_are_refused_not_guessed() {
     for api in [0, 17, 25, 29, 129_999, 130_600, 140_000] {
         let err = Layout::for_api_version(api).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&api.to_string()), "{text}");
         assert!(
-            err.to_string().contains("has no record layout table"),
-            "{err}"
+            text.ends_with(
+                "has no record layout in this cupmon: it decodes CUPTI 12.0-13.5 \
+                 (cuptiGetVersion API versions 18-24, 26-28, 130000-130599)"
+            ),
+            "{text}"
         );
     }
+    assert!(Layout::for_api_version(130_600)
+        .unwrap_err()
+        .to_string()
+        .starts_with("CUPTI 13.6 (API version 130600) has no record layout"),);
+    assert!(Layout::for_api_version(17)
+        .unwrap_err()
+        .to_string()
+        .starts_with("CUPTI API version 17 has no record layout"));
     assert_eq!(Layout::newest().version(), CuptiVersion::from_api(130_500));
     assert_eq!(Layout::cupti_13_0().generation().name, "13.0");
 }
