@@ -7,6 +7,7 @@
 
 mod bad_input;
 mod collectives;
+mod cupti_versions;
 mod demo;
 mod export_parquet;
 mod hostile_control;
