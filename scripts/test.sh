@@ -18,6 +18,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test (workspace)"
 cargo test --workspace --locked
 
+step "tests/gpu/cupti_matrix.sh without a GPU (arguments, plan, table)"
+bash tests/gpu/cupti_matrix_test.sh
+
 step "Python package"
 bash scripts/test-python.sh
 

@@ -1,7 +1,9 @@
 // cupmon's GPU test workload: what the fixture recorder's workload covers
 // (streams, templated and extern "C" kernels, every common memcpy kind,
 // memset, events, a CUDA graph) plus launches from a second thread. It prints
-// one JSON line with what it launched, for tests/gpu/check.py to compare.
+// one JSON line with what it launched, for tests/gpu/check.py to compare, and
+// the truth tests/gpu/matrix_check.py compares with: a kernel's duration timed by
+// CUDA events, the streams' ids, the runtime and driver versions.
 //
 // usage: workload [ITERATIONS] [SECONDS_BETWEEN_ITERATIONS]
 #include <cuda_runtime.h>
@@ -24,6 +26,12 @@ namespace {
 __global__ void hidden(int *p) { p[threadIdx.x] += 1; }
 }
 void launch_hidden(int *p, cudaStream_t s) { hidden<<<1, 64, 0, s>>>(p); }
+// Busy for `ns` nanoseconds of the GPU's global timer: a kernel of known length.
+__global__ void spin_ns(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
 }
 extern "C" __global__ void plain_c_kernel(int *p) { p[threadIdx.x] = threadIdx.x; }
 
@@ -58,6 +66,13 @@ int main(int argc, char **argv) {
     CHECK(cudaStreamSynchronize(s2));
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
   }
+  // One kernel of 2 ms between two events on s1: the duration's truth.
+  cudaEvent_t t0, t1; CHECK(cudaEventCreate(&t0)); CHECK(cudaEventCreate(&t1));
+  CHECK(cudaEventRecord(t0, s1));
+  gpu_test::spin_ns<<<1, 1, 0, s1>>>(2000000ull); kernels++;
+  CHECK(cudaEventRecord(t1, s1));
+  CHECK(cudaEventSynchronize(t1));
+  float spin_ms = 0; CHECK(cudaEventElapsedTime(&spin_ms, t0, t1));
   // Launches from a second thread: API records must carry its OS thread id.
   long worker_tid = 0;
   std::thread t([&] {
@@ -76,7 +91,13 @@ int main(int argc, char **argv) {
   CHECK(cudaGraphInstantiate(&ge, g, 0));
   for (int r = 0; r < 2; r++) { CHECK(cudaGraphLaunch(ge, s1)); kernels += 2; memsets += 1; }
   CHECK(cudaDeviceSynchronize());
-  printf("{\"kernels\": %ld, \"memcpy\": %ld, \"memset\": %ld, \"main_tid\": %ld, \"worker_tid\": %ld, \"pid\": %d}\n",
-         kernels, memcpys, memsets, tid(), worker_tid, getpid());
+  int runtime = 0, driver = 0;
+  CHECK(cudaRuntimeGetVersion(&runtime)); CHECK(cudaDriverGetVersion(&driver));
+  unsigned long long id1 = 0, id2 = 0;
+  CHECK(cudaStreamGetId(s1, &id1)); CHECK(cudaStreamGetId(s2, &id2));
+  printf("{\"kernels\": %ld, \"memcpy\": %ld, \"memset\": %ld, \"main_tid\": %ld, \"worker_tid\": %ld, \"pid\": %d, "
+         "\"spin_ms\": %.4f, \"runtime\": %d, \"driver\": %d, \"headers\": %d, \"s1\": %llu, \"s2\": %llu}\n",
+         kernels, memcpys, memsets, tid(), worker_tid, getpid(), spin_ms, runtime, driver, CUDART_VERSION,
+         id1, id2);
   return 0;
 }

@@ -8,7 +8,10 @@ For each CUPTI version this downloads NVIDIA's wheel (`nvidia-cuda-cupti-cu12` f
 into a temporary directory (NVIDIA's headers are never copied into the repo), finds
 the newest struct version the headers declare for each activity kind cupmon reads
 (that is the struct CUPTI writes), compiles a small C probe with gcc and prints the
-struct size and the offset/size of every field cupmon reads, as JSON.
+struct size and the offset/size of every field cupmon reads, as JSON. Each family also
+records `documented`: the struct the `CUpti_ActivityKind` enum's own comment names for
+each of its kinds ("The corresponding activity record structure is CUpti_ActivityX"), a
+second opinion on "newest declared" that the tests require to agree.
 
 The JSON is checked in as tools/cupti-tables/cupti_layouts.json; the tests of
 crates/cupmon-records compare the crate's layout tables with it.
@@ -34,6 +37,14 @@ VERSIONS = ["12.0.90", "12.0.146", "12.1.62", "12.1.105", "12.2.60", "12.2.131",
 # cuda.h/builtin_types.h: the activity structs only use pointers to driver types, so the
 # newest runtime wheel of the same major serves every minor.
 RUNTIME = {"12": ("nvidia-cuda-runtime-cu12", "12.9.79"), "13": ("nvidia-cuda-runtime", "13.5.37")}
+
+# cupmon kind name -> the CUPTI_ACTIVITY_KIND_* names it decodes.
+KIND_NAMES = {
+    "kernel": ["KERNEL", "CONCURRENT_KERNEL"], "memcpy": ["MEMCPY"], "memset": ["MEMSET"],
+    "api": ["RUNTIME", "DRIVER"], "external_correlation": ["EXTERNAL_CORRELATION"],
+    "overhead": ["OVERHEAD"], "cuda_event": ["CUDA_EVENT"], "synchronization": ["SYNCHRONIZATION"],
+    "memory2": ["MEMORY2"], "memory_pool": ["MEMORY_POOL"],
+}
 
 # cupmon kind name -> (CUpti_Activity struct family, C fields cupmon reads).
 KINDS = {
@@ -131,6 +142,18 @@ def newest(bodies, family):
     return best
 
 
+def documented_structs(include):
+    """CUPTI_ACTIVITY_KIND_X -> the last CUpti_Activity struct its enum comment names."""
+    src = open(os.path.join(include, "cupti_activity.h"), encoding="latin-1").read()
+    enum = re.search(r"typedef enum \{(.*?)\}\s*CUpti_ActivityKind;", src, re.S).group(1)
+    documented = {}
+    for m in re.finditer(r"/\*\*(.*?)\*/\s*CUPTI_ACTIVITY_KIND_(\w+)\s*=", enum, re.S):
+        names = re.findall(r"CUpti_Activity\w+", m.group(1))
+        if names:
+            documented[m.group(2)] = names[-1]
+    return documented
+
+
 def probe_source(plan):
     lines = ["#include <stddef.h>", "#include <stdio.h>", "#include <cupti_activity.h>",
              "#define F(S, f) printf(\"%s\\\"%s\\\": [%zu, %zu]\", sep, #f, offsetof(S, f), sizeof(((S *)0)->f)); sep = \", \";",
@@ -170,6 +193,9 @@ def measure(version, work, runtime_include):
     open(os.path.join(stub, "builtin_types.h"), "w").close()
     subprocess.run(["gcc", "-w", "-I", include, "-I", stub, "-I", runtime_include, src, "-o", exe], check=True)
     layouts = json.loads(subprocess.run([exe], check=True, capture_output=True, text=True).stdout)
+    documented = documented_structs(include)
+    for kind, names in KIND_NAMES.items():
+        layouts[kind]["documented"] = {n: documented.get(n) for n in names}
     api = re.search(r"#define CUPTI_API_VERSION (\d+)", open(os.path.join(include, "cupti_version.h")).read())
     return {"api_version": int(api.group(1)), **layouts}
 

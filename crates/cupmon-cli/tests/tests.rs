@@ -9,6 +9,7 @@
 mod bad_input;
 mod clients;
 mod collectives;
+mod cupti_versions;
 mod demo;
 mod export_parquet;
 mod hostile_control;

@@ -71,8 +71,36 @@ pub enum LoadError {
     #[error("{path} (from {var}) could not be loaded: {detail}", path = .path.display(), var = env_vars::CUPMON_LIBCUPTI)]
     ExplicitLibrary { path: PathBuf, detail: String },
 
+    /// A libcupti whose version cupmon has no record layouts for: its records would
+    /// be misread (CUPTI packs them with no size field), so it is not used at all.
+    #[error(
+        "{path}{file}: {source}. cupmon does not monitor with this libcupti; set \
+         {var}=/path/to/libcupti.so (or --libcupti) to a supported one, such as the \
+         nvidia-cuda-cupti wheel's nvidia/cu13/lib/libcupti.so.13 or \
+         nvidia-cuda-cupti-cu12's nvidia/cuda_cupti/lib/libcupti.so.12",
+        path = .path.display(),
+        file = real_file(.path),
+        var = env_vars::CUPMON_LIBCUPTI
+    )]
+    UnsupportedVersion {
+        path: PathBuf,
+        #[source]
+        source: cupmon_records::UnsupportedVersion,
+    },
+
     #[error(transparent)]
     Cupti(#[from] CuptiError),
+}
+
+/// ` (file libcupti.so.2025.4.0)` when `path` is a link to a file of another name
+/// (a toolkit's `libcupti.so` names its version only in the file it points to).
+fn real_file(path: &std::path::Path) -> String {
+    match (std::fs::canonicalize(path), path.file_name()) {
+        (Ok(real), Some(name)) if real.file_name() != Some(name) => {
+            format!(" (file {})", real.display())
+        }
+        _ => String::new(),
+    }
 }
 
 fn list(tried: &[Tried]) -> String {

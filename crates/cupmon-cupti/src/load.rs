@@ -94,7 +94,10 @@ impl Cupti {
     /// then `/usr/local/cuda`; in each `lib64`, `targets/<arch>-linux/lib`,
     /// `extras/CUPTI/lib64`); the `nvidia-cuda-cupti` wheel in the site-packages of
     /// `VIRTUAL_ENV`, `CONDA_PREFIX` and the running Python; last, the site-packages
-    /// `python3` reports. The error of a failed search lists every place tried. Each call opens the library again (the dynamic loader shares one copy)
+    /// `python3` reports. The error of a failed search lists every place tried. A
+    /// libcupti of a version cupmon has no record layouts for is refused
+    /// ([`LoadError::UnsupportedVersion`]), not searched past: the user chose it or
+    /// the process already runs it. Each call opens the library again (the dynamic loader shares one copy)
     /// and leaks a small table: meant for [`Cupti::load`] and for tests.
     pub fn load_with(options: &LoadOptions) -> Result<&'static Cupti, LoadError> {
         check_driver(options.libcuda.as_deref())?;
@@ -111,7 +114,21 @@ impl Cupti {
             None => search(&options.search, open).map_err(|tried| LoadError::NotFound { tried })?,
         };
         let cupti = Cupti::new(library, raw, path)?;
+        check_version(&cupti)?;
         Ok(Box::leak(Box::new(cupti)))
+    }
+}
+
+/// Refuses a libcupti whose `cuptiGetVersion` is outside the versions cupmon has
+/// record layouts for, before anything is enabled: guessing would misread every
+/// record after the first whose struct changed size.
+fn check_version(cupti: &Cupti) -> Result<(), LoadError> {
+    match cupmon_records::Layout::for_api_version(cupti.version()) {
+        Ok(_) => Ok(()),
+        Err(source) => Err(LoadError::UnsupportedVersion {
+            path: cupti.path().to_path_buf(),
+            source,
+        }),
     }
 }
 

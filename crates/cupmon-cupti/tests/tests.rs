@@ -6,3 +6,4 @@ mod callbacks;
 mod common;
 mod env_load;
 mod load_and_errors;
+mod unsupported_version;

@@ -11,6 +11,12 @@ use std::ffi::c_char;
 
 pub mod cbid;
 
+/// Environment variable: the API version the fake's `cuptiGetVersion` reports
+/// (default 130001, CUPTI 13.0 update 1), read at each call. The records it writes
+/// then use that version's layout when cupmon-records knows it, else 13.0's: a
+/// version cupmon does not support must be refused before any record is read.
+pub const VERSION_ENV: &str = "CUPMON_FAKE_CUPTI_VERSION";
+
 /// What the controls return: a `CUptiResult` (0 = success; the fake's
 /// `cuptiGetResultString` names the others).
 pub type Status = u32;

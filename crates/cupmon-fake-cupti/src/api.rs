@@ -14,7 +14,7 @@ use crate::cupti_types::{
 use crate::emit::{EXTERNAL_IDS, EXTERNAL_KINDS};
 use crate::results::{self, report};
 use crate::state::{fake, lock, Callbacks, Counters};
-use crate::{delivery, FAKE_VERSION};
+use crate::{delivery, reported_version};
 
 const SUCCESS: RawStatus = Status::SUCCESS.0;
 
@@ -38,7 +38,7 @@ unsafe fn write_out<T>(out: *mut T, value: T) -> RawStatus {
 #[no_mangle]
 pub unsafe extern "C" fn cuptiGetVersion(version: *mut u32) -> RawStatus {
     // SAFETY: forwarded contract.
-    unsafe { write_out(version, FAKE_VERSION) }
+    unsafe { write_out(version, reported_version()) }
 }
 
 /// `cuptiGetResultString`: CUPTI's enumerator name.

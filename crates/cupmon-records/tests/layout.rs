@@ -1,13 +1,77 @@
 //! The families declared under `src/kinds/` against the numbers gcc measured on CUPTI's
 //! own headers (tools/cupti-tables/cupti_layouts.json, made by gen_layouts.py): every
-//! wheel version, every family, struct name, size and the offset and size of every field.
+//! wheel version, every family, struct name, size and the offset and size of every field,
+//! and the struct the header's `CUpti_ActivityKind` comment names for each kind.
 
-use cupmon_records::kinds::FAMILIES;
+use std::collections::BTreeMap;
+
+use cupmon_records::kinds::{KindSpec, FAMILIES};
 use cupmon_records::layout::GENERATIONS;
 use cupmon_records::{ActivityKind, CuptiVersion, Layout};
 use serde_json::Value;
 
 const MEASURED: &str = include_str!("../../../tools/cupti-tables/cupti_layouts.json");
+
+/// Every difference between cupmon's declaration of `family` for `layout` and what
+/// the headers of `wheel` measured (`want`), one line each.
+fn differences(wheel: &str, layout: &Layout, family: &KindSpec, want: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let kind = family.kinds[0];
+    let key = family.key;
+    let Some(s) = layout.struct_layout(kind) else {
+        return vec![format!(
+            "{wheel} {key}: cupmon has no struct for this version"
+        )];
+    };
+    if want["struct"] != s.name || want["size"] != s.size {
+        out.push(format!(
+            "{wheel} {key}: cupmon {} / {} bytes, headers {} / {} bytes",
+            s.name, s.size, want["struct"], want["size"]
+        ));
+    }
+    // The kind's own documentation in the header names the struct CUPTI writes.
+    for (c_kind, named) in want["documented"].as_object().into_iter().flatten() {
+        if named != &want["struct"] {
+            out.push(format!(
+                "{wheel} {key}: CUPTI_ACTIVITY_KIND_{c_kind} is documented as {named}, \
+                 the newest declared struct is {}",
+                want["struct"]
+            ));
+        }
+    }
+    let ours: BTreeMap<&str, (u64, u64)> = layout
+        .fields(kind)
+        .map(|f| (f.c_name, (f.offset as u64, f.size as u64)))
+        .collect();
+    let theirs: BTreeMap<&str, (u64, u64)> = want["fields"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(n, v)| (n.as_str(), (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())))
+        .collect();
+    for (name, (offset, size)) in &ours {
+        match theirs.get(name) {
+            None => out.push(format!(
+                "{wheel} {key}.{name}: cupmon reads it at {offset} ({size} bytes), \
+                 the header's struct has no such field"
+            )),
+            Some(&(o, n)) if (o, n) != (*offset, *size) => out.push(format!(
+                "{wheel} {key}.{name}: cupmon offset {offset} size {size}, \
+                 header offset {o} size {n}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for (name, (o, n)) in &theirs {
+        if !ours.contains_key(name) {
+            out.push(format!(
+                "{wheel} {key}.{name}: header offset {o} size {n}, not declared for this \
+                 version in cupmon"
+            ));
+        }
+    }
+    out
+}
 
 #[test]
 fn families_match_the_measured_headers_of_every_cupti_wheel() {
@@ -17,50 +81,47 @@ fn families_match_the_measured_headers_of_every_cupti_wheel() {
         32,
         "every CUPTI wheel from 12.0.90 to 13.5.25"
     );
+    let mut diffs = Vec::new();
     for (wheel, m) in &measured {
         let api = m["api_version"].as_u64().unwrap() as u32;
-        let layout = Layout::for_api_version(api).unwrap_or_else(|e| panic!("{wheel}: {e}"));
-        assert!(
-            layout.generation().measured.contains(&wheel.as_str()),
-            "{wheel} in {}",
-            layout.generation().name
-        );
-        let keys: Vec<&str> = m
+        let layout = match Layout::for_api_version(api) {
+            Ok(layout) => layout,
+            Err(e) => {
+                diffs.push(format!("{wheel}: {e}"));
+                continue;
+            }
+        };
+        if !layout.generation().measured.contains(&wheel.as_str()) {
+            diffs.push(format!(
+                "{wheel}: not listed as measured in generation {}",
+                layout.generation().name
+            ));
+        }
+        let keys = m
             .as_object()
             .unwrap()
             .keys()
-            .map(String::as_str)
-            .filter(|k| *k != "api_version")
-            .collect();
-        assert_eq!(
-            keys.len(),
-            FAMILIES.len(),
-            "{wheel}: a family per measured kind"
-        );
+            .filter(|k| *k != "api_version");
+        if keys.count() != FAMILIES.len() {
+            diffs.push(format!(
+                "{wheel}: not one measured family per cupmon family"
+            ));
+        }
         for family in FAMILIES {
             let want = &m[family.key];
-            assert!(want.is_object(), "{wheel}: {} not measured", family.key);
-            let kind = family.kinds[0];
-            let s = layout.struct_layout(kind).unwrap();
-            assert_eq!(want["struct"], s.name, "{wheel} {}", family.key);
-            assert_eq!(want["size"], s.size, "{wheel} {}", family.key);
-            let mut fields: Vec<(String, u64, u64)> = layout
-                .fields(kind)
-                .map(|f| (f.c_name.to_owned(), f.offset as u64, f.size as u64))
-                .collect();
-            let mut want_fields: Vec<(String, u64, u64)> = want["fields"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(n, v)| (n.clone(), v[0].as_u64().unwrap(), v[1].as_u64().unwrap()))
-                // isDeviceLaunched of memcpy/memset took over padding in 13.0: the
-                // headers measured before 13.0 do not have it.
-                .collect();
-            fields.sort();
-            want_fields.sort();
-            assert_eq!(fields, want_fields, "{wheel} {}", family.key);
+            if !want.is_object() {
+                diffs.push(format!("{wheel}: {} not measured", family.key));
+                continue;
+            }
+            diffs.extend(differences(wheel, &layout, family, want));
         }
     }
+    assert!(
+        diffs.is_empty(),
+        "cupmon's layouts differ from CUPTI's headers ({} differences):\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
 }
 
 /// The sizes, pinned by hand per version (struct version / size) so a change shows in review.
@@ -117,11 +178,24 @@ fn pinned_struct_sizes_per_version() {
 fn unknown_versions_are_refused_not_guessed() {
     for api in [0, 17, 25, 29, 129_999, 130_600, 140_000] {
         let err = Layout::for_api_version(api).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&api.to_string()), "{text}");
         assert!(
-            err.to_string().contains("has no record layout table"),
-            "{err}"
+            text.ends_with(
+                "has no record layout in this cupmon: it decodes CUPTI 12.0-13.5 \
+                 (cuptiGetVersion API versions 18-24, 26-28, 130000-130599)"
+            ),
+            "{text}"
         );
     }
+    assert!(Layout::for_api_version(130_600)
+        .unwrap_err()
+        .to_string()
+        .starts_with("CUPTI 13.6 (API version 130600) has no record layout"),);
+    assert!(Layout::for_api_version(17)
+        .unwrap_err()
+        .to_string()
+        .starts_with("CUPTI API version 17 has no record layout"));
     assert_eq!(Layout::newest().version(), CuptiVersion::from_api(130_500));
     assert_eq!(Layout::cupti_13_0().generation().name, "13.0");
 }

@@ -63,7 +63,15 @@ fn corrupt_meta_is_an_error_naming_the_file_and_byte() {
     let err = meta_error(&meta_with("{\"cupti_version\": 25}"));
     assert!(
         err.starts_with(&format!(
-            "{m}CUPTI API version 25 (cuptiGetVersion 25) has no record layout"
+            "{m}CUPTI API version 25 has no record layout in this cupmon: it decodes CUPTI \
+             12.0-13.5 (cuptiGetVersion API versions 18-24, 26-28, 130000-130599)"
+        )),
+        "{err}"
+    );
+    let err = meta_error(&meta_with("{\"cupti_version\": 130600}"));
+    assert!(
+        err.starts_with(&format!(
+            "{m}CUPTI 13.6 (API version 130600) has no record layout in this cupmon"
         )),
         "{err}"
     );

@@ -21,7 +21,9 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use cupmon_cupti::{Cupti, LoadOptions, SearchOptions};
 
 pub use controls::{FakeControls, NotFakeError};
-pub use cupmon_fake_cupti_abi::{cbid, default_pool_address, mem_pool, FakeStats};
+pub use cupmon_fake_cupti_abi::{
+    cbid, default_pool_address, mem_pool, FakeStats, VERSION_ENV as FAKE_VERSION_ENV,
+};
 pub use library::fake_library_path;
 
 /// Serialises tests that use the fake's process-global state. Poisoning (a

@@ -23,12 +23,52 @@ pub struct Layout {
 /// A CUPTI version cupmon has no measured layouts for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "CUPTI {version} (cuptiGetVersion {api}) has no record layout table in cupmon \
-     (known: API versions 18-24, 26-28 for 12.0-12.9 and 130000-130599 for 13.0-13.5)",
-    api = version.api()
+    "{version} has no record layout in this cupmon: it decodes {supported}",
+    version = describe(self.version),
+    supported = supported_versions()
 )]
 pub struct UnsupportedVersion {
     pub version: CuptiVersion,
+}
+
+/// `CUPTI 13.6 (API version 130600)`, or `CUPTI API version 17` when the number
+/// names no release.
+fn describe(version: CuptiVersion) -> String {
+    let name = version.to_string();
+    if name.starts_with("API version") {
+        format!("CUPTI {name}")
+    } else {
+        format!("CUPTI {name} (API version {})", version.api())
+    }
+}
+
+/// The versions cupmon decodes, for messages: `CUPTI 12.0-13.5 (cuptiGetVersion API
+/// versions 18-24, 26-28, 130000-130599)`, from [`GENERATIONS`].
+pub fn supported_versions() -> String {
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    for g in GENERATIONS {
+        match spans.last_mut() {
+            Some(last) if last.1 + 1 == g.api_versions.0 => last.1 = g.api_versions.1,
+            _ => spans.push(g.api_versions),
+        }
+    }
+    let spans: Vec<String> = spans
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    let first = GENERATIONS[0].name.split('-').next().unwrap_or_default();
+    let last = GENERATIONS[GENERATIONS.len() - 1].name;
+    let last = last.rsplit('-').next().unwrap_or(last);
+    format!(
+        "CUPTI {first}-{last} (cuptiGetVersion API versions {})",
+        spans.join(", ")
+    )
 }
 
 impl Layout {
