@@ -110,7 +110,7 @@ impl Cupti {
             },
             None => search(&options.search, open).map_err(|tried| LoadError::NotFound { tried })?,
         };
-        let cupti = Cupti::new(library, raw, path)?;
+        let cupti = Cupti::new(library, raw, path, options.libcuda.clone())?;
         Ok(Box::leak(Box::new(cupti)))
     }
 }

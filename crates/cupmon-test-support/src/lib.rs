@@ -21,7 +21,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use cupmon_cupti::{Cupti, LoadOptions, SearchOptions};
 
 pub use controls::{FakeControls, NotFakeError};
-pub use cupmon_fake_cupti_abi::{cbid, default_pool_address, mem_pool, FakeStats};
+pub use cupmon_fake_cupti_abi::{cbid, default_pool_address, mem_pool, stall, FakeStats};
 pub use library::fake_library_path;
 
 /// Serialises tests that use the fake's process-global state. Poisoning (a
