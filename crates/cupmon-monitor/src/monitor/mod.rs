@@ -14,6 +14,7 @@ use cupmon_records::dump::AnnotationLog;
 use cupmon_trace::TraceWindow;
 
 use crate::flusher::Flusher;
+use crate::launch_ledger::Ledger;
 use crate::meta::session_meta;
 use crate::msg::Msg;
 use crate::shared::Shared;
@@ -116,6 +117,16 @@ impl Monitor {
             devices: std::sync::OnceLock::new(),
         };
         cupti.set_thread_id_type(ThreadIdType::SYSTEM)?;
+        let settings = crate::cupti_settings::apply(cupti, &shared.config);
+        shared.write_meta(|meta| {
+            if let Some(settings) = settings {
+                meta.set("cupti_settings", settings);
+            }
+        });
+        // Counting starts before the kinds are on: a launch in between is counted and
+        // not recorded (a false alarm) rather than recorded and not counted (which
+        // could hide a loss of the same size).
+        *lock(&shared.ledger) = Ledger::start(cupti, shared.config.count_launches);
         cupti.register_callbacks(shared)?;
         for &kind in &shared.config.kinds {
             cupti.enable(kind)?;
@@ -208,6 +219,8 @@ impl Monitor {
         for &kind in self.shared.config.kinds.iter().rev() {
             let _ = self.shared.cupti.disable(kind);
         }
+        // Launches from now on are not recorded, so not the session's.
+        lock(&self.shared.ledger).freeze(self.shared.cupti);
         let _ = self.shared.cupti.flush_all(FlushFlag::FORCED);
         // After a forced flush CUPTI holds nothing of cupmon's: what it still
         // holds went to another client and will not come back.

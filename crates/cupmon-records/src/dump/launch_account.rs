@@ -86,7 +86,7 @@ impl LaunchLedger {
 }
 
 /// A dump's kernels: launched, recorded, dropped and unaccounted, or why not known.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum KernelAccount {
     /// Launches were not counted: the dump predates the counter, or cupmon could not
@@ -98,7 +98,7 @@ pub enum KernelAccount {
 }
 
 /// The numbers of a counted dump.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counted {
     pub launched: u64,
     /// Recorded kernels, kept in the dump or retired to keep its budget.
@@ -108,11 +108,14 @@ pub struct Counted {
     /// launched - recorded - dropped, when that is known.
     pub unaccounted: Option<u64>,
     /// Why `launched` (and `unaccounted`) is a lower bound, if it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lower_bound: Option<String>,
     /// The counts are as of the meta's last update: the session did not close.
+    #[serde(default)]
     pub not_final: bool,
+    #[serde(default)]
     pub gaps: Vec<DeliveryGap>,
+    #[serde(default)]
     pub recoveries: Vec<Recovery>,
 }
 
