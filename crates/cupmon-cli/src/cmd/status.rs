@@ -14,10 +14,11 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:>8} {:>5} {:>10} {:>12} {:>10} {:>9}  {:<22} command",
-        "pid", "rank", "running", "kernels/s", "dump", "dropped", "window"
+        "{:>8} {:>5} {:>10} {:>12} {:>17} {:>9} {:>11}  {:<22} command",
+        "pid", "rank", "running", "kernels/s", "dump/budget", "dropped", "unaccounted", "window"
     )?;
     let mut gone = 0;
+    let mut warnings = Vec::new();
     for f in found {
         let status = if f.alive {
             match Client::new(&f.control.socket, args.timeout).call(&Request::Status) {
@@ -29,7 +30,10 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
             Err("exited".to_owned())
         };
         match status {
-            Ok(s) => writeln!(out, "{}", line(&s))?,
+            Ok(s) => {
+                writeln!(out, "{}", line(&s))?;
+                warnings.extend(account_warning(&s));
+            }
             Err(why) => {
                 gone += 1;
                 if args.all {
@@ -41,7 +45,30 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     if gone > 0 && !args.all {
         writeln!(out, "({gone} exited or not answering; --all lists them)")?;
     }
+    for warning in warnings {
+        writeln!(out, "{warning}")?;
+    }
     Ok(0)
+}
+
+/// The loud line for a process whose kernels are not all accounted for, or whose
+/// launches are not counted (`-` in the table).
+fn account_warning(s: &ProcessStatus) -> Option<String> {
+    match (s.kernels_unaccounted, &s.launches_not_counted) {
+        (Some(n), _) if n > 0 => Some(format!(
+            "WARNING: pid {}: {n} kernels launched were neither recorded nor counted as dropped              (CUPTI lost them; {} recoveries so far): {}",
+            s.pid, s.recoveries, s.dump_dir
+        )),
+        (None, Some(why)) => Some(format!(
+            "pid {}: kernel launches not counted ({why}): unaccounted kernels cannot be seen",
+            s.pid
+        )),
+        (None, None) => Some(format!(
+            "pid {}: kernel launches not counted (a cupmon without the launch counter)",
+            s.pid
+        )),
+        _ => None,
+    }
 }
 
 fn line(s: &ProcessStatus) -> String {
@@ -50,6 +77,11 @@ fn line(s: &ProcessStatus) -> String {
         Some(b) => format!("{}/{}", mb(s.dump_bytes), mb(b)),
         None => mb(s.dump_bytes),
     };
+    let unaccounted = match s.kernels_unaccounted {
+        Some(0) => "0".to_owned(),
+        Some(n) => format!("{n} !"),
+        None => "-".to_owned(),
+    };
     let window = if s.window.open {
         format!("open ({})", s.window.owner.as_deref().unwrap_or("?"))
     } else {
@@ -57,13 +89,14 @@ fn line(s: &ProcessStatus) -> String {
     };
     let command = s.command.join(" ");
     format!(
-        "{:>8} {:>5} {:>9.0}s {:>12.0} {:>10} {:>9}  {:<22} {}",
+        "{:>8} {:>5} {:>9.0}s {:>12.0} {:>17} {:>9} {:>11}  {:<22} {}",
         s.pid,
         rank,
         s.uptime_s,
         s.kernels_per_s,
         dump,
         s.dropped_records,
+        unaccounted,
         window,
         if command.len() > 60 {
             format!("{}...", &command[..command.floor_char_boundary(57)])
@@ -75,4 +108,35 @@ fn line(s: &ProcessStatus) -> String {
 
 fn mb(bytes: u64) -> String {
     format!("{:.1}MB", bytes as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unaccounted_kernels_are_a_column_and_a_warning() {
+        let mut s = ProcessStatus {
+            pid: 42,
+            dump_bytes: 150_000_000,
+            budget_bytes: Some(256 << 20),
+            kernels_launched: Some(1000),
+            kernels_unaccounted: Some(0),
+            ..ProcessStatus::default()
+        };
+        let row = line(&s);
+        assert!(row.contains("150.0MB/268.4MB"), "{row}");
+        assert_eq!(account_warning(&s), None);
+        s.kernels_unaccounted = Some(70);
+        assert!(line(&s).contains("70 !"));
+        assert!(account_warning(&s)
+            .unwrap()
+            .starts_with("WARNING: pid 42: 70 kernels"));
+        s.kernels_unaccounted = None;
+        s.launches_not_counted = Some("another subscriber came first".into());
+        assert!(line(&s).contains(" - "));
+        assert!(account_warning(&s)
+            .unwrap()
+            .contains("another subscriber came first"));
+    }
 }

@@ -93,8 +93,8 @@ impl Monitor {
     /// [`Monitor::start`] with a CUPTI already loaded.
     pub fn start_with(cupti: &'static Cupti, config: MonitorConfig) -> Result<Self, MonitorError> {
         config.validate()?;
-        let meta = session_meta(cupti, &config)?;
-        let dump = crate::dump_layout::create_dump(&config, &meta)?;
+        let mut meta = session_meta(cupti, &config)?;
+        let dump = crate::dump_layout::create_dump(&config, &mut meta)?;
         let (tx, rx) = mpsc::channel();
         let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx, meta)));
         let worker = Worker::new(shared, dump);
@@ -157,6 +157,11 @@ impl Monitor {
 
     pub fn config(&self) -> &MonitorConfig {
         &self.shared.config
+    }
+
+    /// The dump's disk budget (`--keep`, or the default worked out at the start).
+    pub fn budget_bytes(&self) -> Option<u64> {
+        lock(&self.shared.meta).json().get("keep_bytes")?.as_u64()
     }
 
     pub fn cupti(&self) -> &'static Cupti {
