@@ -34,6 +34,24 @@ fn eager_launches_are_counted_to_the_kernel() {
 }
 
 #[test]
+fn launches_captured_into_a_graph_run_nothing_and_count_nothing() {
+    let s = session();
+    s.cupti.start_counting_launches().unwrap();
+    let before = launch_counts();
+    s.fake.launch_kernels(3, 1, "before").unwrap();
+    let issued = s.fake.stats().callbacks_issued;
+    s.fake.capture_kernels(1, 1).unwrap();
+    assert_eq!(
+        s.fake.stats().callbacks_issued - issued,
+        3,
+        "enter, node created, exit"
+    );
+    s.fake.capture_kernels(511, 1).unwrap();
+    s.fake.launch_kernels(4, 1, "after").unwrap();
+    assert_eq!(launch_counts().since(&before).kernels, 7);
+}
+
+#[test]
 fn graph_launches_count_the_kernel_nodes_of_their_graph() {
     let s = session();
     s.cupti.start_counting_launches().unwrap();

@@ -168,6 +168,11 @@ controls! {
         unsafe extern "C" fn(u64, u32, u32, *const c_char) -> Status;
     /// `(exec)`: destroys an executable graph (graph-exec-destroy callback first).
     GRAPH_DESTROY, GraphDestroyFn = "cupmonFakeGraphDestroy": unsafe extern "C" fn(u64) -> Status;
+    /// `(count, stream_id)`: `count` `cudaLaunchKernel` calls made while the stream is
+    /// captured into a graph: each adds a kernel node (graph-node-created callback
+    /// inside the call) and runs nothing.
+    CAPTURE_KERNELS, CaptureKernelsFn = "cupmonFakeCaptureKernels":
+        unsafe extern "C" fn(u32, u32) -> Status;
     /// `(mode)`: starts a stall ending on the action [`stall`] names (NONE ends one).
     /// Starting one first hands the client every buffer the fake holds.
     STALL, StallFn = "cupmonFakeStall": unsafe extern "C" fn(u32) -> Status;

@@ -299,6 +299,14 @@ pub unsafe extern "C" fn cupmonFakeGraphLaunch(
     SUCCESS
 }
 
+/// `count` kernel launches captured into a graph (see
+/// `cupmon_fake_cupti_abi::CAPTURE_KERNELS`).
+#[no_mangle]
+pub extern "C" fn cupmonFakeCaptureKernels(count: u32, _stream_id: u32) -> RawStatus {
+    crate::emit::captured_calls(cbid::RUNTIME_LAUNCH_KERNEL, count);
+    SUCCESS
+}
+
 /// Destroys an executable graph.
 #[no_mangle]
 pub extern "C" fn cupmonFakeGraphDestroy(exec: u64) -> RawStatus {
@@ -463,6 +471,7 @@ const _: () = {
     let _: abi::GraphLaunchFn = cupmonFakeGraphLaunch;
     let _: abi::GraphDestroyFn = cupmonFakeGraphDestroy;
     let _: abi::StallFn = cupmonFakeStall;
+    let _: abi::CaptureKernelsFn = cupmonFakeCaptureKernels;
 };
 
 #[cfg(test)]

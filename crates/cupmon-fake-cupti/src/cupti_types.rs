@@ -58,6 +58,8 @@ pub(crate) const ALL_DOMAINS: std::ops::RangeInclusive<u32> = 1..=6;
 pub(crate) const SITE_ENTER: u32 = 0;
 pub(crate) const SITE_EXIT: u32 = 1;
 
+/// `CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED`.
+pub(crate) const RESOURCE_GRAPHNODE_CREATED: u32 = 13;
 /// `CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED`, `..._GRAPHEXEC_DESTROY_STARTING`.
 pub(crate) const RESOURCE_GRAPHEXEC_CREATED: u32 = 18;
 pub(crate) const RESOURCE_GRAPHEXEC_DESTROY_STARTING: u32 = 19;

@@ -65,6 +65,42 @@ pub(crate) fn calls(domain: ApiDomain, cbid: u32, work: Work, count: u32) {
     calls_with(domain, cbid, work, count, std::ptr::null(), 0);
 }
 
+/// `count` launch calls `cbid` made into a stream being captured: each issues the
+/// graph-node-created callback inside the call and makes no GPU record.
+pub(crate) fn captured_calls(cbid: u32, count: u32) {
+    let with_callbacks = subscriber::wanted(DOMAIN_RUNTIME_API, cbid);
+    for _ in 0..count {
+        let mut returned = 0i32;
+        let mut data = CallbackData {
+            callback_site: SITE_ENTER,
+            function_name: std::ptr::null(),
+            function_params: std::ptr::null(),
+            function_return_value: (&mut returned as *mut i32).cast(),
+            symbol_name: std::ptr::null(),
+            context: std::ptr::null_mut(),
+            context_uid: 1,
+            correlation_data: std::ptr::null_mut(),
+            correlation_id: next_correlation_id(),
+        };
+        if with_callbacks {
+            subscriber::issue(
+                DOMAIN_RUNTIME_API,
+                cbid,
+                (&data as *const CallbackData).cast(),
+            );
+        }
+        crate::graphs::kernel_node_captured();
+        if with_callbacks {
+            data.callback_site = SITE_EXIT;
+            subscriber::issue(
+                DOMAIN_RUNTIME_API,
+                cbid,
+                (&data as *const CallbackData).cast(),
+            );
+        }
+    }
+}
+
 /// [`calls`], with the call's parameters as the callbacks show them and the result it
 /// returns: a call that fails (`result` not 0) makes no records.
 pub(crate) fn calls_with(

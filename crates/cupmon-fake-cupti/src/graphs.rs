@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use crate::cupti_types::{
     GraphData, ResourceData, DOMAIN_RESOURCE, RESOURCE_GRAPHEXEC_CREATED,
-    RESOURCE_GRAPHEXEC_DESTROY_STARTING,
+    RESOURCE_GRAPHEXEC_DESTROY_STARTING, RESOURCE_GRAPHNODE_CREATED,
 };
 use crate::state::lock;
 use crate::subscriber;
@@ -119,6 +119,29 @@ pub(crate) fn destroy(exec: u64) -> bool {
     let at = (exec as usize - EXEC_BASE) / EXEC_STRIDE;
     lock(&GRAPHS).execs[at] = None;
     true
+}
+
+/// The graph-node-created callback of a kernel node added by stream capture.
+pub(crate) fn kernel_node_captured() {
+    let mut graph_data = GraphData {
+        graph: graph_handle(0) as *mut c_void,
+        original_graph: std::ptr::null_mut(),
+        node: std::ptr::null_mut(),
+        original_node: std::ptr::null_mut(),
+        node_type: NODE_KERNEL as u32,
+        dependency: std::ptr::null_mut(),
+        graph_exec: std::ptr::null_mut(),
+    };
+    let data = ResourceData {
+        context: std::ptr::null_mut(),
+        resource_handle: std::ptr::null_mut(),
+        resource_descriptor: (&mut graph_data as *mut GraphData).cast(),
+    };
+    subscriber::issue(
+        DOMAIN_RESOURCE,
+        RESOURCE_GRAPHNODE_CREATED,
+        (&data as *const ResourceData).cast(),
+    );
 }
 
 fn resource_callback(cbid: u32, graph: usize, exec: usize) {

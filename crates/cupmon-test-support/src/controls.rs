@@ -43,6 +43,7 @@ pub struct FakeControls {
     graph_launch: abi::GraphLaunchFn,
     graph_destroy: abi::GraphDestroyFn,
     stall: abi::StallFn,
+    capture_kernels: abi::CaptureKernelsFn,
     cupti: &'static Cupti,
 }
 
@@ -82,6 +83,7 @@ impl FakeControls {
             graph_launch: control!(abi::GRAPH_LAUNCH),
             graph_destroy: control!(abi::GRAPH_DESTROY),
             stall: control!(abi::STALL),
+            capture_kernels: control!(abi::CAPTURE_KERNELS),
             cupti,
         })
     }
@@ -158,6 +160,14 @@ impl FakeControls {
         let status = unsafe { (self.graph_launch)(exec, count, stream_id, name.as_ptr()) };
         self.cupti
             .check(status, abi::GRAPH_LAUNCH, Some(format!("{exec:#x}")))
+    }
+
+    /// `count` kernel launches made while `stream_id` is captured into a graph: each
+    /// adds a kernel node (graph-node-created callback inside the call), none runs.
+    pub fn capture_kernels(&self, count: u32, stream_id: u32) -> Result<(), CuptiError> {
+        // SAFETY: plain values.
+        let status = unsafe { (self.capture_kernels)(count, stream_id) };
+        self.cupti.check(status, abi::CAPTURE_KERNELS, None)
     }
 
     /// Destroys an executable graph (the graph-exec-destroy callback first).

@@ -41,6 +41,9 @@ thread_local! {
     /// Launch calls of this thread entered and not yet left: a launch made inside
     /// another (a runtime call that reaches a counted driver call) counts once.
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The launch call in progress made a kernel node of a graph being captured
+    /// instead of running a kernel.
+    static CAPTURED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn shard() -> &'static Shard {
@@ -61,14 +64,24 @@ pub(crate) fn enter() {
     DEPTH.with(|d| d.set(d.get().saturating_add(1)));
 }
 
-/// A launch call left on this thread; true when it was the outermost one.
+/// A launch call left on this thread; true when it was the outermost one and it
+/// launched work (rather than adding a node to a graph being captured).
 #[inline]
 pub(crate) fn leave() -> bool {
-    DEPTH.with(|d| {
+    let outermost = DEPTH.with(|d| {
         let depth = d.get().saturating_sub(1);
         d.set(depth);
         depth == 0
-    })
+    });
+    outermost && !CAPTURED.replace(false)
+}
+
+/// A kernel node was created on this thread: inside a launch call, the launch is
+/// being captured into a graph and runs nothing.
+pub(crate) fn kernel_node_created() {
+    if DEPTH.get() > 0 {
+        CAPTURED.set(true);
+    }
 }
 
 #[inline]
@@ -167,5 +180,17 @@ mod tests {
         assert!(!leave());
         assert!(leave());
         assert!(leave(), "an exit without its enter still counts");
+    }
+
+    #[test]
+    fn a_captured_launch_does_not_count() {
+        kernel_node_created(); // outside a launch call: a node added by hand
+        enter();
+        assert!(leave());
+        enter();
+        kernel_node_created();
+        assert!(!leave(), "captured into a graph: nothing ran");
+        enter();
+        assert!(leave(), "the next launch counts again");
     }
 }

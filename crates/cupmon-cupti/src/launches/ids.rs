@@ -16,6 +16,11 @@ pub const DOMAIN_LIMIT: u32 = 16;
 /// `CUpti_ApiCallbackSite`.
 pub const SITE_ENTER: u32 = 0;
 
+/// `CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED`: also issued inside a launch made while its
+/// stream is being captured into a graph, a launch that runs nothing.
+pub const RESOURCE_GRAPHNODE_CREATED: u32 = 13;
+/// `CU_GRAPH_NODE_TYPE_KERNEL`.
+pub const NODE_TYPE_KERNEL: u32 = 0;
 /// `CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED` and `..._GRAPHEXEC_DESTROY_STARTING`.
 pub const RESOURCE_GRAPHEXEC_CREATED: u32 = 18;
 pub const RESOURCE_GRAPHEXEC_DESTROY_STARTING: u32 = 19;
@@ -86,6 +91,7 @@ pub fn counted_callbacks() -> impl Iterator<Item = (u32, u32)> {
         .chain(&RUNTIME_GRAPH_LAUNCHES)
         .map(|&(id, _)| (DOMAIN_RUNTIME_API, id));
     let resource = [
+        RESOURCE_GRAPHNODE_CREATED,
         RESOURCE_GRAPHEXEC_CREATED,
         RESOURCE_GRAPHEXEC_DESTROY_STARTING,
     ]

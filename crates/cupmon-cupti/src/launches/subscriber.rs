@@ -419,7 +419,10 @@ unsafe fn on_launch(launch: Launch, data: &CallbackData) {
 /// # Safety
 /// `data` must be CUPTI's resource data for resource callback `cbid`.
 unsafe fn on_resource(cbid: u32, data: &ResourceData) {
-    if cbid != ids::RESOURCE_GRAPHEXEC_CREATED && cbid != ids::RESOURCE_GRAPHEXEC_DESTROY_STARTING {
+    if cbid != ids::RESOURCE_GRAPHEXEC_CREATED
+        && cbid != ids::RESOURCE_GRAPHEXEC_DESTROY_STARTING
+        && cbid != ids::RESOURCE_GRAPHNODE_CREATED
+    {
         return;
     }
     let graph = data.resource_descriptor.cast::<GraphData>();
@@ -429,7 +432,11 @@ unsafe fn on_resource(cbid: u32, data: &ResourceData) {
     // SAFETY: for graph callbacks the descriptor is a `CUpti_GraphData`, valid for
     // the length of the callback.
     let graph = unsafe { &*graph };
-    if cbid == ids::RESOURCE_GRAPHEXEC_CREATED {
+    if cbid == ids::RESOURCE_GRAPHNODE_CREATED {
+        if graph.node_type == ids::NODE_TYPE_KERNEL {
+            counter::kernel_node_created();
+        }
+    } else if cbid == ids::RESOURCE_GRAPHEXEC_CREATED {
         graphs::exec_created(graph.graph, graph.graph_exec);
     } else {
         graphs::exec_destroyed(graph.graph_exec);
