@@ -5,6 +5,7 @@
 //! `stats --timeline`, `export-parquet` and `sql`, `report`, and GPU ops without a time
 //! left out of traces.
 
+mod accounting;
 mod bad_input;
 mod collectives;
 mod demo;

@@ -65,9 +65,13 @@ pub struct ProcessStatus {
     /// Kernels launched that were neither recorded nor counted as dropped.
     #[serde(default)]
     pub kernels_unaccounted: Option<u64>,
-    /// Actions cupmon took to get a stalled CUPTI delivering again.
+    /// Actions cupmon took to get a stalled CUPTI delivering again, and the gaps in
+    /// CUPTI's delivery seen so far (while none is seen, kernels not recorded yet are
+    /// taken to be in flight).
     #[serde(default)]
     pub recoveries: u64,
+    #[serde(default)]
+    pub delivery_gaps: u64,
     pub window: WindowStatus,
     pub windows_written: u32,
     #[serde(default)]

@@ -86,6 +86,7 @@ fn status(s: &Session) -> ProcessStatus {
         launches_not_counted: stats.launches_not_counted.clone(),
         kernels_unaccounted: stats.kernels_unaccounted,
         recoveries: stats.recoveries,
+        delivery_gaps: stats.delivery_gaps,
         window: WindowStatus {
             open: m.window_open(),
             owner: owner.as_ref().map(|o| o.who.clone()),

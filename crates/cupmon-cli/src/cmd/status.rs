@@ -15,7 +15,7 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     writeln!(
         out,
         "{:>8} {:>5} {:>10} {:>12} {:>17} {:>9} {:>11}  {:<22} command",
-        "pid", "rank", "running", "kernels/s", "dump/budget", "dropped", "unaccounted", "window"
+        "pid", "rank", "running", "kernels/s", "dump/budget", "dropped", "unrecorded", "window"
     )?;
     let mut gone = 0;
     let mut warnings = Vec::new();
@@ -55,9 +55,11 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
 /// launches are not counted (`-` in the table).
 fn account_warning(s: &ProcessStatus) -> Option<String> {
     match (s.kernels_unaccounted, &s.launches_not_counted) {
-        (Some(n), _) if n > 0 => Some(format!(
-            "WARNING: pid {}: {n} kernels launched were neither recorded nor counted as dropped              (CUPTI lost them; {} recoveries so far): {}",
-            s.pid, s.recoveries, s.dump_dir
+        (Some(n), _) if n > 0 && s.delivery_gaps > 0 => Some(format!(
+            "WARNING: pid {}: CUPTI stopped delivering while kernels were launched ({} gap(s), \
+             {} recoveries so far): {n} kernels launched are neither recorded nor counted as \
+             dropped: {}",
+            s.pid, s.delivery_gaps, s.recoveries, s.dump_dir
         )),
         (None, Some(why)) => Some(format!(
             "pid {}: kernel launches not counted ({why}): unaccounted kernels cannot be seen",
@@ -77,9 +79,11 @@ fn line(s: &ProcessStatus) -> String {
         Some(b) => format!("{}/{}", mb(s.dump_bytes), mb(b)),
         None => mb(s.dump_bytes),
     };
+    // Launched and neither recorded nor dropped: in flight, or (after a gap in CUPTI's
+    // delivery, marked `!`) lost.
     let unaccounted = match s.kernels_unaccounted {
-        Some(0) => "0".to_owned(),
-        Some(n) => format!("{n} !"),
+        Some(n) if s.delivery_gaps > 0 => format!("{n} !"),
+        Some(n) => n.to_string(),
         None => "-".to_owned(),
     };
     let window = if s.window.open {
@@ -128,10 +132,19 @@ mod tests {
         assert!(row.contains("150.0MB/268.4MB"), "{row}");
         assert_eq!(account_warning(&s), None);
         s.kernels_unaccounted = Some(70);
+        assert!(line(&s).contains(" 70 "), "in flight: {}", line(&s));
+        assert_eq!(account_warning(&s), None, "no gap yet: in flight");
+        s.delivery_gaps = 1;
         assert!(line(&s).contains("70 !"));
-        assert!(account_warning(&s)
-            .unwrap()
-            .starts_with("WARNING: pid 42: 70 kernels"));
+        let warning = account_warning(&s).unwrap();
+        assert!(
+            warning.starts_with("WARNING: pid 42: CUPTI stopped delivering"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("70 kernels launched are neither"),
+            "{warning}"
+        );
         s.kernels_unaccounted = None;
         s.launches_not_counted = Some("another subscriber came first".into());
         assert!(line(&s).contains(" - "));

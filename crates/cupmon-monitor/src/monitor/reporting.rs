@@ -87,7 +87,8 @@ impl Monitor {
         let ledger = lock(&self.shared.ledger).snapshot(&self.shared.counters);
         let mut meta = cupmon_records::MetaFile::new();
         ledger.write_to(&mut meta);
-        meta.set("dropped_records", self.shared.dropped_records());
+        meta.set("dropped_records", self.shared.dropped_records())
+            .set("session_open", lock(&self.worker).is_some());
         cupmon_records::dump::KernelAccount::of(&meta)
     }
 
