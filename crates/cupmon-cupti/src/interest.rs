@@ -64,7 +64,10 @@ impl Cupti {
     /// going); a kind nobody wants is left off.
     pub fn cycle(&self, kind: ActivityKind) -> Result<(), CuptiError> {
         let interest = lock();
-        if interest.get(&kind.0).is_none_or(|owners| owners.is_empty()) {
+        if !interest
+            .get(&kind.0)
+            .is_some_and(|owners| !owners.is_empty())
+        {
             return Ok(());
         }
         self.disable_raw(kind)?;

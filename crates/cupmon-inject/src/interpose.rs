@@ -305,8 +305,10 @@ pub unsafe extern "C" fn cuptiSubscribe_v2(
     })
 }
 
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
 #[no_mangle]
-pub extern "C" fn cuptiUnsubscribe(subscriber: SubscriberHandle) -> RawStatus {
+pub unsafe extern "C" fn cuptiUnsubscribe(subscriber: SubscriberHandle) -> RawStatus {
     guard(|| {
         if let Some(status) = launches::unsubscribe_client(subscriber) {
             return status;
@@ -319,8 +321,10 @@ pub extern "C" fn cuptiUnsubscribe(subscriber: SubscriberHandle) -> RawStatus {
     })
 }
 
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
 #[no_mangle]
-pub extern "C" fn cuptiEnableCallback(
+pub unsafe extern "C" fn cuptiEnableCallback(
     enable: u32,
     subscriber: SubscriberHandle,
     domain: u32,
@@ -338,8 +342,10 @@ pub extern "C" fn cuptiEnableCallback(
     })
 }
 
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
 #[no_mangle]
-pub extern "C" fn cuptiEnableDomain(
+pub unsafe extern "C" fn cuptiEnableDomain(
     enable: u32,
     subscriber: SubscriberHandle,
     domain: u32,
@@ -356,8 +362,13 @@ pub extern "C" fn cuptiEnableDomain(
     })
 }
 
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
 #[no_mangle]
-pub extern "C" fn cuptiEnableAllDomains(enable: u32, subscriber: SubscriberHandle) -> RawStatus {
+pub unsafe extern "C" fn cuptiEnableAllDomains(
+    enable: u32,
+    subscriber: SubscriberHandle,
+) -> RawStatus {
     guard(|| {
         if let Some(status) = launches::client_enable_all_domains(subscriber, enable) {
             return status;

@@ -268,8 +268,10 @@ fn a_callback_subscriber_keeps_its_callbacks_beside_cupmons_launch_counter() {
         "the client is served through cupmon's subscription"
     );
     SUBSCRIBER_CALLS.lock().unwrap().clear();
-    assert_eq!(cuptiEnableCallback(1, handle, 3, 18), 0); // graph exec created
-    assert_eq!(cuptiEnableDomain(1, handle, 2), 0); // every runtime call
+    // SAFETY: the handle cuptiSubscribe gave.
+    assert_eq!(unsafe { cuptiEnableCallback(1, handle, 3, 18) }, 0); // graph exec created
+                                                                     // SAFETY: as above.
+    assert_eq!(unsafe { cuptiEnableDomain(1, handle, 2) }, 0); // every runtime call
     let mut on = 0;
     // SAFETY: a valid out-pointer.
     assert_eq!(unsafe { cuptiGetCallbackState(&mut on, handle, 2, 211) }, 0);
@@ -293,7 +295,8 @@ fn a_callback_subscriber_keeps_its_callbacks_beside_cupmons_launch_counter() {
         2,
         "{calls:?}"
     );
-    assert_eq!(cuptiUnsubscribe(handle), 0);
+    // SAFETY: as above.
+    assert_eq!(unsafe { cuptiUnsubscribe(handle) }, 0);
     let stats = call(r#"{"op":"stop"}"#);
     assert_eq!(stats["kernels_launched"], 4 + 5, "{stats}");
     assert_eq!(stats["kernels_unaccounted"], 0, "{stats}");

@@ -75,7 +75,8 @@ impl Flusher {
                     sample_kernels(shared);
                     periods += 1;
                     // The meta keeps the account current for a process that is killed.
-                    if gap_changed || periods % META_PERIODS == 0 {
+                    if gap_changed || periods >= META_PERIODS {
+                        periods = 0;
                         shared.write_account();
                     }
                 }
