@@ -139,7 +139,8 @@ class Suite:
             env.update({"CUDA_INJECTION64_PATH": self.inject, "LD_PRELOAD": self.inject,
                         "CUPMON_OUTPUT_DIR": dump_root})
             return cmd, env, ()
-        window = ["--window-at", "0", "--window-for", "100000"] if config == "window" else []
+        # The window stays open for the whole run (at most 1d, what --window-for allows).
+        window = ["--window-at", "0s", "--window-for", "1d"] if config == "window" else []
         return [self.cupmon, "run", "-o", dump_root] + window + ["--"] + cmd, env, INJECTION_ENV
 
     def run_config(self, part, config, rep, cmd, timeout_s, sampler=None):

@@ -7,7 +7,9 @@
 # usage: tests/gpu/run.sh [PART,...]   parts: cuda (A,B), torch (C), signals (D,E),
 #        coexist (F: torch.profiler inside cupmon run), clock (G: cupmon.torch from
 #        plain Python), memory (H: MEMORY2/MEMORY_POOL), ranks (I: torchrun, 2 ranks),
-#        demo (J: records the demo), recorder (K: segments, _exit, prompt exit);
+#        demo (J: records the demo), recorder (K: segments, _exit, prompt exit),
+#        accounting (L: cupmon's launch counter equals the workload's own count, eager
+#        and graph launches; and beside torch.profiler's subscription in F's dump);
 #        default all. The Python package is installed from .gpu/*.whl when present.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +34,7 @@ pass_fail() { tee -a "$results"; }
 
 note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nvcc --version | tail -1)"
 [ -x "$cupmon" ] || { echo "FAIL missing $cupmon" | pass_fail; exit 1; }
-parts=${1:-cuda,torch,signals,coexist,clock,memory,ranks,demo,recorder}
+parts=${1:-cuda,torch,signals,coexist,clock,memory,ranks,demo,recorder,accounting}
 # The cupmon Python package (an abi3 wheel built by scripts/gpu-bundle.sh).
 wheel=$(ls "$root"/.gpu/cupmon-*.whl 2>/dev/null | head -1)
 if [ -n "$wheel" ]; then
@@ -178,6 +180,31 @@ note "K: flight recorder: segments, _exit, prompt exit"
 kdump=$(ls -d "$OUT"/k/*/ | head -1)
 ls "$kdump/segments" >"$OUT/k.ls" 2>&1
 python3 "$here/recorder_check.py" "$cupmon" "${kdump%/}" "$OUT" | pass_fail
+fi
+
+if want accounting; then
+note "L: every kernel accounted for: cupmon's launch counter against the workload's own count"
+nvcc -O2 -arch=sm_90 -std=c++17 -o "$OUT/empty_kernel" "$root/bench/gpu/empty_kernel.cu" >"$OUT/nvcc-empty.log" 2>&1 \
+  || echo "FAIL L: nvcc empty_kernel.cu ($(tail -3 "$OUT/nvcc-empty.log"))" | pass_fail
+# A modest rate (well below where CUPTI stalls): the counts must agree to the kernel.
+for spec in "loop:--launches 50000" \
+            "eager:--burst 8 --threads 4 --graph 0 --rate 100000" \
+            "graph:--burst 8 --threads 4 --graph 256 --vary --rate 200000"; do
+  name=${spec%%:*}
+  # shellcheck disable=SC2086  # the workload's arguments, split on purpose
+  "$cupmon" run -o "$OUT/l-$name" -- "$OUT/empty_kernel" ${spec#*:} >"$OUT/l-$name.out" 2>"$OUT/l-$name.err"
+  echo "exit $? $(tail -4 "$OUT/l-$name.err" | tr '\n' ' ')" >>"$results"
+  ldump=$(ls -d "$OUT/l-$name"/*/ 2>/dev/null | head -1)
+  python3 "$here/accounting_check.py" "L-$name" "${ldump%/}" "$OUT/l-$name.out" | pass_fail
+done
+# F's run: torch.profiler's Kineto subscribes to CUPTI's callbacks inside cupmon run.
+fdump=$(ls -d "$OUT"/f/*/ 2>/dev/null | head -1)
+if [ -n "$fdump" ]; then
+  python3 "$here/accounting_check.py" "L-coexist" "${fdump%/}" | pass_fail
+  grep -E "interposed cuptiSubscribe|kernels:" "$OUT/f.err" | head -3 >>"$results"
+else
+  echo "SKIPPED L-coexist: no dump of part F (run the coexist part too)" | pass_fail
+fi
 fi
 
 save_logs

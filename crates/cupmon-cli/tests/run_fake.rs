@@ -131,6 +131,10 @@ fn records_every_kernel_and_a_scheduled_window_and_exits_with_the_programs_code(
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("155 kernels"), "{stderr}");
     assert!(stderr.contains("dropped records: 0"), "{stderr}");
+    assert!(
+        stderr.contains("kernels: 155 launched, 155 recorded (kept + retired), 0 records counted as dropped, 0 unaccounted"),
+        "the launch counter agrees with the records: {stderr}"
+    );
     let dump = only_dump(dir.path());
     assert_eq!(kernels(&dump), 155);
     let window: serde_json::Value =
@@ -356,6 +360,16 @@ fn cupmon_window_and_status_reach_a_running_program_from_another_shell() {
     assert_eq!(status.status.code(), Some(0), "{text}");
     assert!(text.contains("fake_cuda_app"), "{text}");
     assert!(text.contains("closed, 0 taken"), "{text}");
+    // The dump's size against its budget (segments count: `a_live_dumps_size_counts_its_segments`).
+    let row = text
+        .lines()
+        .find(|l| l.contains("fake_cuda_app"))
+        .unwrap_or_default();
+    assert!(row.contains("MB/"), "size against the budget: {text}");
+    assert!(
+        !text.contains("WARNING"),
+        "kernels in flight are no loss: {text}"
+    );
     let window = Command::new(env!("CARGO_BIN_EXE_cupmon"))
         .args(["window"])
         .arg(dir.path())

@@ -6,6 +6,7 @@
 //! left out of traces, `status` / `window` against hostile control peers, and the
 //! repository's own documents against the code and the tree.
 
+mod accounting;
 mod bad_input;
 mod clients;
 mod collectives;

@@ -50,6 +50,20 @@ pub struct MonitorConfig {
     pub raw: bool,
     /// The format of each window's trace file.
     pub trace_format: WindowTraceFormat,
+    /// Count kernel launches through CUPTI's callbacks (launch accounting).
+    pub count_launches: bool,
+    /// Act when CUPTI delivers nothing while kernels are launched.
+    pub recover: bool,
+    /// A stall: this many flush periods without a buffer back...
+    pub stall_periods: u32,
+    /// ...while at least this many kernels were launched.
+    pub stall_kernels: u64,
+    /// Call the periodic flush even while the previous one runs.
+    pub flush_overlap: bool,
+    /// CUPTI's own settings (`None`: CUPTI's defaults).
+    pub cupti_flush_period: Option<Duration>,
+    pub cupti_device_buffer_size: Option<u64>,
+    pub cupti_device_buffer_pool_limit: Option<u64>,
 }
 
 /// How the trace of each window is written beside its `window-N.json`.
@@ -133,6 +147,14 @@ impl MonitorConfig {
             segment_period: Duration::from_secs(600),
             raw: false,
             trace_format: WindowTraceFormat::Json,
+            count_launches: true,
+            recover: true,
+            stall_periods: 3,
+            stall_kernels: 20_000,
+            flush_overlap: false,
+            cupti_flush_period: None,
+            cupti_device_buffer_size: None,
+            cupti_device_buffer_pool_limit: None,
         }
     }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use cupmon_log::Level;
 use cupmon_records::ActivityKind;
 
+use crate::table_accounting as accounting;
 use crate::table_recorder as recorder;
 use crate::units::{format_duration, format_size, parse_duration, parse_size};
 use crate::{MonitorConfig, WindowTraceFormat};
@@ -293,6 +294,14 @@ pub static SETTINGS: &[Setting] = &[
     recorder::SEGMENT_SIZE,
     recorder::SEGMENT_PERIOD,
     recorder::RAW,
+    accounting::COUNT_LAUNCHES,
+    accounting::RECOVER,
+    accounting::STALL_PERIODS,
+    accounting::STALL_KERNELS,
+    accounting::FLUSH_OVERLAP,
+    accounting::CUPTI_FLUSH_PERIOD,
+    accounting::CUPTI_DEVICE_BUFFER_SIZE,
+    accounting::CUPTI_DEVICE_BUFFER_POOL_LIMIT,
 ];
 
 /// The setting named `key`: its name (`buffer_size`), environment variable

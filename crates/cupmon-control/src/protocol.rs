@@ -56,6 +56,22 @@ pub struct ProcessStatus {
     /// The dump's disk budget, when it has one.
     #[serde(default)]
     pub budget_bytes: Option<u64>,
+    /// Kernels launched (cupmon's launch counter); `None` when not counted, or from
+    /// an older cupmon (`launches_not_counted` says which).
+    #[serde(default)]
+    pub kernels_launched: Option<u64>,
+    #[serde(default)]
+    pub launches_not_counted: Option<String>,
+    /// Kernels launched that were neither recorded nor counted as dropped.
+    #[serde(default)]
+    pub kernels_unaccounted: Option<u64>,
+    /// Actions cupmon took to get a stalled CUPTI delivering again, and the gaps in
+    /// CUPTI's delivery seen so far (while none is seen, kernels not recorded yet are
+    /// taken to be in flight).
+    #[serde(default)]
+    pub recoveries: u64,
+    #[serde(default)]
+    pub delivery_gaps: u64,
     pub window: WindowStatus,
     pub windows_written: u32,
     #[serde(default)]

@@ -20,6 +20,8 @@ pub struct Cupti {
     raw: RawApi,
     path: PathBuf,
     version: u32,
+    /// The driver library the driver check loaded (`None`: `libcuda.so.1`).
+    libcuda: Option<PathBuf>,
 }
 
 impl Cupti {
@@ -27,12 +29,14 @@ impl Cupti {
         library: &'static Library,
         raw: RawApi,
         path: PathBuf,
+        libcuda: Option<PathBuf>,
     ) -> Result<Self, CuptiError> {
         let mut cupti = Cupti {
             library,
             raw,
             path,
             version: 0,
+            libcuda,
         };
         let mut version = 0u32;
         // SAFETY: cuptiGetVersion writes one uint32_t through a valid pointer. It is
@@ -46,6 +50,11 @@ impl Cupti {
     /// The file libcupti was loaded from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The driver library cupmon checked for (`None`: the loader's `libcuda.so.1`).
+    pub fn libcuda(&self) -> Option<&Path> {
+        self.libcuda.as_deref()
     }
 
     /// `cuptiGetVersion`: CUPTI's API version, e.g. 130001 for CUPTI 13.0.
@@ -287,6 +296,14 @@ impl Cupti {
     }
 
     /// The error for an optional function this libcupti does not export.
+    pub(crate) fn missing_function(
+        &self,
+        function: &'static str,
+        argument: Option<String>,
+    ) -> CuptiError {
+        self.missing(function, argument)
+    }
+
     fn missing(&self, function: &'static str, argument: Option<String>) -> CuptiError {
         let status = CuptiStatus::ERROR_API_NOT_IMPLEMENTED;
         CuptiError {

@@ -60,6 +60,20 @@ impl Cupti {
         }
     }
 
+    /// Disable and enable `kind` again if anyone wants it (to get a stalled CUPTI
+    /// going); a kind nobody wants is left off.
+    pub fn cycle(&self, kind: ActivityKind) -> Result<(), CuptiError> {
+        let interest = lock();
+        if !interest
+            .get(&kind.0)
+            .is_some_and(|owners| !owners.is_empty())
+        {
+            return Ok(());
+        }
+        self.disable_raw(kind)?;
+        self.enable_raw(kind)
+    }
+
     /// Turn every kind someone wants on again (after CUPTI was reset under cupmon).
     pub fn reenable_all(&self) -> Result<(), CuptiError> {
         for (&kind, owners) in lock().iter() {

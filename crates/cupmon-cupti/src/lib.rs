@@ -13,6 +13,7 @@
 //! ```
 #![allow(unsafe_code)]
 
+mod activity_settings;
 mod buffer;
 mod callbacks;
 mod clock;
@@ -23,6 +24,7 @@ pub mod env_vars;
 mod error;
 mod interest;
 mod kernel_names;
+pub mod launches;
 mod load;
 mod locate;
 pub mod raw;
@@ -35,5 +37,6 @@ pub use cupti::Cupti;
 pub use device::{device_properties, DeviceProperties};
 pub use error::{CuptiError, LoadError, Tried};
 pub use interest::Owner;
+pub use launches::{launch_counting, launch_counts, Counting, LaunchCounts};
 pub use load::LoadOptions;
 pub use locate::SearchOptions;

@@ -113,7 +113,7 @@ impl Cupti {
             },
             None => search(&options.search, open).map_err(|tried| LoadError::NotFound { tried })?,
         };
-        let cupti = Cupti::new(library, raw, path)?;
+        let cupti = Cupti::new(library, raw, path, options.libcuda.clone())?;
         check_version(&cupti)?;
         Ok(Box::leak(Box::new(cupti)))
     }

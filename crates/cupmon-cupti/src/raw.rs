@@ -40,6 +40,29 @@ pub type PushExternalCorrelationIdFn = unsafe extern "C" fn(c_uint, u64) -> RawS
 pub type PopExternalCorrelationIdFn = unsafe extern "C" fn(c_uint, *mut u64) -> RawStatus;
 pub type GetLastErrorFn = unsafe extern "C" fn() -> RawStatus;
 
+/// `CUpti_SubscriberHandle`: CUPTI's opaque handle of a callback subscriber.
+pub type SubscriberHandle = *mut c_void;
+/// `CUpti_CallbackFunc(void *userdata, CUpti_CallbackDomain, CUpti_CallbackId, const void *cbdata)`.
+pub type CallbackFn = unsafe extern "C" fn(*mut c_void, u32, u32, *const c_void);
+/// `cuptiSubscribe(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *userdata)`.
+pub type SubscribeFn =
+    unsafe extern "C" fn(*mut SubscriberHandle, Option<CallbackFn>, *mut c_void) -> RawStatus;
+/// `cuptiUnsubscribe(CUpti_SubscriberHandle)`.
+pub type UnsubscribeFn = unsafe extern "C" fn(SubscriberHandle) -> RawStatus;
+/// `cuptiEnableCallback(uint32_t enable, subscriber, domain, cbid)`.
+pub type EnableCallbackFn = unsafe extern "C" fn(u32, SubscriberHandle, u32, u32) -> RawStatus;
+/// `cuptiEnableDomain(uint32_t enable, subscriber, domain)`.
+pub type EnableDomainFn = unsafe extern "C" fn(u32, SubscriberHandle, u32) -> RawStatus;
+/// `cuptiEnableAllDomains(uint32_t enable, subscriber)`.
+pub type EnableAllDomainsFn = unsafe extern "C" fn(u32, SubscriberHandle) -> RawStatus;
+/// `cuptiGetCallbackState(uint32_t *enable, subscriber, domain, cbid)`.
+pub type GetCallbackStateFn =
+    unsafe extern "C" fn(*mut u32, SubscriberHandle, u32, u32) -> RawStatus;
+/// `cuptiActivityFlushPeriod(uint32_t time_ms)`: CUPTI's own periodic flush.
+pub type FlushPeriodFn = unsafe extern "C" fn(u32) -> RawStatus;
+/// `cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t *valueSize, void *value)`.
+pub type SetAttributeFn = unsafe extern "C" fn(u32, *mut usize, *mut c_void) -> RawStatus;
+
 /// The CUPTI functions cupmon calls. Optional ones are missing from older CUPTI
 /// releases. Reading a field is safe; calling it is `unsafe` and must follow
 /// CUPTI's documented contract for that function.
@@ -62,6 +85,16 @@ pub struct RawApi {
     pub activity_push_external_correlation_id: PushExternalCorrelationIdFn,
     pub activity_pop_external_correlation_id: PopExternalCorrelationIdFn,
     pub get_last_error: GetLastErrorFn,
+    /// The callback API (launch counting, and other clients' subscriptions).
+    pub subscribe: Option<SubscribeFn>,
+    pub unsubscribe: Option<UnsubscribeFn>,
+    pub enable_callback: Option<EnableCallbackFn>,
+    pub enable_domain: Option<EnableDomainFn>,
+    pub enable_all_domains: Option<EnableAllDomainsFn>,
+    pub get_callback_state: Option<GetCallbackStateFn>,
+    /// CUPTI's settings the GPU sweeps try (`CUPMON_CUPTI_*`).
+    pub activity_flush_period: Option<FlushPeriodFn>,
+    pub activity_set_attribute: Option<SetAttributeFn>,
 }
 
 impl RawApi {
@@ -111,6 +144,14 @@ impl RawApi {
                 "cuptiActivityPopExternalCorrelationId"
             ),
             get_last_error: required!("cuptiGetLastError"),
+            subscribe: optional!("cuptiSubscribe"),
+            unsubscribe: optional!("cuptiUnsubscribe"),
+            enable_callback: optional!("cuptiEnableCallback"),
+            enable_domain: optional!("cuptiEnableDomain"),
+            enable_all_domains: optional!("cuptiEnableAllDomains"),
+            get_callback_state: optional!("cuptiGetCallbackState"),
+            activity_flush_period: optional!("cuptiActivityFlushPeriod"),
+            activity_set_attribute: optional!("cuptiActivitySetAttribute"),
         })
     }
 }

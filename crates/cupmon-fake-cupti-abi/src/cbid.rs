@@ -22,5 +22,7 @@ pub const RUNTIME_MEM_POOL_TRIM_TO: u32 = 377;
 pub const RUNTIME_MEM_POOL_CREATE: u32 = 383;
 /// `cudaMemPoolDestroy`.
 pub const RUNTIME_MEM_POOL_DESTROY: u32 = 384;
+/// `cudaGraphLaunch`.
+pub const RUNTIME_GRAPH_LAUNCH: u32 = 311;
 /// `cuLaunchKernel` (driver API).
 pub const DRIVER_LAUNCH_KERNEL: u32 = 307;

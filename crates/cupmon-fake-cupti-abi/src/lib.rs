@@ -52,6 +52,38 @@ pub struct FakeStats {
     pub pending_kernels: u64,
     /// Allocations made through `cupmonFakeMalloc` and not freed yet.
     pub live_allocations: u64,
+    /// Callbacks issued to the subscriber (enter and exit count one each).
+    pub callbacks_issued: u64,
+    /// Records lost, neither written nor counted as dropped, during stalls.
+    pub records_lost_in_stall: u64,
+    /// The stall in force ([`stall`]; 0: none).
+    pub stalled: u64,
+    /// Stalls ended by the action they waited for.
+    pub stall_recoveries: u64,
+    /// CUPTI's settings as last set (0: never): `cuptiActivityFlushPeriod`'s
+    /// milliseconds, the device buffer size and pool limit attributes.
+    pub flush_period_ms: u64,
+    pub device_buffer_size: u64,
+    pub device_buffer_pool_limit: u64,
+    /// 1 while a callback subscriber is registered.
+    pub subscribed: u64,
+}
+
+/// The action that ends a stall of `cupmonFakeStall`. While a stall lasts the fake
+/// holds none of the client's buffers, asks for none and delivers nothing, and every
+/// record is lost without being counted as dropped (what CUPTI 13.0 did on the H200 at
+/// about 1 M kernels/s sustained).
+pub mod stall {
+    /// No stall (ends one at once).
+    pub const NONE: u32 = 0;
+    /// A forced `cuptiActivityFlushAll` ends it.
+    pub const ENDS_ON_FORCED_FLUSH: u32 = 1;
+    /// Disabling and enabling an activity kind ends it.
+    pub const ENDS_ON_KIND_REENABLED: u32 = 2;
+    /// Registering the activity callbacks again ends it.
+    pub const ENDS_ON_CALLBACKS_REGISTERED: u32 = 3;
+    /// Nothing ends it.
+    pub const FOREVER: u32 = 4;
 }
 
 /// `CUpti_ActivityMemoryPoolOperationType`, the `operation` of `cupmonFakeMemPool`.
@@ -122,6 +154,32 @@ controls! {
     /// `(out, size)`: copies at most `size` bytes of [`FakeStats`] to `out`.
     STATS, StatsFn = "cupmonFakeStats": unsafe extern "C" fn(*mut FakeStats, usize) -> Status;
     /// Flushes everything to the client, then clears the fake's state but
-    /// the registered callbacks.
+    /// the registered callbacks (and the callback subscriber with what it enabled).
     RESET, ResetFn = "cupmonFakeReset": unsafe extern "C" fn();
+    /// `(domain, cbid, count, stream_id, name, result)`: `count` launches of kernel
+    /// `name` by API call `cbid` of `domain` (1 driver, 2 runtime) returning `result`
+    /// (not 0: the launch fails and runs nothing).
+    LAUNCH_KERNELS_VIA, LaunchKernelsViaFn = "cupmonFakeLaunchKernelsVia":
+        unsafe extern "C" fn(u32, u32, u32, u32, *const c_char, i32) -> Status;
+    /// `(kernel_nodes, child_kernel_nodes, conditional, out_exec)`: instantiates a
+    /// graph of `kernel_nodes` kernel nodes and an empty node, a child graph of
+    /// `child_kernel_nodes` kernel nodes when non-zero, a conditional node (whose body
+    /// runs one kernel per launch) when `conditional` is non-zero; issues the
+    /// graph-exec-created callback and writes the executable graph to `out_exec`.
+    GRAPH_INSTANTIATE, GraphInstantiateFn = "cupmonFakeGraphInstantiate":
+        unsafe extern "C" fn(u32, u32, u32, *mut u64) -> Status;
+    /// `(exec, count, stream_id, name)`: `count` `cudaGraphLaunch` calls of `exec`, each
+    /// running its kernels (all named `name`) under the launch's correlation id.
+    GRAPH_LAUNCH, GraphLaunchFn = "cupmonFakeGraphLaunch":
+        unsafe extern "C" fn(u64, u32, u32, *const c_char) -> Status;
+    /// `(exec)`: destroys an executable graph (graph-exec-destroy callback first).
+    GRAPH_DESTROY, GraphDestroyFn = "cupmonFakeGraphDestroy": unsafe extern "C" fn(u64) -> Status;
+    /// `(count, stream_id)`: `count` `cudaLaunchKernel` calls made while the stream is
+    /// captured into a graph: each adds a kernel node (graph-node-created callback
+    /// inside the call) and runs nothing.
+    CAPTURE_KERNELS, CaptureKernelsFn = "cupmonFakeCaptureKernels":
+        unsafe extern "C" fn(u32, u32) -> Status;
+    /// `(mode)`: starts a stall ending on the action [`stall`] names (NONE ends one).
+    /// Starting one first hands the client every buffer the fake holds.
+    STALL, StallFn = "cupmonFakeStall": unsafe extern "C" fn(u32) -> Status;
 }

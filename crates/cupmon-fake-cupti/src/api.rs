@@ -87,6 +87,7 @@ pub extern "C" fn cuptiActivityRegisterCallbacks(
     let fake = fake();
     lock(&fake.config).callbacks = Some(Callbacks { request, complete });
     Counters::bump(&fake.counters.register_calls);
+    crate::controls::stall_action(cupmon_fake_cupti_abi::stall::ENDS_ON_CALLBACKS_REGISTERED);
     delivery::start_thread();
     SUCCESS
 }
@@ -96,10 +97,20 @@ fn set_kind(kind: u32, enable: bool) -> RawStatus {
         return report(Status::ERROR_INVALID_KIND);
     }
     let mut config = lock(&fake().config);
+    let was_on = config.is_enabled(kind);
     if enable {
         config.enabled |= 1 << kind;
     } else {
         config.enabled &= !(1 << kind);
+    }
+    if config.stall == cupmon_fake_cupti_abi::stall::ENDS_ON_KIND_REENABLED {
+        if was_on && !enable {
+            config.stall_kind_disabled = true;
+        } else if enable && config.stall_kind_disabled {
+            drop(config);
+            crate::controls::stall_action(cupmon_fake_cupti_abi::stall::ENDS_ON_KIND_REENABLED);
+            return SUCCESS;
+        }
     }
     // The kind overrides earlier per-call settings.
     match ActivityKind(kind) {
@@ -144,11 +155,48 @@ pub extern "C" fn cuptiActivityFlushAll(flag: u32) -> RawStatus {
     }
     Counters::bump(&fake.counters.flush_calls);
     let forced = flag & FLUSH_FORCED != 0;
+    if forced {
+        crate::controls::stall_action(cupmon_fake_cupti_abi::stall::ENDS_ON_FORCED_FLUSH);
+    }
     let delay_us = lock(&fake.config).flush_delay_us;
     if delay_us > 0 && !forced {
         std::thread::sleep(std::time::Duration::from_micros(delay_us));
     }
     delivery::flush(forced, false);
+    SUCCESS
+}
+
+/// `cuptiActivityFlushPeriod`: remembered (the fake's flushes are the client's).
+#[no_mangle]
+pub extern "C" fn cuptiActivityFlushPeriod(ms: u32) -> RawStatus {
+    lock(&fake().config).flush_period_ms = u64::from(ms);
+    SUCCESS
+}
+
+/// `cuptiActivitySetAttribute`: the device buffer size (0) and pool limit (2),
+/// remembered; other attributes, or a value size other than a `size_t`'s, are
+/// INVALID_PARAMETER.
+///
+/// # Safety
+/// `size` must be null or valid for reads; `value` for reads of `*size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn cuptiActivitySetAttribute(
+    attribute: u32,
+    size: *mut usize,
+    value: *mut c_void,
+) -> RawStatus {
+    // SAFETY: checked non-null; readable by the caller's contract.
+    if size.is_null() || value.is_null() || unsafe { size.read() } != size_of::<usize>() {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    // SAFETY: `value` holds a size_t (checked above).
+    let value = unsafe { value.cast::<usize>().read_unaligned() } as u64;
+    let mut config = lock(&fake().config);
+    match attribute {
+        0 => config.device_buffer_size = value,
+        2 => config.device_buffer_pool_limit = value,
+        _ => return report(Status::ERROR_INVALID_PARAMETER),
+    }
     SUCCESS
 }
 

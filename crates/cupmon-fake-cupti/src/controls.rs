@@ -7,15 +7,15 @@
 
 use std::ffi::{c_char, CStr};
 
-use cupmon_fake_cupti_abi::{self as abi, cbid, mem_pool, FakeStats};
+use cupmon_fake_cupti_abi::{self as abi, cbid, mem_pool, stall, FakeStats};
 use cupmon_records::{ApiDomain, Record};
 
 use crate::cupti_types::{RawStatus, Status};
-use crate::emit::{calls, Work};
+use crate::emit::{calls, calls_with, Work};
 use crate::memory::MemoryCall;
 use crate::results::report;
 use crate::state::{fake, lock};
-use crate::{clock, delivery, names};
+use crate::{clock, delivery, graphs, names};
 
 const SUCCESS: RawStatus = Status::SUCCESS.0;
 
@@ -203,6 +203,147 @@ pub extern "C" fn cupmonFakeMemPool(
     SUCCESS
 }
 
+/// `count` launches of kernel `name` through API call `cbid` of `domain` (1: driver,
+/// 2: runtime), each returning `result` (a failed launch makes no records).
+///
+/// # Safety
+/// `name` must be null or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn cupmonFakeLaunchKernelsVia(
+    domain: u32,
+    cbid: u32,
+    count: u32,
+    stream_id: u32,
+    name: *const c_char,
+    result: i32,
+) -> RawStatus {
+    let domain = match domain {
+        1 => ApiDomain::Driver,
+        2 => ApiDomain::Runtime,
+        _ => return report(Status::ERROR_INVALID_PARAMETER),
+    };
+    if name.is_null() {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    // SAFETY: a valid C string by the caller's contract; copied by `intern`.
+    let name_ptr = names::intern(unsafe { CStr::from_ptr(name) });
+    let work = Work::Kernel {
+        stream_id,
+        name_ptr,
+    };
+    calls_with(domain, cbid, work, count, std::ptr::null(), result);
+    SUCCESS
+}
+
+/// Instantiates a graph (see `cupmon_fake_cupti_abi::GRAPH_INSTANTIATE`).
+///
+/// # Safety
+/// `out_exec` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cupmonFakeGraphInstantiate(
+    kernel_nodes: u32,
+    child_kernel_nodes: u32,
+    conditional: u32,
+    out_exec: *mut u64,
+) -> RawStatus {
+    if out_exec.is_null() {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    let exec = graphs::instantiate(kernel_nodes, child_kernel_nodes, conditional != 0);
+    // SAFETY: checked non-null; valid for a write by the caller's contract.
+    unsafe { out_exec.write(exec) };
+    SUCCESS
+}
+
+/// `cudaGraphLaunch`'s parameters as CUPTI's callback data points at them.
+#[repr(C)]
+struct GraphLaunchParams {
+    exec: *mut std::ffi::c_void,
+    stream: *mut std::ffi::c_void,
+}
+
+/// `count` launches of `exec` (see `cupmon_fake_cupti_abi::GRAPH_LAUNCH`).
+///
+/// # Safety
+/// `name` must be null or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn cupmonFakeGraphLaunch(
+    exec: u64,
+    count: u32,
+    stream_id: u32,
+    name: *const c_char,
+) -> RawStatus {
+    let (Some(kernels), false) = (graphs::kernels_of(exec), name.is_null()) else {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    };
+    // SAFETY: a valid C string by the caller's contract; copied by `intern`.
+    let name_ptr = names::intern(unsafe { CStr::from_ptr(name) });
+    let params = GraphLaunchParams {
+        exec: exec as usize as *mut std::ffi::c_void,
+        stream: stream_id as usize as *mut std::ffi::c_void,
+    };
+    let work = Work::Graph {
+        stream_id,
+        name_ptr,
+        kernels,
+    };
+    let params_ptr = (&params as *const GraphLaunchParams).cast();
+    calls_with(
+        ApiDomain::Runtime,
+        cbid::RUNTIME_GRAPH_LAUNCH,
+        work,
+        count,
+        params_ptr,
+        0,
+    );
+    SUCCESS
+}
+
+/// `count` kernel launches captured into a graph (see
+/// `cupmon_fake_cupti_abi::CAPTURE_KERNELS`).
+#[no_mangle]
+pub extern "C" fn cupmonFakeCaptureKernels(count: u32, _stream_id: u32) -> RawStatus {
+    crate::emit::captured_calls(cbid::RUNTIME_LAUNCH_KERNEL, count);
+    SUCCESS
+}
+
+/// Destroys an executable graph.
+#[no_mangle]
+pub extern "C" fn cupmonFakeGraphDestroy(exec: u64) -> RawStatus {
+    if graphs::destroy(exec) {
+        SUCCESS
+    } else {
+        report(Status::ERROR_INVALID_PARAMETER)
+    }
+}
+
+/// Starts (or, with `stall::NONE`, ends) a stall: see `cupmon_fake_cupti_abi::stall`.
+#[no_mangle]
+pub extern "C" fn cupmonFakeStall(mode: u32) -> RawStatus {
+    if mode > stall::FOREVER {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    if mode != stall::NONE {
+        // What the H200 showed: CUPTI holds none of the client's buffers.
+        delivery::flush(true, true);
+    }
+    let mut config = lock(&fake().config);
+    config.stall = mode;
+    config.stall_kind_disabled = false;
+    SUCCESS
+}
+
+/// Ends a stall waiting for `action` (a `stall::ENDS_ON_*` value).
+pub(crate) fn stall_action(action: u32) {
+    let fake = fake();
+    let mut config = lock(&fake.config);
+    if config.stall != stall::NONE && config.stall == action {
+        config.stall = stall::NONE;
+        config.stall_kind_disabled = false;
+        crate::state::Counters::bump(&fake.counters.stall_recoveries);
+    }
+}
+
 /// Delay before each asynchronous delivery of a full buffer.
 #[no_mangle]
 pub extern "C" fn cupmonFakeSetCompletionDelayUs(delay_us: u64) {
@@ -289,6 +430,11 @@ pub extern "C" fn cupmonFakeReset() {
         config.kernels_pending = false;
         config.completion_delay_us = 0;
         config.flush_delay_us = 0;
+        config.stall = stall::NONE;
+        config.stall_kind_disabled = false;
+        config.flush_period_ms = 0;
+        config.device_buffer_size = 0;
+        config.device_buffer_pool_limit = 0;
     }
     delivery::flush(true, true);
     {
@@ -320,6 +466,12 @@ const _: () = {
     let _: abi::DeliverForeignBufferFn = cupmonFakeDeliverForeignBuffer;
     let _: abi::StatsFn = cupmonFakeStats;
     let _: abi::ResetFn = cupmonFakeReset;
+    let _: abi::LaunchKernelsViaFn = cupmonFakeLaunchKernelsVia;
+    let _: abi::GraphInstantiateFn = cupmonFakeGraphInstantiate;
+    let _: abi::GraphLaunchFn = cupmonFakeGraphLaunch;
+    let _: abi::GraphDestroyFn = cupmonFakeGraphDestroy;
+    let _: abi::StallFn = cupmonFakeStall;
+    let _: abi::CaptureKernelsFn = cupmonFakeCaptureKernels;
 };
 
 #[cfg(test)]
@@ -346,6 +498,10 @@ mod tests {
         assert_eq!(
             ApiDomain::Driver.known_name(cbid::DRIVER_LAUNCH_KERNEL),
             Some("cuLaunchKernel")
+        );
+        assert_eq!(
+            ApiDomain::Runtime.known_name(cbid::RUNTIME_GRAPH_LAUNCH),
+            Some("cudaGraphLaunch")
         );
     }
 }

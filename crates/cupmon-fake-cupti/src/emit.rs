@@ -10,9 +10,12 @@ use cupmon_records::{
     MemsetRecord, Record,
 };
 
+use crate::cupti_types::{
+    CallbackData, DOMAIN_DRIVER_API, DOMAIN_RUNTIME_API, SITE_ENTER, SITE_EXIT,
+};
 use crate::memory::MemoryCall;
 use crate::state::{fake, lock, Config, Counters, HeldRecord, LentBuffer};
-use crate::{clock, layout};
+use crate::{clock, layout, subscriber};
 
 /// External correlation kinds CUPTI accepts (UNKNOWN .. CUSTOM2).
 pub(crate) const EXTERNAL_KINDS: std::ops::RangeInclusive<u32> = 1..=5;
@@ -35,6 +38,12 @@ pub(crate) enum Work {
         stream_id: u32,
         name_ptr: u64,
     },
+    /// A graph launch: `kernels` kernels under the launch's correlation id.
+    Graph {
+        stream_id: u32,
+        name_ptr: u64,
+        kernels: u32,
+    },
     Memcpy {
         stream_id: u32,
         bytes: u64,
@@ -53,21 +62,102 @@ pub(crate) enum Work {
 /// external-correlation and API records if the call is traced, then the GPU record
 /// if its kind is enabled.
 pub(crate) fn calls(domain: ApiDomain, cbid: u32, work: Work, count: u32) {
-    let fake = fake();
-    let _emit = lock(&fake.emit);
+    calls_with(domain, cbid, work, count, std::ptr::null(), 0);
+}
+
+/// `count` launch calls `cbid` made into a stream being captured: each issues the
+/// graph-node-created callback inside the call and makes no GPU record.
+pub(crate) fn captured_calls(cbid: u32, count: u32) {
+    let with_callbacks = subscriber::wanted(DOMAIN_RUNTIME_API, cbid);
     for _ in 0..count {
-        let records = {
-            let config = lock(&fake.config);
-            call_records(&config, domain, cbid, work)
+        let mut returned = 0i32;
+        let mut data = CallbackData {
+            callback_site: SITE_ENTER,
+            function_name: std::ptr::null(),
+            function_params: std::ptr::null(),
+            function_return_value: (&mut returned as *mut i32).cast(),
+            symbol_name: std::ptr::null(),
+            context: std::ptr::null_mut(),
+            context_uid: 1,
+            correlation_data: std::ptr::null_mut(),
+            correlation_id: next_correlation_id(),
         };
-        for record in records {
-            append(record);
+        if with_callbacks {
+            subscriber::issue(
+                DOMAIN_RUNTIME_API,
+                cbid,
+                (&data as *const CallbackData).cast(),
+            );
+        }
+        crate::graphs::kernel_node_captured();
+        if with_callbacks {
+            data.callback_site = SITE_EXIT;
+            subscriber::issue(
+                DOMAIN_RUNTIME_API,
+                cbid,
+                (&data as *const CallbackData).cast(),
+            );
         }
     }
 }
 
-fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Vec<HeldRecord> {
-    let correlation_id = next_correlation_id();
+/// [`calls`], with the call's parameters as the callbacks show them and the result it
+/// returns: a call that fails (`result` not 0) makes no records.
+pub(crate) fn calls_with(
+    domain: ApiDomain,
+    cbid: u32,
+    work: Work,
+    count: u32,
+    params: *const std::ffi::c_void,
+    result: i32,
+) {
+    let fake = fake();
+    let callback_domain = match domain {
+        ApiDomain::Runtime => DOMAIN_RUNTIME_API,
+        ApiDomain::Driver => DOMAIN_DRIVER_API,
+    };
+    let with_callbacks = subscriber::wanted(callback_domain, cbid);
+    for _ in 0..count {
+        let correlation_id = next_correlation_id();
+        let mut returned = result;
+        let mut data = CallbackData {
+            callback_site: SITE_ENTER,
+            function_name: std::ptr::null(),
+            function_params: params,
+            function_return_value: (&mut returned as *mut i32).cast(),
+            symbol_name: std::ptr::null(),
+            context: std::ptr::null_mut(),
+            context_uid: 1,
+            correlation_data: std::ptr::null_mut(),
+            correlation_id,
+        };
+        if with_callbacks {
+            subscriber::issue(callback_domain, cbid, (&data as *const CallbackData).cast());
+        }
+        if result == 0 {
+            let _emit = lock(&fake.emit);
+            let records = {
+                let config = lock(&fake.config);
+                call_records(&config, domain, cbid, work, correlation_id)
+            };
+            for record in records {
+                append(record);
+            }
+        }
+        if with_callbacks {
+            data.callback_site = SITE_EXIT;
+            subscriber::issue(callback_domain, cbid, (&data as *const CallbackData).cast());
+        }
+    }
+}
+
+fn call_records(
+    config: &Config,
+    domain: ApiDomain,
+    cbid: u32,
+    work: Work,
+    correlation_id: u32,
+) -> Vec<HeldRecord> {
     let start = clock::now();
     let mut records = Vec::new();
     let traced = match domain {
@@ -105,43 +195,34 @@ fn call_records(config: &Config, domain: ApiDomain, cbid: u32, work: Work) -> Ve
     let (gpu_start, gpu_end) = (start + 2_000, start + 12_000);
     match work {
         Work::None => {}
+        Work::Graph {
+            stream_id,
+            name_ptr,
+            kernels,
+        } => {
+            for _ in 0..kernels {
+                records.extend(kernel_record(
+                    config,
+                    stream_id,
+                    name_ptr,
+                    correlation_id,
+                    gpu_start,
+                    gpu_end,
+                ));
+            }
+        }
         Work::Kernel {
             stream_id,
             name_ptr,
         } => {
-            let concurrent = config.is_enabled(ActivityKind::CONCURRENT_KERNEL.0);
-            if concurrent || config.is_enabled(ActivityKind::KERNEL.0) {
-                static GRID_ID: AtomicI64 = AtomicI64::new(1);
-                let pending = config.kernels_pending;
-                let end = if pending { 0 } else { gpu_end };
-                let kernel = KernelRecord {
-                    kind: if concurrent {
-                        ActivityKind::CONCURRENT_KERNEL
-                    } else {
-                        ActivityKind::KERNEL
-                    },
-                    start: gpu_start,
-                    end,
-                    completed: end,
-                    context_id: 1,
-                    stream_id,
-                    grid_x: 128,
-                    grid_y: 1,
-                    grid_z: 1,
-                    block_x: 256,
-                    block_y: 1,
-                    block_z: 1,
-                    registers_per_thread: 32,
-                    correlation_id,
-                    grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
-                    name_ptr,
-                    ..KernelRecord::default()
-                };
-                records.push(HeldRecord {
-                    record: Record::Kernel(kernel),
-                    pending,
-                });
-            }
+            records.extend(kernel_record(
+                config,
+                stream_id,
+                name_ptr,
+                correlation_id,
+                gpu_start,
+                gpu_end,
+            ));
         }
         Work::Memcpy {
             stream_id,
@@ -216,6 +297,11 @@ fn held(record: Record) -> HeldRecord {
 /// with the `emit` lock held (and no other).
 fn append(record: HeldRecord) {
     let fake = fake();
+    if lock(&fake.config).stall != 0 {
+        // The stall seen on the H200: CUPTI neither records nor counts as dropped.
+        Counters::bump(&fake.counters.records_lost_in_stall);
+        return;
+    }
     let size = encoded_size(&record.record, layout());
     if !make_room(size) {
         lock(&fake.buffers).dropped += 1;
@@ -277,4 +363,49 @@ fn make_room(size: usize) -> bool {
     }
     buffers.open = Some(lent);
     true
+}
+
+/// A kernel's record as CUPTI makes it (if a kernel kind is enabled).
+fn kernel_record(
+    config: &Config,
+    stream_id: u32,
+    name_ptr: u64,
+    correlation_id: u32,
+    gpu_start: u64,
+    gpu_end: u64,
+) -> Option<HeldRecord> {
+    let concurrent = config.is_enabled(ActivityKind::CONCURRENT_KERNEL.0);
+    if !(concurrent || config.is_enabled(ActivityKind::KERNEL.0)) {
+        return None;
+    }
+    static GRID_ID: AtomicI64 = AtomicI64::new(1);
+    let pending = config.kernels_pending;
+    let end = if pending { 0 } else { gpu_end };
+    let kernel = KernelRecord {
+        kind: if concurrent {
+            ActivityKind::CONCURRENT_KERNEL
+        } else {
+            ActivityKind::KERNEL
+        },
+        start: gpu_start,
+        end,
+        completed: end,
+        context_id: 1,
+        stream_id,
+        grid_x: 128,
+        grid_y: 1,
+        grid_z: 1,
+        block_x: 256,
+        block_y: 1,
+        block_z: 1,
+        registers_per_thread: 32,
+        correlation_id,
+        grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
+        name_ptr,
+        ..KernelRecord::default()
+    };
+    Some(HeldRecord {
+        record: Record::Kernel(kernel),
+        pending,
+    })
 }

@@ -6,7 +6,10 @@
 //! correlation ids, buffers requested from the client, filled with records in
 //! CUPTI 13.0's byte layout (encoded by `cupmon-records`), delivered from a
 //! thread when full and synchronously by `cuptiActivityFlushAll`, and records
-//! dropped and counted when the client has no buffer.
+//! dropped and counted when the client has no buffer. Its callback API has one
+//! subscriber, issues API callbacks at the enter and exit of every call the controls
+//! make and resource callbacks for executable graphs (whose nodes it lists as the
+//! driver would); a stall mode loses records uncounted until the client acts.
 //!
 //! Tests make activity with the `cupmonFake*` functions (see `controls`; the
 //! interface is declared in `cupmon-fake-cupti-abi`), reached safely through
@@ -25,10 +28,12 @@ mod controls;
 mod cupti_types;
 mod delivery;
 mod emit;
+mod graphs;
 mod memory;
 mod names;
 mod results;
 mod state;
+mod subscriber;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -25,6 +25,10 @@ fn texts() -> &'static HashMap<u32, (CString, CString)> {
                 "no external correlation id is pushed for this kind",
             ),
             (Status::ERROR_INVALID_KIND, "the activity kind is not valid"),
+            (
+                Status::ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+                "a callback subscriber is already registered",
+            ),
         ]
         .into_iter()
         .map(|(status, message)| {

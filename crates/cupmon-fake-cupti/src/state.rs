@@ -27,6 +27,16 @@ pub(crate) struct Config {
     pub flush_delay_us: u64,
     /// Launch kernels as unfinished (see `cupmonFakeSetKernelsPending`).
     pub kernels_pending: bool,
+    /// A stall (`cupmonFakeStall`): 0 none; else the action that ends it (see
+    /// `cupmon_fake_cupti_abi::stall`). While it lasts records are lost uncounted.
+    pub stall: u32,
+    /// A kind was disabled during a stall that a re-enable ends.
+    pub stall_kind_disabled: bool,
+    /// CUPTI's settings as cupmon set them (`cuptiActivityFlushPeriod`,
+    /// `cuptiActivitySetAttribute`); 0: never set.
+    pub flush_period_ms: u64,
+    pub device_buffer_size: u64,
+    pub device_buffer_pool_limit: u64,
 }
 
 impl Config {
@@ -108,6 +118,9 @@ pub(crate) struct Counters {
     pub flush_calls: AtomicU64,
     pub register_calls: AtomicU64,
     pub finalize_calls: AtomicU64,
+    pub callbacks_issued: AtomicU64,
+    pub records_lost_in_stall: AtomicU64,
+    pub stall_recoveries: AtomicU64,
 }
 
 impl Counters {
@@ -126,6 +139,9 @@ impl Counters {
             &self.flush_calls,
             &self.register_calls,
             &self.finalize_calls,
+            &self.callbacks_issued,
+            &self.records_lost_in_stall,
+            &self.stall_recoveries,
         ] {
             counter.store(0, Ordering::Relaxed);
         }
@@ -168,10 +184,20 @@ impl Fake {
     pub fn stats(&self) -> FakeStats {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         let c = &self.counters;
-        let (enabled_kinds, thread_id_type) = {
+        let (enabled_kinds, thread_id_type, stalled, settings) = {
             let config = lock(&self.config);
-            (config.enabled, u64::from(config.thread_id_type))
+            (
+                config.enabled,
+                u64::from(config.thread_id_type),
+                u64::from(config.stall),
+                (
+                    config.flush_period_ms,
+                    config.device_buffer_size,
+                    config.device_buffer_pool_limit,
+                ),
+            )
         };
+        let subscribed = u64::from(crate::subscriber::subscribed());
         let live_allocations = lock(&self.memory).live_count();
         let buffers = lock(&self.buffers);
         let held = buffers.open.iter().chain(&buffers.full);
@@ -191,6 +217,14 @@ impl Fake {
             thread_id_type,
             pending_kernels,
             live_allocations,
+            callbacks_issued: load(&c.callbacks_issued),
+            records_lost_in_stall: load(&c.records_lost_in_stall),
+            stalled,
+            stall_recoveries: load(&c.stall_recoveries),
+            flush_period_ms: settings.0,
+            device_buffer_size: settings.1,
+            device_buffer_pool_limit: settings.2,
+            subscribed,
         }
     }
 }

@@ -76,7 +76,12 @@ fn status(s: &Session) -> ProcessStatus {
         records: stats.records,
         dropped_records: stats.dropped_records,
         dump_bytes: dir_bytes(&config.dump_dir),
-        budget_bytes: None,
+        budget_bytes: m.budget_bytes(),
+        kernels_launched: stats.kernels_launched,
+        launches_not_counted: stats.launches_not_counted.clone(),
+        kernels_unaccounted: stats.kernels_unaccounted,
+        recoveries: stats.recoveries,
+        delivery_gaps: stats.delivery_gaps,
         window: WindowStatus {
             open: m.window_open(),
             owner: owner.as_ref().map(|o| o.who.clone()),
@@ -118,21 +123,37 @@ fn short_command(cmdline: &[u8]) -> Vec<String> {
     out
 }
 
-/// Bytes of the files directly in `dir` (a dump directory has no subdirectories).
-fn dir_bytes(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
+/// Bytes of the files in `dir` and its subdirectories (a dump keeps its records in
+/// `segments/`: counting only the top level showed 0.0 MB for live dumps).
+pub(crate) fn dir_bytes(dir: &std::path::Path) -> u64 {
+    fn walk(dir: &std::path::Path, depth: u32) -> u64 {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Some((e.path(), e.metadata().ok()?)))
+            .map(|(path, m)| match () {
+                _ if m.is_file() => m.len(),
+                _ if m.is_dir() && depth < 4 => walk(&path, depth + 1),
+                _ => 0,
+            })
+            .sum()
+    }
+    walk(dir, 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_live_dumps_size_counts_its_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cupti_monitor_meta.bin"), [0u8; 100]).unwrap();
+        std::fs::create_dir(dir.path().join("segments")).unwrap();
+        std::fs::write(dir.path().join("segments/seg-000000.cupmr"), [0u8; 5000]).unwrap();
+        assert_eq!(dir_bytes(dir.path()), 5100);
+    }
 
     #[test]
     fn a_huge_command_line_is_cut_to_fit_an_answer() {

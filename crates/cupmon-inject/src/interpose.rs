@@ -6,10 +6,13 @@
 //! (resolved from libcupti's own handle, never from the global scope where
 //! these symbols would shadow it).
 
-use std::ffi::c_uint;
+use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 
-use cupmon_cupti::raw::{CompleteCallback, RawContext, RawStatus, RequestCallback};
+use cupmon_cupti::launches;
+use cupmon_cupti::raw::{
+    CallbackFn, CompleteCallback, RawContext, RawStatus, RequestCallback, SubscriberHandle,
+};
 use cupmon_cupti::{ActivityKind, Cupti, CuptiStatus, Owner};
 
 use crate::clients::{self, ClockFn, Fanout};
@@ -230,4 +233,177 @@ pub(crate) fn detach() {
     debug(format_args!(
         "returned the activity callbacks to the client ({status})"
     ));
+}
+
+// The callback API. Before CUPTI 13.3 a process has one callback subscriber, and
+// cupmon's launch counter is one; another client's subscription (Kineto's) is served
+// through cupmon's, so both keep their callbacks. Handles cupmon did not give out
+// (a subscriber that came before cupmon) go to CUPTI unchanged.
+
+/// # Safety
+/// `subscriber` must be valid for a write (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiSubscribe(
+    subscriber: *mut SubscriberHandle,
+    callback: Option<CallbackFn>,
+    userdata: *mut c_void,
+) -> RawStatus {
+    guard(|| {
+        let Some(cupti) = real() else {
+            return NOT_INITIALIZED;
+        };
+        // SAFETY: the caller's out-pointer, passed on.
+        if let Some(status) = unsafe { cupti.subscribe_client(subscriber, callback, userdata) } {
+            debug(format_args!(
+                "cuptiSubscribe: client served through cupmon ({status})"
+            ));
+            return status;
+        }
+        match cupti.raw().subscribe {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(subscriber, callback, userdata) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// `cuptiSubscribe_v2(subscriber, callback, userdata, params)`: served as
+/// `cuptiSubscribe` (the parameters name the subscriber, for CUPTI 13.3's several).
+///
+/// # Safety
+/// As for `cuptiSubscribe`; `params` is CUPTI's parameter struct or null.
+#[no_mangle]
+pub unsafe extern "C" fn cuptiSubscribe_v2(
+    subscriber: *mut SubscriberHandle,
+    callback: Option<CallbackFn>,
+    userdata: *mut c_void,
+    params: *mut c_void,
+) -> RawStatus {
+    guard(|| {
+        let Some(cupti) = real() else {
+            return NOT_INITIALIZED;
+        };
+        // SAFETY: the caller's out-pointer, passed on.
+        if let Some(status) = unsafe { cupti.subscribe_client(subscriber, callback, userdata) } {
+            debug(format_args!(
+                "cuptiSubscribe_v2: client served through cupmon ({status})"
+            ));
+            return status;
+        }
+        type SubscribeV2Fn = unsafe extern "C" fn(
+            *mut SubscriberHandle,
+            Option<CallbackFn>,
+            *mut c_void,
+            *mut c_void,
+        ) -> RawStatus;
+        // SAFETY: the symbol has this signature in every CUPTI that exports it.
+        match unsafe { cupti.raw_symbol::<SubscribeV2Fn>("cuptiSubscribe_v2") } {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(subscriber, callback, userdata, params) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiUnsubscribe(subscriber: SubscriberHandle) -> RawStatus {
+    guard(|| {
+        if let Some(status) = launches::unsubscribe_client(subscriber) {
+            return status;
+        }
+        match real().and_then(|c| c.raw().unsubscribe) {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(subscriber) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiEnableCallback(
+    enable: u32,
+    subscriber: SubscriberHandle,
+    domain: u32,
+    cbid: u32,
+) -> RawStatus {
+    guard(|| {
+        if let Some(status) = launches::client_enable_callback(subscriber, enable, domain, cbid) {
+            return status;
+        }
+        match real().and_then(|c| c.raw().enable_callback) {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(enable, subscriber, domain, cbid) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiEnableDomain(
+    enable: u32,
+    subscriber: SubscriberHandle,
+    domain: u32,
+) -> RawStatus {
+    guard(|| {
+        if let Some(status) = launches::client_enable_domain(subscriber, enable, domain) {
+            return status;
+        }
+        match real().and_then(|c| c.raw().enable_domain) {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(enable, subscriber, domain) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// # Safety
+/// `subscriber` must be a handle `cuptiSubscribe` gave (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiEnableAllDomains(
+    enable: u32,
+    subscriber: SubscriberHandle,
+) -> RawStatus {
+    guard(|| {
+        if let Some(status) = launches::client_enable_all_domains(subscriber, enable) {
+            return status;
+        }
+        match real().and_then(|c| c.raw().enable_all_domains) {
+            // SAFETY: forwarded unchanged to the real function.
+            Some(f) => unsafe { f(enable, subscriber) },
+            None => NOT_INITIALIZED,
+        }
+    })
+}
+
+/// # Safety
+/// `enable` must be valid for a write (the caller's contract with CUPTI).
+#[no_mangle]
+pub unsafe extern "C" fn cuptiGetCallbackState(
+    enable: *mut u32,
+    subscriber: SubscriberHandle,
+    domain: u32,
+    cbid: u32,
+) -> RawStatus {
+    guard(|| {
+        match launches::client_callback_state(subscriber, domain, cbid) {
+            Some(Ok(on)) if !enable.is_null() => {
+                // SAFETY: non-null, valid for a write by the caller's contract.
+                unsafe { enable.write(u32::from(on)) };
+                SUCCESS
+            }
+            Some(Ok(_)) => CuptiStatus::ERROR_INVALID_PARAMETER.0,
+            Some(Err(status)) => status,
+            None => match real().and_then(|c| c.raw().get_callback_state) {
+                // SAFETY: forwarded unchanged to the real function.
+                Some(f) => unsafe { f(enable, subscriber, domain, cbid) },
+                None => NOT_INITIALIZED,
+            },
+        }
+    })
 }

@@ -224,3 +224,81 @@ fn rearm_takes_the_callbacks_back_from_a_client_that_took_them() {
     let stats = call(r#"{"op":"stop"}"#);
     assert_eq!(stats["records_by_kind"]["CONCURRENT_KERNEL"], 5, "{stats}");
 }
+
+static SUBSCRIBER_CALLS: Mutex<Vec<(u32, u32)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn kineto_like_callback(
+    _: *mut std::ffi::c_void,
+    domain: u32,
+    cbid: u32,
+    _: *const std::ffi::c_void,
+) {
+    SUBSCRIBER_CALLS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((domain, cbid));
+}
+
+#[test]
+fn a_callback_subscriber_keeps_its_callbacks_beside_cupmons_launch_counter() {
+    use cupmon_inject::interpose::{
+        cuptiEnableCallback, cuptiEnableDomain, cuptiGetCallbackState, cuptiSubscribe,
+        cuptiUnsubscribe,
+    };
+    let _guard = exclusive();
+    let (_cupti, fake) = load_fake();
+    fake.reset();
+    let dir = tempfile::tempdir().expect("tempdir");
+    call(&format!(
+        r#"{{"op":"start","output_dir":"{}"}}"#,
+        dir.path().join("dump").display()
+    ));
+    // Kineto subscribes after cupmon: with CUPTI 13.0 alone it would be refused.
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer and a callback with CUPTI's signature.
+    let status = unsafe {
+        cuptiSubscribe(
+            &mut handle,
+            Some(kineto_like_callback),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(
+        status, 0,
+        "the client is served through cupmon's subscription"
+    );
+    SUBSCRIBER_CALLS.lock().unwrap().clear();
+    // SAFETY: the handle cuptiSubscribe gave.
+    assert_eq!(unsafe { cuptiEnableCallback(1, handle, 3, 18) }, 0); // graph exec created
+                                                                     // SAFETY: as above.
+    assert_eq!(unsafe { cuptiEnableDomain(1, handle, 2) }, 0); // every runtime call
+    let mut on = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { cuptiGetCallbackState(&mut on, handle, 2, 211) }, 0);
+    assert_eq!(on, 1);
+    let exec = fake.graph_instantiate(5, 0, false).expect("graph");
+    fake.launch_kernels(4, 1, "k").expect("launch");
+    fake.graph_launch(exec, 1, 1, "g").expect("graph launch");
+    let calls = std::mem::take(&mut *SUBSCRIBER_CALLS.lock().unwrap());
+    assert_eq!(
+        calls.iter().filter(|&&c| c == (3, 18)).count(),
+        1,
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls.iter().filter(|&&c| c == (2, 211)).count(),
+        8,
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls.iter().filter(|&&c| c == (2, 311)).count(),
+        2,
+        "{calls:?}"
+    );
+    // SAFETY: as above.
+    assert_eq!(unsafe { cuptiUnsubscribe(handle) }, 0);
+    let stats = call(r#"{"op":"stop"}"#);
+    assert_eq!(stats["kernels_launched"], 4 + 5, "{stats}");
+    assert_eq!(stats["kernels_unaccounted"], 0, "{stats}");
+    fake.graph_destroy(exec).expect("destroy");
+}

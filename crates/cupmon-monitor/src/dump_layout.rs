@@ -8,20 +8,20 @@ use cupmon_records::{DumpWriter, MetaFile};
 
 use crate::{MonitorConfig, MonitorError};
 
-/// Create the dump directory and its writer, recording the budget in `meta`.
+/// Create the dump directory and its writer, recording the budget and layout in
+/// `meta` (the session's, so later rewrites keep them).
 pub(crate) fn create_dump(
     config: &MonitorConfig,
-    meta: &MetaFile,
+    meta: &mut MetaFile,
 ) -> Result<DumpWriter, MonitorError> {
     let keep = budget(config);
-    let mut meta = meta.clone();
     meta.set("keep_bytes", keep);
     if let Some(d) = config.keep_for {
         meta.set("keep_for_s", d.as_secs());
     }
     if config.raw {
         meta.set("layout", "raw");
-        return Ok(DumpWriter::create_raw(&config.dump_dir, &meta, Some(keep))?);
+        return Ok(DumpWriter::create_raw(&config.dump_dir, meta, Some(keep))?);
     }
     meta.set("layout", "segments");
     let policy = SegmentPolicy {
@@ -32,7 +32,7 @@ pub(crate) fn create_dump(
     };
     Ok(DumpWriter::create_segmented(
         &config.dump_dir,
-        &meta,
+        meta,
         policy,
     )?)
 }

@@ -7,7 +7,9 @@ use std::thread::JoinHandle;
 
 use cupmon_cupti::{CallbackStats, FlushFlag};
 
+use crate::flush_caller::FlushCaller;
 use crate::shared::Shared;
+use crate::stall_watch::StallWatch;
 use crate::MonitorError;
 
 /// A periodic flush this many flush periods long is slow: warned about while
@@ -17,6 +19,7 @@ pub const SLOW_FLUSH_PERIODS: u32 = 5;
 #[derive(Debug)]
 pub(crate) struct Flusher {
     handle: JoinHandle<()>,
+    caller: FlushCaller,
     /// Set to true to stop; the condvar wakes the thread early.
     stop: Arc<(Mutex<bool>, Condvar)>,
 }
@@ -26,13 +29,16 @@ impl Flusher {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let theirs = Arc::clone(&stop);
         let period = shared.config.flush_period;
+        let caller = FlushCaller::spawn(shared)?;
+        let flushes = caller.handle();
         let handle = std::thread::Builder::new()
             .name("cupmon-flush".into())
             .spawn(move || {
                 let (flag, cv) = &*theirs;
                 let mut watch = TakeoverWatch::default();
                 let mut starving = StarvationWatch::default();
-                let mut slow = SlowFlushWatch::new(period);
+                let mut stalls = StallWatch::default();
+                let mut periods = 0u64;
                 loop {
                     // Check the flag under the lock before waiting: a stop that
                     // came before this thread first took the lock must not be
@@ -42,9 +48,9 @@ impl Flusher {
                         .wait_timeout_while(stopped, period, |stopped| !*stopped)
                         .unwrap_or_else(|p| p.into_inner());
                     if *stopped {
+                        stalls.finish(shared);
                         return;
                     }
-                    // Flush without the lock, so stop() never waits on a flush to take it.
                     drop(stopped);
                     let flush_since = std::time::Instant::now();
                     // Every period, busy or not: besides bringing back partly filled
@@ -52,11 +58,10 @@ impl Flusher {
                     // buffers. Skipping it while buffers came back by themselves stopped
                     // recording at exactly 25,000,000 records on the H200 (250 device
                     // buffers of 100,000 records, CUPTI's default pool limit) until
-                    // the next flush (bench/recorder/RESULTS.md).
-                    if let Err(e) = shared.cupti.flush_all(FlushFlag::NONE) {
-                        cupmon_log::warn!("periodic flush: {e}");
-                    }
-                    slow.note(shared, flush_since.elapsed());
+                    // the next flush (bench/recorder/RESULTS.md). It runs on a thread of
+                    // its own, so that a flush CUPTI holds for tens of seconds does not
+                    // stop the watches below; this thread waits for it up to a period.
+                    flushes.request(shared, period);
                     // One look at what CUPTI holds per period: the map it reads is
                     // locked by the buffer callbacks on the launch path too.
                     let cb = cupmon_cupti::callback_stats();
@@ -66,11 +71,22 @@ impl Flusher {
                     }
                     trace_period(shared, &cb, flush_since, forced);
                     watch.check(shared, &cb);
+                    let gap_changed = stalls.check(shared);
                     sample_kernels(shared);
+                    periods += 1;
+                    // The meta keeps the account current for a process that is killed.
+                    if gap_changed || periods >= META_PERIODS {
+                        periods = 0;
+                        shared.write_account();
+                    }
                 }
             })
             .map_err(|e| MonitorError::Worker(e.to_string()))?;
-        Ok(Self { handle, stop })
+        Ok(Self {
+            handle,
+            caller,
+            stop,
+        })
     }
 
     pub fn stop(self) {
@@ -78,8 +94,13 @@ impl Flusher {
         *flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cv.notify_all();
         let _ = self.handle.join();
+        self.caller.stop();
     }
 }
+
+/// The meta's launch account is rewritten this many flush periods apart (and at every
+/// gap's start and end).
+const META_PERIODS: u64 = 10;
 
 /// Keeps the longest periodic flush and warns once when one takes
 /// [`SLOW_FLUSH_PERIODS`] periods. On the H200, under 1.3 M kernels/s from 8 threads,
@@ -88,20 +109,20 @@ impl Flusher {
 /// recording stopped for good, with most of the lost kernels not counted as dropped
 /// (bench/recorder/RESULTS.md). The warning is the one sign of that a user gets.
 #[derive(Debug)]
-struct SlowFlushWatch {
+pub(crate) struct SlowFlushWatch {
     period: std::time::Duration,
     warned: bool,
 }
 
 impl SlowFlushWatch {
-    fn new(period: std::time::Duration) -> Self {
+    pub fn new(period: std::time::Duration) -> Self {
         Self {
             period,
             warned: false,
         }
     }
 
-    fn note(&mut self, shared: &Shared, took: std::time::Duration) {
+    pub fn note(&mut self, shared: &Shared, took: std::time::Duration) {
         let us = took.as_micros().try_into().unwrap_or(u64::MAX);
         shared
             .counters
@@ -136,7 +157,7 @@ fn trace_period(
     }
     let c = &shared.counters;
     cupmon_log::debug!(
-        "flusher: unix {}, flush {} us{}, completed {}, written {}, held by CUPTI {}, refused {}, \
+        "flusher: unix {}, period {} us{}, completed {}, written {}, held by CUPTI {}, refused {}, \
          free {}, records {}, dropped {}",
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -16,14 +16,18 @@
 //! ```
 
 mod clock_log;
+mod cupti_settings;
 mod dump_layout;
 mod error;
+mod flush_caller;
 mod flusher;
+mod launch_ledger;
 mod meta;
 mod monitor;
 mod msg;
 mod pool;
 mod shared;
+mod stall_watch;
 mod stats;
 mod window_filters;
 mod worker;

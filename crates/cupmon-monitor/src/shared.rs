@@ -2,7 +2,7 @@
 //! the counters. It lives for the rest of the process (CUPTI keeps calling
 //! the registered callbacks), so a monitor leaks one per session.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -12,6 +12,7 @@ use cupmon_records::dump::Retired;
 use cupmon_records::MetaFile;
 
 use crate::clock_log::ClockLog;
+use crate::launch_ledger::Ledger;
 use crate::msg::Msg;
 use crate::pool::Pool;
 use crate::stats::Counters;
@@ -37,6 +38,11 @@ pub(crate) struct Shared {
     pub meta: Mutex<MetaFile>,
     /// What the segment writer retired so far (the worker keeps it current).
     pub retired: Mutex<Retired>,
+    /// Kernels launched, and CUPTI's gaps in delivery.
+    pub ledger: Mutex<Ledger>,
+    /// The launch counter's total and the Unix time at the last buffer CUPTI
+    /// completed: where a gap in delivery begins.
+    pub last_delivery: (AtomicU64, AtomicU64),
 }
 
 impl Shared {
@@ -61,7 +67,25 @@ impl Shared {
             observer: RwLock::new(None),
             meta: Mutex::new(meta),
             retired: Mutex::new(Retired::default()),
+            ledger: Mutex::new(Ledger::default()),
+            last_delivery: (AtomicU64::new(0), AtomicU64::new(0)),
         }
+    }
+
+    /// Records dropped so far: CUPTI's count plus those over a `--raw` budget.
+    pub fn dropped_records(&self) -> u64 {
+        let c = &self.counters;
+        c.dropped_by_cupti.load(Ordering::Relaxed) + c.records_over_budget.load(Ordering::Relaxed)
+    }
+
+    /// Rewrite the meta's launch account (with the dropped records it is read with).
+    pub fn write_account(&self) {
+        let ledger = crate::monitor::lock(&self.ledger).snapshot(&self.counters);
+        let dropped = self.dropped_records();
+        self.write_meta(|meta| {
+            ledger.write_to(meta);
+            meta.set("dropped_records", dropped);
+        });
     }
 
     /// Rewrite the meta with `edit` applied (and what was retired); a failure is a
@@ -128,7 +152,12 @@ impl ActivitySink for Shared {
     fn buffer_completed(&self, buffer: CompletedBuffer) {
         let (cupti_ns, unix_ns) = self.clock_pair();
         self.clock.note(cupti_ns, unix_ns);
-        self.counters.buffers_queued.fetch_add(1, Ordering::Relaxed);
+        // Before the count below, so a watch that sees the new count sees these too.
+        self.last_delivery
+            .0
+            .store(cupmon_cupti::launch_counts().kernels, Ordering::Relaxed);
+        self.last_delivery.1.store(unix_ns, Ordering::Relaxed);
+        self.counters.buffers_queued.fetch_add(1, Ordering::Release);
         // After the session stopped the buffer is simply freed.
         self.send(Msg::Buffer {
             buffer,

@@ -22,6 +22,10 @@ pub(crate) struct Counters {
     pub frames_stored: AtomicU64,
     /// Forced flushes that took buffers back from CUPTI when it held them all.
     pub starvation_flushes: AtomicU64,
+    /// Actions taken against CUPTI delivering nothing while kernels were launched.
+    pub recoveries: AtomicU64,
+    /// Periodic flushes skipped because the previous one had not returned.
+    pub flushes_skipped: AtomicU64,
     /// The longest periodic `cuptiActivityFlushAll`, in microseconds.
     pub flush_longest_us: AtomicU64,
     /// The longest stretch of flush periods in which CUPTI held buffers and
@@ -105,6 +109,22 @@ pub struct MonitorStats {
     pub records_by_kind: BTreeMap<String, u64>,
     /// Records lost: CUPTI's count plus records lost to an empty pool.
     pub dropped_records: u64,
+    /// Kernels launched during the session (CUPTI's launch callbacks); `None` when
+    /// not counted (`launches_not_counted` says why).
+    pub kernels_launched: Option<u64>,
+    pub launches_not_counted: Option<String>,
+    /// Kernel records written (kept or retired since).
+    pub kernels_recorded: u64,
+    /// Kernels launched that were neither recorded nor counted as dropped.
+    pub kernels_unaccounted: Option<u64>,
+    /// Graph launches whose kernels could not be counted (`kernels_launched` is then
+    /// a lower bound).
+    pub unsized_graph_launches: u64,
+    /// Actions taken to get a stalled CUPTI delivering again, and the gaps seen.
+    pub recoveries: u64,
+    pub delivery_gaps: u64,
+    /// Periodic flushes skipped while the previous one had not returned.
+    pub flushes_skipped: u64,
     /// Buffers of records that another CUPTI client took (records unknown).
     pub buffers_lost: u64,
     /// Buffer requests refused because the cap was reached (each loses records).

@@ -2,6 +2,7 @@
 //! the fake libcupti (`cupmon-fake-cupti`, loaded through `cupmon-test-support`):
 //! the monitor's threads, pool, cap, windows and shutdown; memory records.
 
+mod accounting;
 mod clock;
 mod common;
 mod crash;

@@ -38,6 +38,12 @@ pub struct FakeControls {
     deliver_foreign_buffer: abi::DeliverForeignBufferFn,
     stats: abi::StatsFn,
     reset: abi::ResetFn,
+    launch_kernels_via: abi::LaunchKernelsViaFn,
+    graph_instantiate: abi::GraphInstantiateFn,
+    graph_launch: abi::GraphLaunchFn,
+    graph_destroy: abi::GraphDestroyFn,
+    stall: abi::StallFn,
+    capture_kernels: abi::CaptureKernelsFn,
     cupti: &'static Cupti,
 }
 
@@ -72,6 +78,12 @@ impl FakeControls {
             deliver_foreign_buffer: control!(abi::DELIVER_FOREIGN_BUFFER),
             stats: control!(abi::STATS),
             reset: control!(abi::RESET),
+            launch_kernels_via: control!(abi::LAUNCH_KERNELS_VIA),
+            graph_instantiate: control!(abi::GRAPH_INSTANTIATE),
+            graph_launch: control!(abi::GRAPH_LAUNCH),
+            graph_destroy: control!(abi::GRAPH_DESTROY),
+            stall: control!(abi::STALL),
+            capture_kernels: control!(abi::CAPTURE_KERNELS),
             cupti,
         })
     }
@@ -87,6 +99,92 @@ impl FakeControls {
         // call; the fake copies it.
         let status = unsafe { (self.launch_kernels)(count, stream_id, name.as_ptr()) };
         self.cupti.check(status, abi::LAUNCH_KERNELS, None)
+    }
+
+    /// `count` launches of kernel `name` through API call `cbid` of `domain` (1:
+    /// driver, 2: runtime), each returning `result` (not 0: the launch fails and makes
+    /// no records).
+    pub fn launch_kernels_via(
+        &self,
+        domain: u32,
+        cbid: u32,
+        count: u32,
+        stream_id: u32,
+        name: &str,
+        result: i32,
+    ) -> Result<(), CuptiError> {
+        let name = CString::new(name).expect("kernel name without NUL bytes");
+        // SAFETY: `name` is a valid NUL-terminated string for the call; the fake copies it.
+        let status = unsafe {
+            (self.launch_kernels_via)(domain, cbid, count, stream_id, name.as_ptr(), result)
+        };
+        self.cupti
+            .check(status, abi::LAUNCH_KERNELS_VIA, Some(cbid.to_string()))
+    }
+
+    /// Instantiates a graph of `kernel_nodes` kernel nodes and an empty node, with a
+    /// child graph of `child_kernel_nodes` kernel nodes when non-zero and a
+    /// conditional node (one kernel per launch) when `conditional`: issues the
+    /// graph-exec-created callback and returns the executable graph.
+    pub fn graph_instantiate(
+        &self,
+        kernel_nodes: u32,
+        child_kernel_nodes: u32,
+        conditional: bool,
+    ) -> Result<u64, CuptiError> {
+        let mut exec = 0u64;
+        // SAFETY: a valid out-pointer for the call.
+        let status = unsafe {
+            (self.graph_instantiate)(
+                kernel_nodes,
+                child_kernel_nodes,
+                u32::from(conditional),
+                &mut exec,
+            )
+        };
+        self.cupti.check(status, abi::GRAPH_INSTANTIATE, None)?;
+        Ok(exec)
+    }
+
+    /// `count` `cudaGraphLaunch` calls of `exec`: each runs the graph's kernels (named
+    /// `name`) under the launch's correlation id.
+    pub fn graph_launch(
+        &self,
+        exec: u64,
+        count: u32,
+        stream_id: u32,
+        name: &str,
+    ) -> Result<(), CuptiError> {
+        let name = CString::new(name).expect("kernel name without NUL bytes");
+        // SAFETY: `name` is a valid NUL-terminated string for the call; the fake copies it.
+        let status = unsafe { (self.graph_launch)(exec, count, stream_id, name.as_ptr()) };
+        self.cupti
+            .check(status, abi::GRAPH_LAUNCH, Some(format!("{exec:#x}")))
+    }
+
+    /// `count` kernel launches made while `stream_id` is captured into a graph: each
+    /// adds a kernel node (graph-node-created callback inside the call), none runs.
+    pub fn capture_kernels(&self, count: u32, stream_id: u32) -> Result<(), CuptiError> {
+        // SAFETY: plain values.
+        let status = unsafe { (self.capture_kernels)(count, stream_id) };
+        self.cupti.check(status, abi::CAPTURE_KERNELS, None)
+    }
+
+    /// Destroys an executable graph (the graph-exec-destroy callback first).
+    pub fn graph_destroy(&self, exec: u64) -> Result<(), CuptiError> {
+        // SAFETY: plain value.
+        let status = unsafe { (self.graph_destroy)(exec) };
+        self.cupti
+            .check(status, abi::GRAPH_DESTROY, Some(format!("{exec:#x}")))
+    }
+
+    /// Starts a stall that the action `mode` names ([`abi::stall`]) ends: the fake
+    /// hands back every buffer it holds, then asks for none, delivers nothing and loses
+    /// every record without counting it as dropped. `stall::NONE` ends a stall.
+    pub fn stall(&self, mode: u32) -> Result<(), CuptiError> {
+        // SAFETY: plain value.
+        let status = unsafe { (self.stall)(mode) };
+        self.cupti.check(status, abi::STALL, Some(mode.to_string()))
     }
 
     /// `count` `cudaMemcpyAsync` calls of `bytes` each (`copy_kind`: CUPTI's

@@ -22,7 +22,7 @@ use cupmon_cupti::{Cupti, LoadOptions, SearchOptions};
 
 pub use controls::{FakeControls, NotFakeError};
 pub use cupmon_fake_cupti_abi::{
-    cbid, default_pool_address, mem_pool, FakeStats, VERSION_ENV as FAKE_VERSION_ENV,
+    cbid, default_pool_address, mem_pool, stall, FakeStats, VERSION_ENV as FAKE_VERSION_ENV,
 };
 pub use library::fake_library_path;
 

@@ -96,6 +96,7 @@ pub(crate) fn window_shell(
             }),
             retired: (report.retired.segments > 0).then(|| report.retired.clone()),
             clock_alignment: None,
+            kernels: Some(cupmon_records::dump::KernelAccount::of(dump.meta())),
         }),
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),

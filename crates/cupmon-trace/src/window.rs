@@ -121,6 +121,11 @@ pub struct CupmonInfo {
     /// merges of a window on torch.profiler's cycle counter, converted or not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clock_alignment: Option<crate::ClockAlignment>,
+    /// Every kernel accounted for: launched (cupmon's own count), recorded, dropped,
+    /// unaccounted and the gaps in CUPTI's delivery; `status: not_counted` with the
+    /// reason for dumps without the launch counter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<cupmon_records::dump::KernelAccount>,
 }
 
 /// `[from_ns, to_ns)` in Unix ns; `null` ends are open (the dump's first or last record).

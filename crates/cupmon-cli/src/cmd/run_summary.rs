@@ -59,6 +59,14 @@ pub fn print(dir: &Path) {
     if let Some(line) = super::worker_report::slow_flush_line(dump.meta()) {
         eprintln!("  {line}");
     }
+    let account = cupmon_records::dump::KernelAccount::of(dump.meta());
+    eprintln!("  {}", account.line());
+    if let Some(warning) = account.warning() {
+        eprintln!("  {warning}");
+    }
+    for line in account.detail_lines(crate::local_time::clock) {
+        eprintln!("    {line}");
+    }
     match report.dropped_records {
         Some(0) => eprintln!("  dropped records: 0"),
         Some(n) => {

@@ -138,6 +138,17 @@ fn print_stats(
             |d| d.to_string()
         )
     )?;
+    let account = cupmon_records::dump::KernelAccount::of(&s.meta);
+    writeln!(out, "{}", account.line())?;
+    if let Some(warning) = account.warning() {
+        writeln!(out, "{warning}")?;
+        eprintln!("cupmon: {warning}");
+    }
+    for line in
+        account.detail_lines(|ns| format!("{} {}", local_time::date(ns), local_time::clock(ns)))
+    {
+        writeln!(out, "  {line}")?;
+    }
     writeln!(out, "records:         {}", r.records)?;
     if r.clock_converted > 0 {
         writeln!(

@@ -17,8 +17,8 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:>8} {:>5} {:>10} {:>12} {:>10} {:>9}  {:<22} command",
-        "pid", "rank", "running", "kernels/s", "dump", "dropped", "window"
+        "{:>8} {:>5} {:>10} {:>12} {:>17} {:>9} {:>11}  {:<22} command",
+        "pid", "rank", "running", "kernels/s", "dump/budget", "dropped", "unrecorded", "window"
     )?;
     // All at once, so that `--timeout` bounds the whole command, however many
     // processes are slow to answer (or drip their answers).
@@ -35,9 +35,13 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
             .collect()
     });
     let mut gone = 0;
+    let mut warnings = Vec::new();
     for (f, asked) in found.iter().zip(answers) {
         match asked {
-            Asked::Status(s) => writeln!(out, "{}", line(&s))?,
+            Asked::Status(s) => {
+                writeln!(out, "{}", line(&s))?;
+                warnings.extend(account_warning(&s));
+            }
             Asked::Refused(why) => {
                 gone += 1;
                 eprintln!(
@@ -59,6 +63,9 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
             out,
             "({gone} exited, not answering or refused; --all lists them)"
         )?;
+    }
+    for warning in warnings {
+        writeln!(out, "{warning}")?;
     }
     Ok(0)
 }
@@ -91,11 +98,40 @@ fn ask(f: &Found, timeout: Duration) -> Asked {
     }
 }
 
+/// The loud line for a process whose kernels are not all accounted for, or whose
+/// launches are not counted (`-` in the table).
+fn account_warning(s: &ProcessStatus) -> Option<String> {
+    match (s.kernels_unaccounted, &s.launches_not_counted) {
+        (Some(n), _) if n > 0 && s.delivery_gaps > 0 => Some(format!(
+            "WARNING: pid {}: CUPTI stopped delivering while kernels were launched ({} gap(s), \
+             {} recoveries so far): {n} kernels launched are neither recorded nor counted as \
+             dropped: {}",
+            s.pid, s.delivery_gaps, s.recoveries, s.dump_dir
+        )),
+        (None, Some(why)) => Some(format!(
+            "pid {}: kernel launches not counted ({why}): unaccounted kernels cannot be seen",
+            s.pid
+        )),
+        (None, None) => Some(format!(
+            "pid {}: kernel launches not counted (a cupmon without the launch counter)",
+            s.pid
+        )),
+        _ => None,
+    }
+}
+
 fn line(s: &ProcessStatus) -> String {
     let rank = s.rank.map_or_else(|| "-".to_owned(), |r| r.to_string());
     let dump = match s.budget_bytes {
         Some(b) => format!("{}/{}", mb(s.dump_bytes), mb(b)),
         None => mb(s.dump_bytes),
+    };
+    // Launched and neither recorded nor dropped: in flight, or (after a gap in CUPTI's
+    // delivery, marked `!`) lost.
+    let unaccounted = match s.kernels_unaccounted {
+        Some(n) if s.delivery_gaps > 0 => format!("{n} !"),
+        Some(n) => n.to_string(),
+        None => "-".to_owned(),
     };
     let window = if s.window.open {
         format!("open ({})", s.window.owner.as_deref().unwrap_or("?"))
@@ -104,13 +140,14 @@ fn line(s: &ProcessStatus) -> String {
     };
     let command = s.command.join(" ");
     format!(
-        "{:>8} {:>5} {:>9.0}s {:>12.0} {:>10} {:>9}  {:<22} {}",
+        "{:>8} {:>5} {:>9.0}s {:>12.0} {:>17} {:>9} {:>11}  {:<22} {}",
         s.pid,
         rank,
         s.uptime_s,
         s.kernels_per_s,
         dump,
         s.dropped_records,
+        unaccounted,
         window,
         if command.len() > 60 {
             format!("{}...", &command[..command.floor_char_boundary(57)])
@@ -122,4 +159,44 @@ fn line(s: &ProcessStatus) -> String {
 
 fn mb(bytes: u64) -> String {
     format!("{:.1}MB", bytes as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unaccounted_kernels_are_a_column_and_a_warning() {
+        let mut s = ProcessStatus {
+            pid: 42,
+            dump_bytes: 150_000_000,
+            budget_bytes: Some(256 << 20),
+            kernels_launched: Some(1000),
+            kernels_unaccounted: Some(0),
+            ..ProcessStatus::default()
+        };
+        let row = line(&s);
+        assert!(row.contains("150.0MB/268.4MB"), "{row}");
+        assert_eq!(account_warning(&s), None);
+        s.kernels_unaccounted = Some(70);
+        assert!(line(&s).contains(" 70 "), "in flight: {}", line(&s));
+        assert_eq!(account_warning(&s), None, "no gap yet: in flight");
+        s.delivery_gaps = 1;
+        assert!(line(&s).contains("70 !"));
+        let warning = account_warning(&s).unwrap();
+        assert!(
+            warning.starts_with("WARNING: pid 42: CUPTI stopped delivering"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("70 kernels launched are neither"),
+            "{warning}"
+        );
+        s.kernels_unaccounted = None;
+        s.launches_not_counted = Some("another subscriber came first".into());
+        assert!(line(&s).contains(" - "));
+        assert!(account_warning(&s)
+            .unwrap()
+            .contains("another subscriber came first"));
+    }
 }

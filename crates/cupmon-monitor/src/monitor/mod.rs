@@ -14,6 +14,7 @@ use cupmon_records::dump::AnnotationLog;
 use cupmon_trace::TraceWindow;
 
 use crate::flusher::Flusher;
+use crate::launch_ledger::Ledger;
 use crate::meta::session_meta;
 use crate::msg::Msg;
 use crate::shared::Shared;
@@ -92,8 +93,8 @@ impl Monitor {
     /// [`Monitor::start`] with a CUPTI already loaded.
     pub fn start_with(cupti: &'static Cupti, config: MonitorConfig) -> Result<Self, MonitorError> {
         config.validate()?;
-        let meta = session_meta(cupti, &config)?;
-        let dump = crate::dump_layout::create_dump(&config, &meta)?;
+        let mut meta = session_meta(cupti, &config)?;
+        let dump = crate::dump_layout::create_dump(&config, &mut meta)?;
         let (tx, rx) = mpsc::channel();
         let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx, meta)));
         let worker = Worker::new(shared, dump);
@@ -116,6 +117,16 @@ impl Monitor {
             devices: std::sync::OnceLock::new(),
         };
         cupti.set_thread_id_type(ThreadIdType::SYSTEM)?;
+        let settings = crate::cupti_settings::apply(cupti, &shared.config);
+        shared.write_meta(|meta| {
+            if let Some(settings) = settings {
+                meta.set("cupti_settings", settings);
+            }
+        });
+        // Counting starts before the kinds are on: a launch in between is counted and
+        // not recorded (a false alarm) rather than recorded and not counted (which
+        // could hide a loss of the same size).
+        *lock(&shared.ledger) = Ledger::start(cupti, shared.config.count_launches);
         cupti.register_callbacks(shared)?;
         for &kind in &shared.config.kinds {
             cupti.enable(kind)?;
@@ -146,6 +157,11 @@ impl Monitor {
 
     pub fn config(&self) -> &MonitorConfig {
         &self.shared.config
+    }
+
+    /// The dump's disk budget (`--keep`, or the default worked out at the start).
+    pub fn budget_bytes(&self) -> Option<u64> {
+        lock(&self.shared.meta).json().get("keep_bytes")?.as_u64()
     }
 
     pub fn cupti(&self) -> &'static Cupti {
@@ -208,6 +224,8 @@ impl Monitor {
         for &kind in self.shared.config.kinds.iter().rev() {
             let _ = self.shared.cupti.disable(kind);
         }
+        // Launches from now on are not recorded, so not the session's.
+        lock(&self.shared.ledger).freeze(self.shared.cupti);
         let _ = self.shared.cupti.flush_all(FlushFlag::FORCED);
         // After a forced flush CUPTI holds nothing of cupmon's: what it still
         // holds went to another client and will not come back.

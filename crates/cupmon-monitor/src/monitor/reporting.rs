@@ -76,8 +76,19 @@ impl Monitor {
             dropped_records: Some(stats.dropped_records),
             cupti_version: Some(stats.cupti_version),
             unresolved_kernel_names: 0,
+            kernels: Some(self.kernel_account()),
             ..CupmonInfo::default()
         }
+    }
+
+    /// The session's kernels so far: launched, recorded, dropped, unaccounted, gaps.
+    pub fn kernel_account(&self) -> cupmon_records::dump::KernelAccount {
+        let ledger = lock(&self.shared.ledger).snapshot(&self.shared.counters);
+        let mut meta = cupmon_records::MetaFile::new();
+        ledger.write_to(&mut meta);
+        meta.set("dropped_records", self.shared.dropped_records())
+            .set("session_open", lock(&self.worker).is_some());
+        cupmon_records::dump::KernelAccount::of(&meta)
     }
 
     pub fn stats(&self) -> MonitorStats {
@@ -88,6 +99,9 @@ impl Monitor {
         let queued = load(&c.buffers_queued).saturating_sub(load(&c.buffers_completed));
         // One lock at a time: temporaries of a struct literal live to its end.
         let retired = lock(&s.retired).clone();
+        let ledger = lock(&s.ledger).snapshot(c);
+        let dropped_records = s.dropped_records();
+        let launched = ledger.counted.then_some(ledger.kernels_launched);
         MonitorStats {
             running: lock(&self.worker).is_some(),
             dump_dir: s.config.dump_dir.display().to_string(),
@@ -113,7 +127,16 @@ impl Monitor {
             retired_bytes: retired.bytes,
             records: load(&c.records),
             records_by_kind: lock(&c.records_by_kind).clone(),
-            dropped_records: load(&c.dropped_by_cupti) + load(&c.records_over_budget),
+            dropped_records,
+            kernels_launched: launched,
+            launches_not_counted: ledger.not_counted.clone(),
+            kernels_recorded: ledger.kernels_recorded,
+            kernels_unaccounted: launched
+                .map(|l| l.saturating_sub(ledger.kernels_recorded.saturating_add(dropped_records))),
+            unsized_graph_launches: ledger.unsized_graph_launches,
+            recoveries: load(&c.recoveries),
+            delivery_gaps: ledger.gaps.len() as u64,
+            flushes_skipped: load(&c.flushes_skipped),
             buffers_lost: load(&c.buffers_lost),
             buffer_requests_refused: s.pool.refused(),
             quiet: QuietStretch {
@@ -167,7 +190,9 @@ impl Monitor {
         let stats = self.stats();
         let devices = self.device_properties();
         let samples = self.shared.clock.pairs();
+        let ledger = lock(&self.shared.ledger).snapshot(&self.shared.counters);
         self.shared.write_meta(|meta| {
+            ledger.write_to(meta);
             if let Some(devices) = devices {
                 meta.set("device_properties", devices);
             }
@@ -188,6 +213,9 @@ impl Monitor {
             meta.set("flush_longest_ms", stats.flush_longest_ms);
             if stats.starvation_flushes > 0 {
                 meta.set("starvation_flushes", stats.starvation_flushes);
+            }
+            if stats.flushes_skipped > 0 {
+                meta.set("flushes_skipped", stats.flushes_skipped);
             }
             if stats.quiet.periods > 0 {
                 meta.set("flusher_quiet", serde_json::json!(stats.quiet));

@@ -20,6 +20,7 @@ mod error;
 mod frame;
 mod kernel_name_resolver;
 mod kernel_names;
+mod launch_account;
 mod meta;
 mod rank;
 mod replace;
@@ -54,6 +55,9 @@ pub use error::{DumpError, Magic};
 pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
+pub use launch_account::{
+    Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY, NOT_COUNTED_OLD,
+};
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
 pub use rank::{pid_in_dir_name, rank_in_dir_name};
 pub use segment::{

@@ -5,6 +5,8 @@
 use std::io::{self, Write};
 
 use super::text::{duration, esc, time};
+use cupmon_records::dump::KernelAccount;
+
 use crate::collect::ProcessData;
 use crate::Report;
 
@@ -62,6 +64,34 @@ fn dropped(p: &ProcessData) -> (String, bool) {
             ),
             true,
         ),
+    }
+}
+
+/// The kernel account cell: `1000 launched, 70 unaccounted` (bad when any are), or
+/// `not counted` with the reason.
+fn kernels(p: &ProcessData) -> (String, bool) {
+    match KernelAccount::of(&p.stats.meta) {
+        KernelAccount::NotCounted { reason } => (esc(&reason), false),
+        KernelAccount::Counted(c) => {
+            let at_least = if c.lower_bound.is_some() {
+                "at least "
+            } else {
+                ""
+            };
+            match c.unaccounted {
+                Some(n) => (
+                    format!(
+                        "{at_least}{} launched, {at_least}{n} unaccounted",
+                        c.launched
+                    ),
+                    n > 0,
+                ),
+                None => (
+                    format!("{at_least}{} launched, unaccounted unknown", c.launched),
+                    true,
+                ),
+            }
+        }
     }
 }
 
@@ -132,15 +162,48 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
         "<dt>dropped records</dt><dd id=\"dropped\" class=\"{}\">{dropped_total}</dd>",
         if any_dropped { "bad" } else { "ok" }
     )?;
+    let accounts: Vec<KernelAccount> = ps
+        .iter()
+        .map(|p| KernelAccount::of(&p.stats.meta))
+        .collect();
+    let unaccounted: u64 = accounts.iter().map(KernelAccount::unaccounted).sum();
+    let not_counted = accounts
+        .iter()
+        .filter(|a| matches!(a, KernelAccount::NotCounted { .. }))
+        .count();
+    let unaccounted_text = match not_counted {
+        0 => unaccounted.to_string(),
+        n if n == ps.len() => "launches not counted".to_owned(),
+        n => format!("{unaccounted} ({n} processes' launches not counted)"),
+    };
+    writeln!(
+        out,
+        "<dt>unaccounted kernels</dt><dd id=\"unaccounted\" class=\"{}\">{unaccounted_text}</dd>",
+        if unaccounted > 0 { "bad" } else { "ok" }
+    )?;
     writeln!(out, "</dl>")?;
+    for (p, account) in ps.iter().zip(&accounts) {
+        if let Some(warning) = account.warning() {
+            writeln!(
+                out,
+                "<p class=\"banner bad\" id=\"unaccounted-warning\">{}: {}</p>",
+                esc(&p.label),
+                esc(&warning)
+            )?;
+            for line in account.detail_lines(time) {
+                writeln!(out, "<p class=\"banner bad\">{}</p>", esc(&line))?;
+            }
+        }
+    }
     writeln!(
         out,
         "<table class=\"processes\"><thead><tr><th>process</th><th>command</th><th>host</th>\
          <th>GPUs</th><th>CUPTI</th><th>time span</th><th>records</th><th>dropped records</th>\
-         <th>retired</th><th>dump</th></tr></thead><tbody>"
+         <th>kernels</th><th>retired</th><th>dump</th></tr></thead><tbody>"
     )?;
     for p in ps {
         let (drop_text, bad) = dropped(p);
+        let (kernel_text, kernels_bad) = kernels(p);
         let span = match (p.stats.first_ns, p.stats.last_ns, p.stats.span_ns()) {
             (Some(a), Some(_), Some(s)) => format!("{} ({})", time(a), duration(s)),
             _ => "no timed records".to_owned(),
@@ -148,7 +211,7 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
         writeln!(
             out,
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{span}</td>\
-             <td class=\"num\">{}</td><td class=\"num {}\">{drop_text}</td><td>{}</td><td><code>{}</code></td></tr>",
+             <td class=\"num\">{}</td><td class=\"num {}\">{drop_text}</td><td class=\"{}\">{kernel_text}</td><td>{}</td><td><code>{}</code></td></tr>",
             esc(&p.label),
             or_unknown(p.info.command.clone()),
             or_unknown(p.info.host.clone()),
@@ -156,6 +219,7 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
             esc(&p.stats.report.cupti_version.to_string()),
             p.stats.report.records,
             if bad { "bad" } else { "ok" },
+            if kernels_bad { "bad" } else { "ok" },
             retired(p),
             esc(&p.dir.display().to_string()),
         )?;

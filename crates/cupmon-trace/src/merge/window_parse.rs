@@ -269,7 +269,29 @@ fn cupmon_info(v: &Value) -> Option<CupmonInfo> {
         retired: get("retired").and_then(retired),
         // A merge's own finding; a window does not carry one in.
         clock_alignment: None,
+        kernels: get("kernels").and_then(|v| serde_json::from_value(to_serde(v)).ok()),
     })
+}
+
+/// A parsed value as serde's, for blocks read whole into a typed struct.
+fn to_serde(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => (*b).into(),
+        Value::Int(i) => u64::try_from(*i)
+            .map(serde_json::Value::from)
+            .or_else(|_| i64::try_from(*i).map(serde_json::Value::from))
+            .unwrap_or(serde_json::Value::Null),
+        Value::BigInt(_) => serde_json::Value::Null,
+        Value::Float(f) => serde_json::Value::from(*f),
+        Value::Str(s) => s.as_str().into(),
+        Value::Array(items) => items.iter().map(to_serde).collect(),
+        Value::Object(members) => members
+            .iter()
+            .map(|(k, v)| (k.clone(), to_serde(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    }
 }
 
 /// The integer member `name` of an object's members.

@@ -1,0 +1,246 @@
+//! CUDA graphs as far as cupmon looks at them: graphs of kernel, empty, child-graph
+//! and conditional nodes, the driver functions that list them (`cuGraphGetNodes`,
+//! `cuGraphNodeGetType`, `cuGraphChildGraphNodeGetGraph`: the fake doubles as the
+//! driver), and executable graphs whose instantiation and destruction issue CUPTI's
+//! resource callbacks.
+
+#![allow(non_snake_case)]
+
+use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
+
+use crate::cupti_types::{
+    GraphData, ResourceData, DOMAIN_RESOURCE, RESOURCE_GRAPHEXEC_CREATED,
+    RESOURCE_GRAPHEXEC_DESTROY_STARTING, RESOURCE_GRAPHNODE_CREATED,
+};
+use crate::state::lock;
+use crate::subscriber;
+
+/// `CUgraphNodeType` values.
+const NODE_KERNEL: c_int = 0;
+const NODE_GRAPH: c_int = 4;
+const NODE_EMPTY: c_int = 5;
+const NODE_CONDITIONAL: c_int = 13;
+/// `CUDA_ERROR_INVALID_VALUE`.
+const INVALID_VALUE: c_int = 1;
+
+const GRAPH_BASE: usize = 0x6700_0000;
+const GRAPH_STRIDE: usize = 0x1_0000;
+const EXEC_BASE: usize = 0x6900_0000;
+const EXEC_STRIDE: usize = 0x10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Kernel,
+    Empty,
+    Child(usize),
+    Conditional,
+}
+
+#[derive(Debug, Default)]
+struct Graphs {
+    graphs: Vec<Vec<Node>>,
+    /// Executable graphs: the kernels one launch runs (`None`: destroyed).
+    execs: Vec<Option<u32>>,
+}
+
+static GRAPHS: Mutex<Graphs> = Mutex::new(Graphs {
+    graphs: Vec::new(),
+    execs: Vec::new(),
+});
+
+fn graph_handle(id: usize) -> usize {
+    GRAPH_BASE + id * GRAPH_STRIDE
+}
+
+fn node_handle(graph: usize, index: usize) -> usize {
+    graph_handle(graph) + index + 1
+}
+
+/// (graph, node index) of a node handle.
+fn node_of(g: &Graphs, handle: usize) -> Option<Node> {
+    let offset = handle.checked_sub(GRAPH_BASE)?;
+    let (graph, index) = (
+        offset / GRAPH_STRIDE,
+        (offset % GRAPH_STRIDE).checked_sub(1)?,
+    );
+    g.graphs.get(graph)?.get(index).copied()
+}
+
+fn graph_of(g: &Graphs, handle: usize) -> Option<&Vec<Node>> {
+    let offset = handle.checked_sub(GRAPH_BASE)?;
+    if offset % GRAPH_STRIDE != 0 {
+        return None;
+    }
+    g.graphs.get(offset / GRAPH_STRIDE)
+}
+
+/// A graph of `kernels` kernel nodes and an empty node, with a child graph of
+/// `child_kernels` kernel nodes when non-zero and a conditional node when
+/// `conditional` (its body runs one kernel per launch); instantiated, with the
+/// graph-exec-created callback. Returns the executable graph.
+pub(crate) fn instantiate(kernels: u32, child_kernels: u32, conditional: bool) -> u64 {
+    let (graph, exec) = {
+        let mut g = lock(&GRAPHS);
+        let mut nodes = vec![Node::Kernel; kernels as usize];
+        nodes.push(Node::Empty);
+        if child_kernels > 0 {
+            g.graphs.push(vec![Node::Kernel; child_kernels as usize]);
+            nodes.push(Node::Child(g.graphs.len() - 1));
+        }
+        if conditional {
+            nodes.push(Node::Conditional);
+        }
+        g.graphs.push(nodes);
+        let graph = graph_handle(g.graphs.len() - 1);
+        g.execs
+            .push(Some(kernels + child_kernels + u32::from(conditional)));
+        (graph, EXEC_BASE + (g.execs.len() - 1) * EXEC_STRIDE)
+    };
+    resource_callback(RESOURCE_GRAPHEXEC_CREATED, graph, exec);
+    exec as u64
+}
+
+/// The kernels one launch of `exec` runs; `None` for an unknown or destroyed one.
+pub(crate) fn kernels_of(exec: u64) -> Option<u32> {
+    let at = usize::try_from(exec).ok()?.checked_sub(EXEC_BASE)?;
+    if at % EXEC_STRIDE != 0 {
+        return None;
+    }
+    *lock(&GRAPHS).execs.get(at / EXEC_STRIDE)?
+}
+
+/// Destroys `exec`, with the graph-exec-destroy callback first; false if unknown.
+pub(crate) fn destroy(exec: u64) -> bool {
+    if kernels_of(exec).is_none() {
+        return false;
+    }
+    resource_callback(RESOURCE_GRAPHEXEC_DESTROY_STARTING, 0, exec as usize);
+    let at = (exec as usize - EXEC_BASE) / EXEC_STRIDE;
+    lock(&GRAPHS).execs[at] = None;
+    true
+}
+
+/// The graph-node-created callback of a kernel node added by stream capture.
+pub(crate) fn kernel_node_captured() {
+    let mut graph_data = GraphData {
+        graph: graph_handle(0) as *mut c_void,
+        original_graph: std::ptr::null_mut(),
+        node: std::ptr::null_mut(),
+        original_node: std::ptr::null_mut(),
+        node_type: NODE_KERNEL as u32,
+        dependency: std::ptr::null_mut(),
+        graph_exec: std::ptr::null_mut(),
+    };
+    let data = ResourceData {
+        context: std::ptr::null_mut(),
+        resource_handle: std::ptr::null_mut(),
+        resource_descriptor: (&mut graph_data as *mut GraphData).cast(),
+    };
+    subscriber::issue(
+        DOMAIN_RESOURCE,
+        RESOURCE_GRAPHNODE_CREATED,
+        (&data as *const ResourceData).cast(),
+    );
+}
+
+fn resource_callback(cbid: u32, graph: usize, exec: usize) {
+    let mut graph_data = GraphData {
+        graph: graph as *mut c_void,
+        original_graph: std::ptr::null_mut(),
+        node: std::ptr::null_mut(),
+        original_node: std::ptr::null_mut(),
+        node_type: 0,
+        dependency: std::ptr::null_mut(),
+        graph_exec: exec as *mut c_void,
+    };
+    let data = ResourceData {
+        context: std::ptr::null_mut(),
+        resource_handle: std::ptr::null_mut(),
+        resource_descriptor: (&mut graph_data as *mut GraphData).cast(),
+    };
+    subscriber::issue(DOMAIN_RESOURCE, cbid, (&data as *const ResourceData).cast());
+}
+
+/// `cuGraphGetNodes`.
+///
+/// # Safety
+/// `num_nodes` must be valid for reads and writes; `nodes`, when not null, for
+/// writes of `*num_nodes` handles.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphGetNodes(
+    graph: *mut c_void,
+    nodes: *mut *mut c_void,
+    num_nodes: *mut usize,
+) -> c_int {
+    if num_nodes.is_null() {
+        return INVALID_VALUE;
+    }
+    let g = lock(&GRAPHS);
+    let Some(list) = graph_of(&g, graph as usize) else {
+        return INVALID_VALUE;
+    };
+    let id = (graph as usize - GRAPH_BASE) / GRAPH_STRIDE;
+    if nodes.is_null() {
+        // SAFETY: valid for writes by the caller's contract.
+        unsafe { num_nodes.write(list.len()) };
+        return 0;
+    }
+    // SAFETY: valid for reads by the caller's contract.
+    let room = unsafe { num_nodes.read() };
+    for i in 0..room {
+        let node = if i < list.len() {
+            node_handle(id, i) as *mut c_void
+        } else {
+            std::ptr::null_mut()
+        };
+        // SAFETY: `nodes` holds `room` handles by the caller's contract.
+        unsafe { nodes.add(i).write(node) };
+    }
+    // SAFETY: as above.
+    unsafe { num_nodes.write(room.min(list.len())) };
+    0
+}
+
+/// `cuGraphNodeGetType`.
+///
+/// # Safety
+/// `kind` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphNodeGetType(node: *mut c_void, kind: *mut c_int) -> c_int {
+    if kind.is_null() {
+        return INVALID_VALUE;
+    }
+    let Some(node) = node_of(&lock(&GRAPHS), node as usize) else {
+        return INVALID_VALUE;
+    };
+    let value = match node {
+        Node::Kernel => NODE_KERNEL,
+        Node::Empty => NODE_EMPTY,
+        Node::Child(_) => NODE_GRAPH,
+        Node::Conditional => NODE_CONDITIONAL,
+    };
+    // SAFETY: checked non-null; valid for a write by the caller's contract.
+    unsafe { kind.write(value) };
+    0
+}
+
+/// `cuGraphChildGraphNodeGetGraph`.
+///
+/// # Safety
+/// `graph` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuGraphChildGraphNodeGetGraph(
+    node: *mut c_void,
+    graph: *mut *mut c_void,
+) -> c_int {
+    if graph.is_null() {
+        return INVALID_VALUE;
+    }
+    let Some(Node::Child(child)) = node_of(&lock(&GRAPHS), node as usize) else {
+        return INVALID_VALUE;
+    };
+    // SAFETY: checked non-null; valid for a write by the caller's contract.
+    unsafe { graph.write(graph_handle(child) as *mut c_void) };
+    0
+}
