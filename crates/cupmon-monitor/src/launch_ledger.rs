@@ -19,6 +19,8 @@ pub(crate) struct Ledger {
     graph_note: Option<String>,
     pub gaps: Vec<DeliveryGap>,
     pub recoveries: Vec<Recovery>,
+    /// Actions taken beyond the listed ones (see `MAX_LISTED_RECOVERIES`).
+    pub recoveries_not_listed: u64,
 }
 
 impl Ledger {
@@ -48,6 +50,7 @@ impl Ledger {
             graph_note,
             gaps: Vec::new(),
             recoveries: Vec::new(),
+            recoveries_not_listed: 0,
         }
     }
 
@@ -89,6 +92,7 @@ impl Ledger {
                 graph_note: self.graph_note.clone(),
                 gaps: self.gaps.clone(),
                 recoveries: self.recoveries.clone(),
+                recoveries_not_listed: self.recoveries_not_listed,
             },
             (baseline, None) => LaunchLedger {
                 counted: false,
@@ -99,6 +103,7 @@ impl Ledger {
                 kernels_recorded: recorded,
                 gaps: self.gaps.clone(),
                 recoveries: self.recoveries.clone(),
+                recoveries_not_listed: self.recoveries_not_listed,
                 ..LaunchLedger::default()
             },
         }

@@ -7,18 +7,34 @@
 //! refused); the launch counter can: a *gap* opens when, for `stall_periods` flush
 //! periods, no buffer came back while at least `stall_kernels` kernels were launched.
 //! While it lasts, one action a period, in turn: a forced flush, the activity kinds
-//! disabled and enabled again, the buffer callbacks registered again. The gap closes
-//! when a buffer comes back; the gap and every action are kept in the meta.
+//! disabled and enabled again, the buffer callbacks registered again. After each round
+//! of the three that brought nothing back, the wait before the next action doubles (up
+//! to [`MAX_BACKOFF_PERIODS`]): on the H200, 193 actions one period apart in a stall
+//! of 4 minutes brought nothing back, and each costs CUPTI work while the program runs.
+//! The gap closes when a buffer comes back; the gap and the actions are kept in the
+//! meta (the first `MAX_LISTED_RECOVERIES` listed, the rest counted).
 
 use std::sync::atomic::Ordering;
 
 use cupmon_cupti::FlushFlag;
-use cupmon_records::dump::{DeliveryGap, Recovery};
+use cupmon_records::dump::{DeliveryGap, Recovery, MAX_LISTED_RECOVERIES};
 
 use crate::shared::Shared;
 
 /// The recovery actions, in the order they are tried.
 pub(crate) const ACTIONS: [&str; 3] = ["forced_flush", "kinds_reenabled", "callbacks_registered"];
+
+/// The longest wait, in flush periods, between two actions of a gap.
+pub(crate) const MAX_BACKOFF_PERIODS: u32 = 64;
+
+/// Flush periods to wait before the gap's next action, after `taken` actions: one
+/// period through the first round, then twice as long after each round.
+fn wait_before_next(taken: usize) -> u32 {
+    let rounds = (taken / ACTIONS.len()) as u32;
+    1u32.checked_shl(rounds)
+        .unwrap_or(MAX_BACKOFF_PERIODS)
+        .min(MAX_BACKOFF_PERIODS)
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct StallWatch {
@@ -30,6 +46,8 @@ pub(crate) struct StallWatch {
     /// The gap in progress (index into the ledger's gaps).
     open_gap: Option<usize>,
     actions_taken: usize,
+    /// Quiet periods since the gap's last action.
+    since_action: u32,
     warned: bool,
 }
 
@@ -84,6 +102,7 @@ impl StallWatch {
             self.progress_unix_ns = at_ns.load(Ordering::Relaxed).min(now);
             self.quiet_periods = 0;
             self.actions_taken = 0;
+            self.since_action = 0;
             return changed;
         }
         self.quiet_periods += 1;
@@ -119,13 +138,22 @@ impl StallWatch {
             }
         }
         if self.open_gap.is_some() && config.recover {
+            self.since_action += 1;
+            if self.since_action < wait_before_next(self.actions_taken) {
+                return changed;
+            }
+            self.since_action = 0;
             let action = ACTIONS[self.actions_taken % ACTIONS.len()];
             self.actions_taken += 1;
-            ledger.recoveries.push(Recovery {
-                at_unix_ns: now,
-                action: action.to_owned(),
-                worked: false,
-            });
+            if ledger.recoveries.len() < MAX_LISTED_RECOVERIES {
+                ledger.recoveries.push(Recovery {
+                    at_unix_ns: now,
+                    action: action.to_owned(),
+                    worked: false,
+                });
+            } else {
+                ledger.recoveries_not_listed += 1;
+            }
             // The action may call back into cupmon (completions): not under the lock.
             drop(ledger);
             take_action(shared, action);
@@ -169,5 +197,19 @@ fn take_action(shared: &'static Shared, action: &str) {
     };
     if let Err(e) = result {
         cupmon_log::warn!("recovering CUPTI ({action}): {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stall_that_lasts_backs_off_after_each_round_of_actions() {
+        // The first round one period apart, then 2, 4, ... periods, never above the cap.
+        let waits: Vec<u32> = (0..24).map(wait_before_next).collect();
+        assert_eq!(&waits[..9], &[1, 1, 1, 2, 2, 2, 4, 4, 4]);
+        assert_eq!(*waits.last().unwrap(), MAX_BACKOFF_PERIODS);
+        assert_eq!(wait_before_next(usize::MAX / 2), MAX_BACKOFF_PERIODS);
     }
 }

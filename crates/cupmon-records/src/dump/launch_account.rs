@@ -39,9 +39,20 @@ pub struct LaunchLedger {
     /// Stretches where CUPTI delivered nothing while kernels were launched.
     #[serde(default)]
     pub gaps: Vec<DeliveryGap>,
-    /// What cupmon did to get CUPTI delivering again, in order.
+    /// What cupmon did to get CUPTI delivering again, in order: the first
+    /// [`MAX_LISTED_RECOVERIES`] of them (a stall that lasts hours must not grow the
+    /// meta without bound); the rest are counted in `recoveries_not_listed`.
     #[serde(default)]
     pub recoveries: Vec<Recovery>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recoveries_not_listed: u64,
+}
+
+/// How many recovery actions the meta lists one by one.
+pub const MAX_LISTED_RECOVERIES: usize = 48;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A stretch in which CUPTI delivered no buffer while kernels were launched.
@@ -117,6 +128,8 @@ pub struct Counted {
     pub gaps: Vec<DeliveryGap>,
     #[serde(default)]
     pub recoveries: Vec<Recovery>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recoveries_not_listed: u64,
 }
 
 /// What a dump without the `launches` entry says.
@@ -167,6 +180,7 @@ impl KernelAccount {
             not_final: meta.session_open(),
             gaps: ledger.gaps,
             recoveries: ledger.recoveries,
+            recoveries_not_listed: ledger.recoveries_not_listed,
         })
     }
 
@@ -257,11 +271,24 @@ impl KernelAccount {
         }
         if !c.recoveries.is_empty() {
             let worked = c.recoveries.iter().filter(|r| r.worked).count();
-            let actions: Vec<&str> = c.recoveries.iter().map(|r| r.action.as_str()).collect();
+            // Counted per action, in the order first tried: a long stall tries each
+            // many times, and one line must still say what was done.
+            let mut actions: Vec<(&str, usize)> = Vec::new();
+            for r in &c.recoveries {
+                match actions.iter_mut().find(|(a, _)| *a == r.action) {
+                    Some((_, n)) => *n += 1,
+                    None => actions.push((&r.action, 1)),
+                }
+            }
+            let listed: Vec<String> = actions.iter().map(|(a, n)| format!("{a} x{n}")).collect();
+            let more = match c.recoveries_not_listed {
+                0 => String::new(),
+                n => format!(", and {n} more not listed"),
+            };
             lines.push(format!(
-                "recoveries: {} ({worked} brought records back): {}",
-                c.recoveries.len(),
-                actions.join(", ")
+                "recoveries: {} ({worked} brought records back): {}{more}",
+                c.recoveries.len() as u64 + c.recoveries_not_listed,
+                listed.join(", ")
             ));
         }
         lines
@@ -357,5 +384,33 @@ mod tests {
             .line()
             .contains("another CUPTI callback subscriber came first"));
         assert_eq!(account.unaccounted(), 0);
+    }
+
+    #[test]
+    fn a_long_stalls_recoveries_read_as_one_line_per_action_not_one_word_per_try() {
+        // The H200's 9-minute burst printed 193 action names on one line.
+        let actions = ["forced_flush", "kinds_reenabled", "callbacks_registered"];
+        let ledger = LaunchLedger {
+            counted: true,
+            kernels_launched: 10,
+            recoveries: (0..5)
+                .map(|i| Recovery {
+                    at_unix_ns: i,
+                    action: actions[i as usize % 3].into(),
+                    worked: false,
+                })
+                .collect(),
+            recoveries_not_listed: 10,
+            ..LaunchLedger::default()
+        };
+        let lines =
+            KernelAccount::of(&meta_with(Some(&ledger), 0, false)).detail_lines(|t| t.to_string());
+        assert_eq!(
+            lines,
+            [
+                "recoveries: 15 (0 brought records back): forced_flush x2, kinds_reenabled x2, \
+              callbacks_registered x1, and 10 more not listed"
+            ]
+        );
     }
 }

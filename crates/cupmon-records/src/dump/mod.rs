@@ -56,7 +56,8 @@ pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use launch_account::{
-    Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY, NOT_COUNTED_OLD,
+    Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY,
+    MAX_LISTED_RECOVERIES, NOT_COUNTED_OLD,
 };
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
 pub use rank::{pid_in_dir_name, rank_in_dir_name};
