@@ -382,7 +382,8 @@ pub enum DecodeFormat {
 pub struct DecodeArgs {
     /// A dump directory (holding cupti_monitor_meta.bin and cupti_monitor_raw_buffers.bin).
     pub dump_dir: PathBuf,
-    /// What to write [default: window; a trace when OUT ends in .pftrace or .pftrace.gz].
+    /// What to write [default: by OUT's name: a trace for .trace.json, .trace.json.gz,
+    /// .pftrace, .pftrace.gz; a trace window otherwise].
     #[arg(long, value_enum)]
     pub format: Option<DecodeFormat>,
     /// Merge straight into this torch.profiler CPU trace (implies a Chrome trace).
@@ -408,12 +409,31 @@ pub struct DecodeArgs {
 }
 
 impl DecodeArgs {
-    /// `--format`, or what OUT's name asks for: a `.pftrace` is a trace.
-    pub fn decode_format(&self) -> DecodeFormat {
-        match self.format {
-            Some(f) => f,
-            None if cupmon_trace::is_pftrace_path(&self.output) => DecodeFormat::Chrome,
-            None => DecodeFormat::Window,
+    /// `--format`, or what OUT's name asks for: a trace for `.trace.json[.gz]` and
+    /// `.pftrace[.gz]`, a window otherwise. An error (the message) when `--format`
+    /// asks for a window and the name says a trace, or the other way round.
+    pub fn decode_format(&self) -> Result<DecodeFormat, String> {
+        use cupmon_trace::OutputName;
+        let named = OutputName::of(&self.output);
+        let clash = |asked: &str, fix: &str| {
+            Err(format!(
+                "{}: --format {asked}, but the name says {}; {fix}",
+                self.output.display(),
+                named.says().unwrap_or("something else"),
+            ))
+        };
+        match (self.format, named) {
+            (None, OutputName::Pftrace | OutputName::ChromeTrace) => Ok(DecodeFormat::Chrome),
+            (None, _) => Ok(DecodeFormat::Window),
+            (Some(DecodeFormat::Window), OutputName::Pftrace | OutputName::ChromeTrace) => clash(
+                "window (the JSON that `cupmon merge` reads, which Perfetto does not open)",
+                "leave out --format for a trace, or name the output *.window.json",
+            ),
+            (Some(DecodeFormat::Chrome | DecodeFormat::Pftrace), OutputName::Window) => clash(
+                "chrome/pftrace (a trace)",
+                "leave out --format for a trace window, or name the output *.trace.json.gz",
+            ),
+            (Some(f), _) => Ok(f),
         }
     }
 

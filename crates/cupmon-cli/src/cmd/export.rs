@@ -9,6 +9,7 @@ use crate::exit::BadInput;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[Input::File(&args.window)])?;
+    super::check_output_name(&args.output, super::Writes::Trace)?;
     let mut window = MergeWindow::read_with_limit(&args.window, args.max_event_size)?;
     if let (Some(rank), Some(world_size)) = (args.rank, args.world_size) {
         if rank < 0 || rank >= world_size {

@@ -1,0 +1,75 @@
+//! What trips a new user up in the first hour (issue 31): an output's name
+//! that says one format while another is written, an option misspelt before
+//! the program of `cupmon run`, `status` of a process cupmon does not
+//! monitor, and lines too long or times not in the form `--from` takes.
+
+use super::util::*;
+
+fn with_dump() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dump(&dir.path().join("dump"));
+    std::fs::write(
+        dir.path().join("window.json"),
+        r#"{"events":[{"kind":"kernel","device_id":0,"context_id":1,"stream_id":7,"correlation_id":3,"start_ns":1790857026000005000,"end_ns":1790857026000006000,"name":"k"}]}"#,
+    )
+    .expect("write");
+    dir
+}
+
+#[test]
+fn regression_decode_to_a_trace_json_gz_wrote_a_window_perfetto_cannot_open() {
+    let dir = with_dump();
+    let out = cupmon_line(dir.path(), "decode dump -o x.trace.json.gz");
+    assert_success(&out);
+    let doc = read_json(&dir.path().join("x.trace.json.gz"));
+    assert!(doc.get("traceEvents").is_some(), "a trace, by the name");
+    // A name that says a window, or nothing, still gets a window; when the name
+    // did not say, the closing line says what was written and how to get a trace.
+    for (name, says) in [("slow.window.json", false), ("gpu.json", true)] {
+        let out = cupmon_line(dir.path(), &format!("decode dump -o {name}"));
+        assert_success(&out);
+        let doc = read_json(&dir.path().join(name));
+        assert!(doc.get("events").is_some() && doc.get("traceEvents").is_none());
+        let said = stdout(&out);
+        assert_eq!(said.contains("a trace window (not a trace"), says, "{said}");
+    }
+}
+
+#[test]
+fn decode_refuses_a_format_its_output_name_contradicts() {
+    let dir = with_dump();
+    for (line, mentions) in [
+        (
+            "decode dump --format window -o x.trace.json.gz",
+            ["x.trace.json.gz", "--format window", "Chrome JSON trace"],
+        ),
+        (
+            "decode dump --format window -o x.pftrace",
+            ["x.pftrace", "--format window", "protobuf"],
+        ),
+        (
+            "decode dump --format chrome -o x.window.json",
+            ["x.window.json", "trace window", "*.trace.json.gz"],
+        ),
+        (
+            "export --window window.json -o x.window.json",
+            ["x.window.json", "trace window", "*.trace.json.gz"],
+        ),
+        (
+            "merge --cpu window.json --window window.json -o m.window.json.gz",
+            ["m.window.json.gz", "trace window", "*.trace.json.gz"],
+        ),
+        (
+            "report dump -o r.trace.json.gz",
+            ["r.trace.json.gz", "HTML page", "*.html"],
+        ),
+    ] {
+        let out = cupmon_line(dir.path(), line);
+        assert_bad_input(&out, &mentions);
+    }
+    let left: Vec<_> = names(dir.path())
+        .into_iter()
+        .filter(|n| n != "dump" && n != "window.json")
+        .collect();
+    assert!(left.is_empty(), "nothing written: {left:?}");
+}
