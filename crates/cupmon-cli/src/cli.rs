@@ -469,12 +469,9 @@ pub struct RunArgs {
     /// Activity buffer size in MiB (older spelling of --buffer-size N MiB).
     #[arg(long, hide = true, value_name = "MIB")]
     pub buffer_mib: Option<u64>,
-    /// The program and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// The program and its arguments: after `--`, or from the first word that is
+    /// not an option of `cupmon run` (everything from there on is the program's).
+    /// An unknown option before it is an error, not the program (`--kepe 1G`).
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

@@ -3,6 +3,8 @@
 //! the program of `cupmon run`, `status` of a process cupmon does not
 //! monitor, and lines too long or times not in the form `--from` takes.
 
+use std::path::Path;
+
 use super::util::*;
 
 fn with_dump() -> tempfile::TempDir {
@@ -72,4 +74,41 @@ fn decode_refuses_a_format_its_output_name_contradicts() {
         .filter(|n| n != "dump" && n != "window.json")
         .collect();
     assert!(left.is_empty(), "nothing written: {left:?}");
+}
+
+#[test]
+fn regression_run_ran_a_misspelt_option_as_the_program() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("started");
+    let marker = marker.to_str().expect("utf-8 path");
+    let out = cupmon(
+        dir.path(),
+        &["run", "-o", "prof", "--kepe", "1G", "--", "touch", marker],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--kepe'") && err.contains("'--keep'"),
+        "{err}"
+    );
+    assert!(!Path::new(marker).exists(), "the program ran: {err}");
+    assert!(!dir.path().join("prof").exists(), "{err}");
+}
+
+#[test]
+fn the_program_starts_at_the_first_word_that_is_not_an_option_of_run() {
+    // Everything from the program on is the program's, options alike.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = r#"echo "$@""#;
+    for dashes in [&[][..], &["--"][..]] {
+        let mut args = vec!["run", "-o", "prof", "--keep", "1G"];
+        args.extend_from_slice(dashes);
+        args.extend(["sh", "-c", script, "sh", "--keep", "-o", "x"]);
+        let out = command(dir.path(), &args)
+            .env("CUPMON_INJECT_LIBRARY", super::run_fake::inject_library())
+            .output()
+            .expect("run cupmon");
+        assert_success(&out);
+        assert_eq!(stdout(&out), "--keep -o x\n", "{args:?}");
+    }
 }

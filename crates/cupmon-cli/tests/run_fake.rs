@@ -68,6 +68,12 @@ pub(crate) fn command(dir: &Path, extra: &[&str], launcher: &[&str], steps: &[&s
     command
 }
 
+/// The injection library, built (with the app) for this test's profile.
+pub(crate) fn inject_library() -> PathBuf {
+    let _ = app();
+    target_dir().join("libcupmon_inject.so")
+}
+
 fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
     command(dir, extra, &[], steps)
         .output()
