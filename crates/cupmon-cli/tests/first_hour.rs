@@ -112,3 +112,33 @@ fn the_program_starts_at_the_first_word_that_is_not_an_option_of_run() {
         assert_eq!(stdout(&out), "--keep -o x\n", "{args:?}");
     }
 }
+
+#[test]
+fn regression_status_of_an_unmonitored_process_printed_a_proc_cwd_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .current_dir(dir.path())
+        .env_remove("LD_PRELOAD")
+        .env_remove("CUDA_INJECTION64_PATH")
+        .env_remove("CUPMON_OUTPUT_DIR")
+        .spawn()
+        .expect("sleep");
+    let pid = sleeper.id().to_string();
+    // Until exec, the child's /proc entries are still its parent's.
+    while std::fs::read_to_string(format!("/proc/{pid}/comm")).map_or(true, |c| c.trim() != "sleep")
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = cupmon(dir.path(), &["status", &pid]);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_bad_input(
+        &out,
+        &[
+            &format!("process {pid} is not monitored by cupmon"),
+            "cupmon run -o DIR --",
+        ],
+    );
+    assert!(!stderr(&out).contains("/proc/"), "{}", stderr(&out));
+}
