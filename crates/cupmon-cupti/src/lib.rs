@@ -35,5 +35,5 @@ pub use cupti::Cupti;
 pub use device::{device_properties, DeviceProperties};
 pub use error::{CuptiError, LoadError, Tried};
 pub use interest::Owner;
-pub use load::LoadOptions;
+pub use load::{find_driver, LoadOptions};
 pub use locate::SearchOptions;
