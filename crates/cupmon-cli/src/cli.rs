@@ -219,6 +219,10 @@ pub struct SqlArgs {
     /// Print CSV instead of a table.
     #[arg(long)]
     pub csv: bool,
+    /// --top-kernels with each kernel's full name (by default a name longer than the
+    /// line has room for loses its template arguments and parameters: `kernel<…>(…)`).
+    #[arg(long)]
+    pub full_names: bool,
     /// Most rows a table shows (CSV shows all).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_rows: u32,
@@ -449,6 +453,10 @@ pub struct StatsArgs {
     /// How many kernels to list by total GPU time.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// List the kernels with their full names (by default a name longer than the
+    /// line has room for loses its template arguments and parameters: `kernel<…>(…)`).
+    #[arg(long)]
+    pub full_names: bool,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
     #[command(flatten)]

@@ -142,3 +142,68 @@ fn regression_status_of_an_unmonitored_process_printed_a_proc_cwd_error() {
     );
     assert!(!stderr(&out).contains("/proc/"), "{}", stderr(&out));
 }
+
+#[test]
+fn regression_stats_printed_its_time_span_in_unix_ns_where_from_wants_local_times() {
+    let dir = with_dump();
+    let whole = cupmon(dir.path(), &["stats", "dump"]);
+    assert_success(&whole);
+    let text = stdout(&whole);
+    let span = text
+        .lines()
+        .find(|l| l.starts_with("time span:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(!span.contains("Unix ns"), "{span}");
+    let word_after = |key: &str| {
+        let at = span.find(key).unwrap_or_else(|| panic!("{key} in {span}")) + key.len();
+        let word = span[at..].split_whitespace().next().expect("a time");
+        word.trim_end_matches(')').to_owned()
+    };
+    let span_of = |out: &std::process::Output| {
+        stdout(out)
+            .lines()
+            .find(|l| l.starts_with("time span:"))
+            .map(str::to_owned)
+    };
+    // Pasted into --from/--to, both forms slice exactly the dump's span (every
+    // timed record; those without a time are in no slice).
+    let (from, to) = (word_after("--from "), word_after("--to "));
+    let (unix_from, unix_to) = (word_after("Unix: "), word_after(" to @"));
+    for (from, to) in [(from, to), (unix_from, format!("@{unix_to}"))] {
+        let sliced = cupmon(dir.path(), &["stats", "dump", "--from", &from, "--to", &to]);
+        assert_success(&sliced);
+        assert_eq!(span_of(&sliced), span_of(&whole), "--from {from} --to {to}");
+    }
+}
+
+#[test]
+fn regression_stats_printed_top_kernel_lines_of_900_characters() {
+    let dir = with_dump();
+    let out = command(dir.path(), &["stats", "dump", "--top", "20"])
+        .env("COLUMNS", "100")
+        .output()
+        .expect("stats");
+    assert_success(&out);
+    let text = stdout(&out);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("top kernels"))
+        .skip(2)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(table.len() >= 10, "{text}");
+    for line in &table {
+        assert!(
+            line.chars().count() <= 100,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(table.iter().any(|l| l.contains("<…>(…)")), "{text}");
+    // --full-names: as recorded.
+    let full = cupmon(
+        dir.path(),
+        &["stats", "dump", "--top", "20", "--full-names"],
+    );
+    assert!(!stdout(&full).contains('…'), "{}", stdout(&full));
+}

@@ -25,6 +25,9 @@
 
 use std::borrow::Cow;
 
+mod short;
+pub use short::{short_name, ELLIPSIS};
+
 /// Kineto's `kMaxSymbolSize`: a name longer than this many bytes is shown mangled.
 pub const KINETO_MAX_SYMBOL_LEN: usize = 1024;
 
