@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--comm-overlap", action="store_true")
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--csv", action="store_true")
+    # For the cupmon binary, which shortens kernel names for its table: the column
+    # names, then each row, as one JSON array a line.
+    p.add_argument("--json-rows", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--max-rows", type=int, default=200)
     a = p.parse_args(argv)
     try:
@@ -102,7 +105,19 @@ def main(argv: list[str] | None = None) -> int:
         query = a.query
     duckdb = _duckdb()
     try:
-        if a.csv:
+        if a.json_rows:
+            import json
+
+            cur = con.execute(query)
+            if cur.description:
+                print(json.dumps([d[0] for d in cur.description]))
+                while True:
+                    rows = cur.fetchmany(10000)
+                    if not rows:
+                        break
+                    for row in rows:
+                        print(json.dumps(list(row), default=str))
+        elif a.csv:
             import csv
 
             # A cursor streams the rows (a relation would run the query again per call).

@@ -44,6 +44,11 @@ class Report:
         print(f"{status}  {name}: {detail}", flush=True)
         if status == "SKIP":
             print(f"SKIPPED: {name}: {detail}", file=sys.stderr)
+            # scripts/test.sh lists each skipped check, with why, at the end.
+            listing = os.environ.get("CUPMON_SKIPPED_FILE")
+            if listing:
+                with open(listing, "a", encoding="utf-8") as f:
+                    f.write(f"hta\tHTA check {name}\t{' '.join(detail.split())}\n")
 
     def run(self, name: str, fn: Callable[[], tuple]) -> None:
         try:

@@ -112,3 +112,26 @@ def fixtures_export(tmp_path_factory) -> Path:
     done = cupmon_cmd("export-parquet", *dumps, "-o", str(out), "--job", "golden", "--host", "h200")
     assert done.returncode == 0, done.stderr
     return out
+
+
+def _list_skip(nodeid: str, longrepr) -> None:
+    """A skipped test (or module) goes into ``$CUPMON_SKIPPED_FILE``, which
+    scripts/test.sh lists, with its reason, at the end of the run."""
+    path = os.environ.get("CUPMON_SKIPPED_FILE")
+    if not path:
+        return
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    reason = " ".join(str(reason).split())
+    reason = reason.removeprefix("Skipped: ")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"pytest\t{nodeid}\t{reason}\n")
+
+
+def pytest_runtest_logreport(report) -> None:
+    if report.skipped:
+        _list_skip(report.nodeid, report.longrepr)
+
+
+def pytest_collectreport(report) -> None:
+    if report.skipped:
+        _list_skip(report.nodeid, report.longrepr)

@@ -196,6 +196,20 @@ def test_cupmon_sql_on_a_moved_export(fixtures_export, tmp_path):
         hidden.rename(fixtures_export)
 
 
+def test_regression_cupmon_sql_top_kernels_printed_lines_of_900_characters(fixtures_export):
+    out = str(fixtures_export)
+    done = cupmon_cmd("sql", out, "--top-kernels", "--top", "10", env={"COLUMNS": "100"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["rank", "host", "pid", "name", "launches", "total_ms", "mean_us", "pct"]
+    assert len(lines) > 10
+    assert all(len(l) <= 100 for l in lines), max(lines, key=len)
+    assert any("<…>(…)" in l for l in lines), lines
+    full = cupmon_cmd("sql", out, "--top-kernels", "--top", "10", "--full-names", env={"COLUMNS": "100"})
+    assert full.returncode == 0, full.stderr
+    assert "…" not in full.stdout and max(map(len, full.stdout.splitlines())) > 100
+
+
 KERNEL_COLUMNS = "start_ns, duration_ns, name, device, context, stream, correlation_id, graph_id, graph_node_id"
 
 

@@ -219,6 +219,10 @@ pub struct SqlArgs {
     /// Print CSV instead of a table.
     #[arg(long)]
     pub csv: bool,
+    /// --top-kernels with each kernel's full name (by default a name longer than the
+    /// line has room for loses its template arguments and parameters: `kernel<…>(…)`).
+    #[arg(long)]
+    pub full_names: bool,
     /// Most rows a table shows (CSV shows all).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_rows: u32,
@@ -389,7 +393,8 @@ pub enum DecodeFormat {
 pub struct DecodeArgs {
     /// A dump directory (holding cupti_monitor_meta.bin and cupti_monitor_raw_buffers.bin).
     pub dump_dir: PathBuf,
-    /// What to write [default: window; a trace when OUT ends in .pftrace or .pftrace.gz].
+    /// What to write [default: by OUT's name: a trace for .trace.json, .trace.json.gz,
+    /// .pftrace, .pftrace.gz; a trace window otherwise].
     #[arg(long, value_enum)]
     pub format: Option<DecodeFormat>,
     /// Merge straight into this torch.profiler CPU trace (implies a Chrome trace).
@@ -418,12 +423,31 @@ pub struct DecodeArgs {
 }
 
 impl DecodeArgs {
-    /// `--format`, or what OUT's name asks for: a `.pftrace` is a trace.
-    pub fn decode_format(&self) -> DecodeFormat {
-        match self.format {
-            Some(f) => f,
-            None if cupmon_trace::is_pftrace_path(&self.output) => DecodeFormat::Chrome,
-            None => DecodeFormat::Window,
+    /// `--format`, or what OUT's name asks for: a trace for `.trace.json[.gz]` and
+    /// `.pftrace[.gz]`, a window otherwise. An error (the message) when `--format`
+    /// asks for a window and the name says a trace, or the other way round.
+    pub fn decode_format(&self) -> Result<DecodeFormat, String> {
+        use cupmon_trace::OutputName;
+        let named = OutputName::of(&self.output);
+        let clash = |asked: &str, fix: &str| {
+            Err(format!(
+                "{}: --format {asked}, but the name says {}; {fix}",
+                self.output.display(),
+                named.says().unwrap_or("something else"),
+            ))
+        };
+        match (self.format, named) {
+            (None, OutputName::Pftrace | OutputName::ChromeTrace) => Ok(DecodeFormat::Chrome),
+            (None, _) => Ok(DecodeFormat::Window),
+            (Some(DecodeFormat::Window), OutputName::Pftrace | OutputName::ChromeTrace) => clash(
+                "window (the JSON that `cupmon merge` reads, which Perfetto does not open)",
+                "leave out --format for a trace, or name the output *.window.json",
+            ),
+            (Some(DecodeFormat::Chrome | DecodeFormat::Pftrace), OutputName::Window) => clash(
+                "chrome/pftrace (a trace)",
+                "leave out --format for a trace window, or name the output *.trace.json.gz",
+            ),
+            (Some(f), _) => Ok(f),
         }
     }
 
@@ -439,6 +463,10 @@ pub struct StatsArgs {
     /// How many kernels to list by total GPU time.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// List the kernels with their full names (by default a name longer than the
+    /// line has room for loses its template arguments and parameters: `kernel<…>(…)`).
+    #[arg(long)]
+    pub full_names: bool,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
     #[command(flatten)]
@@ -459,13 +487,10 @@ pub struct RunArgs {
     /// Activity buffer size in MiB (older spelling of --buffer-size N MiB).
     #[arg(long, hide = true, value_name = "MIB")]
     pub buffer_mib: Option<u64>,
-    /// The program and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// The program and its arguments: after `--`, or from the first word that is
+    /// not an option of `cupmon run` (everything from there on is the program's).
+    /// An unknown option before it is an error, not the program (`--kepe 1G`).
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 

@@ -88,3 +88,26 @@ pub fn span(from_ns: Option<u64>, to_ns: Option<u64>) -> String {
         end(to_ns, "the last record")
     )
 }
+
+/// `2026-12-01T14:32:00.000` (local, to the ms): an ISO-8601 time without a zone,
+/// which `--from` and `--to` read as local time. `round_up`: the next ms when
+/// `unix_ns` is not on one (an end: a slice to it then holds the last record).
+pub fn iso(unix_ns: u64, round_up: bool) -> String {
+    let ns = if round_up {
+        unix_ns.div_ceil(1_000_000) * 1_000_000
+    } else {
+        unix_ns
+    };
+    format!("{}T{}", date(ns), clock(ns))
+}
+
+/// `@1764599520.000`: Unix seconds to the ms, as `--from` takes them (rounded
+/// up to the ms with `round_up`).
+pub fn unix_s(unix_ns: u64, round_up: bool) -> String {
+    let ms = if round_up {
+        unix_ns.div_ceil(1_000_000)
+    } else {
+        unix_ns / 1_000_000
+    };
+    format!("@{}.{:03}", ms / 1000, ms % 1000)
+}

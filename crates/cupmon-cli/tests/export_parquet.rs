@@ -177,7 +177,7 @@ fn cupmon_sql_needs_an_export_and_says_how_to_get_duckdb() {
         .arg(&venv)
         .status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("SKIPPED: cupmon_sql_needs_an_export_and_says_how_to_get_duckdb: python3 -m venv failed");
+        cupmon_test_skip::skipped!("python3 -m venv failed");
         return;
     }
     let o = Command::new(env!("CARGO_BIN_EXE_cupmon"))

@@ -55,7 +55,7 @@ fn output_to_a_character_device_stays_a_device() {
             .args(["c", "1", "3"])
             .status();
         if !made.is_ok_and(|s| s.success()) {
-            eprintln!("SKIPPED: mknod is not available");
+            cupmon_test_skip::skipped!("mknod is not available");
             return;
         }
         node

@@ -68,7 +68,7 @@ fn the_kernel_table_and_header_have_the_numbers_of_stats() {
     for name in ["torch_mlp", "cuda_workload", "torch_transformer/dump"] {
         let dump = fixture(name);
         let d = dump.to_str().unwrap();
-        let stats = cupmon(tmp.path(), &["stats", d, "--top", "20"]);
+        let stats = cupmon(tmp.path(), &["stats", d, "--top", "20", "--full-names"]);
         assert_success(&stats);
         let stats = stdout(&stats);
         let page = tmp.path().join(format!("{}.html", name.replace('/', "-")));

@@ -98,7 +98,9 @@ fn pid_namespace() -> Option<&'static [&'static str]> {
 #[test]
 fn regression_a_second_process_with_the_same_pid_truncated_the_first_ones_dump() {
     let Some(unshare) = pid_namespace() else {
-        eprintln!("SKIPPED: no pid namespace here (unshare --pid failed): two processes with pid 1 cannot be made");
+        cupmon_test_skip::skipped!(
+            "no pid namespace here (unshare --pid failed): two processes with pid 1 cannot be made"
+        );
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");

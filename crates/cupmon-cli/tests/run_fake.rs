@@ -68,6 +68,12 @@ pub(crate) fn command(dir: &Path, extra: &[&str], launcher: &[&str], steps: &[&s
     command
 }
 
+/// The injection library, built (with the app) for this test's profile.
+pub(crate) fn inject_library() -> PathBuf {
+    let _ = app();
+    target_dir().join("libcupmon_inject.so")
+}
+
 fn run(dir: &Path, extra: &[&str], steps: &[&str]) -> Output {
     command(dir, extra, &[], steps)
         .output()
@@ -182,13 +188,55 @@ fn sigterm_flushes_and_sigkill_leaves_a_readable_dump() {
 }
 
 #[test]
-fn a_program_without_cuda_gets_an_empty_dump_and_a_note() {
+fn regression_a_program_without_cuda_left_an_empty_dump_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = run(dir.path(), &[], &["nocuda"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("never initialised CUDA"));
+    let prof = dir.path().join("prof");
+    let out = run(&prof, &[], &["nocuda"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the program never used CUDA"), "{stderr}");
+    assert!(stderr.contains("no dump written"), "{stderr}");
+    assert!(
+        !prof.exists(),
+        "the output directory made for the run is gone"
+    );
+}
+
+#[test]
+fn regression_run_on_a_machine_without_a_driver_never_said_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = command(dir.path(), &[], &[], &["nocuda"])
+        .env("CUPMON_LIBCUDA", "/nonexistent/libcuda.so.1")
+        .output()
+        .expect("run cupmon");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no NVIDIA driver found"), "{stderr}");
+    assert!(stderr.contains("/nonexistent/libcuda.so.1"), "{stderr}");
+    assert!(!stderr.contains("never used CUDA"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).expect("ls").count(), 0);
+}
+
+#[test]
+fn regression_a_launcher_that_launched_no_gpu_work_left_a_dump_in_window_and_report() {
+    // As torchrun's launcher: a process that initialises CUDA and launches
+    // nothing, then one that launches (its worker). Only the worker's dump stays.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = app().display().to_string();
+    let script = format!("'{app}' sleep 50 && '{app}' launch 5");
+    let out = command(dir.path(), &[], &["sh", "-c", &script], &[])
+        .output()
+        .expect("run cupmon");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
     let dump = only_dump(dir.path());
-    assert_eq!(kernels(&dump), 0);
+    assert_eq!(kernels(&dump), 5, "{stderr}");
+    // The launcher alone: nothing recorded, and said.
+    let alone = tempfile::tempdir().expect("tempdir");
+    let out = run(alone.path(), &[], &["sleep", "50"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the program never used CUDA"), "{stderr}");
+    assert_eq!(std::fs::read_dir(alone.path()).expect("ls").count(), 0);
 }
 
 #[test]
@@ -281,7 +329,7 @@ fn a_refusal_inside_the_program_is_reported_with_its_reason() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("was not monitored"), "{stderr}");
     assert!(stderr.contains("driver"), "{stderr}");
-    assert!(!stderr.contains("never initialised CUDA"), "{stderr}");
+    assert!(!stderr.contains("never used CUDA"), "{stderr}");
 }
 
 #[test]

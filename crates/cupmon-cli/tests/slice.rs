@@ -199,7 +199,7 @@ fn slice_of(w: &Value) -> (Option<u64>, Option<u64>) {
 fn zone_installed(name: &str) -> bool {
     let there = Path::new("/usr/share/zoneinfo").join(name).exists();
     if !there {
-        eprintln!("SKIPPED: /usr/share/zoneinfo/{name} is not installed (tzdata)");
+        cupmon_test_skip::skipped!("/usr/share/zoneinfo/{name} is not installed (tzdata)");
     }
     there
 }

@@ -13,6 +13,7 @@ mod collectives;
 mod cupti_versions;
 mod demo;
 mod export_parquet;
+mod first_hour;
 mod hostile_control;
 mod pftrace;
 mod regression;

@@ -149,22 +149,58 @@ pub fn find_processes(target: &str) -> Result<Vec<Found>, String> {
 /// Several when earlier processes had the pid (dump directories are never reused);
 /// only the one that started when `pid` did is alive, and it comes first.
 fn by_pid(pid: u32) -> Result<Vec<Found>, String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ"))
-        .map_err(|e| format!("process {pid}: {e} (is it running, and yours?)"))?;
-    let output = environ
-        .split(|&b| b == 0)
-        .find_map(|kv| kv.strip_prefix(b"CUPMON_OUTPUT_DIR="))
-        .map(|v| PathBuf::from(String::from_utf8_lossy(v).into_owned()));
-    let base = match output {
-        Some(p) if p.is_absolute() => p,
-        Some(p) => PathBuf::from(format!("/proc/{pid}/cwd")).join(p),
-        None => PathBuf::from(format!("/proc/{pid}/cwd/cupmon-out")),
+    let environ = match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(environ) => environ,
+        Err(e) if !Path::new(&format!("/proc/{pid}")).exists() => {
+            return Err(format!("no process {pid} is running ({e})"));
+        }
+        Err(e) => {
+            return Err(format!(
+                "process {pid}: cannot read its environment ({e}): is it another user's?"
+            ))
+        }
     };
+    let var = |name: &str| {
+        let prefix = format!("{name}=");
+        environ
+            .split(|&b| b == 0)
+            .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    let injected = |name: &str| var(name).is_some_and(|v| v.contains("cupmon_inject"));
+    // Only said, not required: a Python process that called
+    // cupmon.start_collection has neither.
+    let foreign = !injected("LD_PRELOAD")
+        && !injected("CUDA_INJECTION64_PATH")
+        && var("CUPMON_OUTPUT_DIR").is_none();
+    let never = "it was not started by `cupmon run`: no libcupmon_inject.so in its LD_PRELOAD \
+                 or CUDA_INJECTION64_PATH, no CUPMON_OUTPUT_DIR";
+    // Read through /proc/PID/cwd (the process's own view of its directory);
+    // name the directory in messages by where that link points.
+    let proc_cwd = PathBuf::from(format!("/proc/{pid}/cwd"));
+    let relative = |p: PathBuf| {
+        let shown =
+            std::fs::read_link(&proc_cwd).map_or_else(|_| proc_cwd.join(&p), |c| c.join(&p));
+        (proc_cwd.join(p), shown)
+    };
+    let (base, shown) = match var("CUPMON_OUTPUT_DIR").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => (p.clone(), p),
+        Some(p) => relative(p),
+        None => relative(PathBuf::from("cupmon-out")),
+    };
+    if !base.is_dir() {
+        let missing = format!(
+            "its output directory {} does not exist: it has not initialised CUDA yet, or \
+             was not monitored",
+            shown.display()
+        );
+        return Err(not_monitored(pid, if foreign { never } else { &missing }));
+    }
     let mut hits: Vec<Found> = std::fs::read_dir(&base)
         .map_err(|e| {
             format!(
                 "process {pid}: its output directory {}: {e}",
-                base.display()
+                shown.display()
             )
         })?
         .flatten()
@@ -174,11 +210,100 @@ fn by_pid(pid: u32) -> Result<Vec<Found>, String> {
     // The live process first: `cupmon window PID` means the one running now.
     hits.sort_by_key(|f| (!f.alive, f.dump_dir.clone()));
     if hits.is_empty() {
-        return Err(format!(
-            "process {pid} is not monitored by cupmon (no dump directory of it with a control \
-             channel in {})",
-            base.display()
-        ));
+        let none = format!(
+            "no dump directory of it with a control channel in {}",
+            shown.display()
+        );
+        return Err(not_monitored(pid, if foreign { never } else { &none }));
     }
     Ok(hits)
+}
+
+/// Process `pid` is not monitored, `why`, and how to monitor a program.
+fn not_monitored(pid: u32, why: &str) -> String {
+    format!(
+        "process {pid} is not monitored by cupmon ({why}); to monitor a program, start it \
+         with `cupmon run -o DIR -- PROGRAM ARGS...`, or set \
+         CUDA_INJECTION64_PATH=/path/to/libcupmon_inject.so in its environment"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Until `exec`, a spawned child's /proc/PID/environ is still its parent's.
+    fn execed(child: &std::process::Child) {
+        for _ in 0..500 {
+            let comm = std::fs::read_to_string(format!("/proc/{}/comm", child.id()));
+            if comm.is_ok_and(|c| c.trim() == "sleep") {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("sleep did not start");
+    }
+
+    #[test]
+    fn regression_status_of_an_unmonitored_pid_printed_a_proc_cwd_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(dir.path())
+            .env_remove("LD_PRELOAD")
+            .env_remove("CUDA_INJECTION64_PATH")
+            .spawn()
+            .unwrap();
+        execed(&child);
+        let err = find_processes(&child.id().to_string())
+            .map(|_| ())
+            .unwrap_err();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            err.starts_with(&format!(
+                "process {} is not monitored by cupmon (",
+                child.id()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("cupmon run -o DIR --") && !err.contains("/proc/"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_monitored_pid_without_its_output_directory_names_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(dir.path())
+            .env("LD_PRELOAD", "/opt/cupmon/libcupmon_inject.so")
+            .env("CUPMON_OUTPUT_DIR", "prof")
+            .spawn()
+            .unwrap();
+        execed(&child);
+        let err = find_processes(&child.id().to_string())
+            .map(|_| ())
+            .unwrap_err();
+        let _ = child.kill();
+        let _ = child.wait();
+        let shown = dir.path().canonicalize().unwrap().join("prof");
+        assert!(err.contains("is not monitored by cupmon"), "{err}");
+        assert!(
+            err.contains(&format!(
+                "its output directory {} does not exist",
+                shown.display()
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_pid_that_is_not_running_is_said_so() {
+        // Beyond the kernel's largest pid (4194304).
+        let err = find_processes("4999999").map(|_| ()).unwrap_err();
+        assert!(err.starts_with("no process 4999999 is running"), "{err}");
+    }
 }

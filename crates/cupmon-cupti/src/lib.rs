@@ -38,5 +38,5 @@ pub use device::{device_properties, DeviceProperties};
 pub use error::{CuptiError, LoadError, Tried};
 pub use interest::Owner;
 pub use launches::{launch_counting, launch_counts, Counting, LaunchCounts};
-pub use load::LoadOptions;
+pub use load::{find_driver, LoadOptions};
 pub use locate::SearchOptions;

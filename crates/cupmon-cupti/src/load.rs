@@ -150,6 +150,14 @@ fn open(path: &Path) -> Result<(&'static Library, RawApi), String> {
     Ok((Box::leak(Box::new(library)), raw))
 }
 
+/// Whether this machine has an NVIDIA driver: loads the library
+/// `CUPMON_LIBCUDA` names (else `libcuda.so.1`, as CUDA would), so that a command
+/// that saw no process use CUDA can say whether one could have. The error says
+/// what the loader said.
+pub fn find_driver() -> Result<(), LoadError> {
+    check_driver(LoadOptions::from_env().libcuda.as_deref())
+}
+
 /// Loads the NVIDIA driver library (and keeps it loaded; CUPTI needs it anyway).
 /// Without it CUPTI must not be called at all.
 fn check_driver(libcuda: Option<&Path>) -> Result<(), LoadError> {

@@ -25,11 +25,11 @@
 
 use std::borrow::Cow;
 
+mod short;
+pub use short::{short_name, ELLIPSIS};
+
 /// Kineto's `kMaxSymbolSize`: a name longer than this many bytes is shown mangled.
 pub const KINETO_MAX_SYMBOL_LEN: usize = 1024;
-
-mod short;
-pub use short::short_name;
 
 /// `mangled` as Kineto shows it: demangled by `__cxa_demangle`, or unchanged when it is
 /// longer than [`KINETO_MAX_SYMBOL_LEN`] bytes, when `__cxa_demangle` rejects it, or when

@@ -205,12 +205,46 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     {
         let _ = std::fs::remove_file(socket);
     }
+    let injected = session.injected;
     Some(stopped.map(|(stats, window)| {
         if let Some(window) = window {
             write_window_files(&dir, written, &window, format);
+        } else if injected && recorded_nothing(&stats) {
+            remove_empty_dump(&dir);
         }
         stats
     }))
+}
+
+/// Whether a session ends with nothing in its dump worth a directory: no record
+/// kept, dropped, lost or retired, and no trace window taken. A process that
+/// initialises CUDA and launches nothing (torchrun's launcher, a tool asking
+/// for the device count) ends so.
+fn recorded_nothing(stats: &MonitorStats) -> bool {
+    stats.records == 0
+        && stats.dropped_records == 0
+        && stats.buffers_lost == 0
+        && stats.decode_errors == 0
+        && stats.retired_segments == 0
+        && stats.windows_taken == 0
+}
+
+/// Remove the dump directory of an injected process that recorded nothing, so
+/// that it does not show in `cupmon report`, `window` or `export-parquet` as a
+/// process (the directory is this process's own: new, never reused). `cupmon
+/// run` says when no process of a run recorded anything.
+fn remove_empty_dump(dir: &Path) {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => cupmon_log::info!(
+            "this process recorded no GPU activity: its empty dump {} was removed",
+            dir.display()
+        ),
+        Err(e) => cupmon_log::warn!(
+            "this process recorded no GPU activity, but its empty dump {} could not be \
+             removed: {e}",
+            dir.display()
+        ),
+    }
 }
 
 /// End the open window, however it was opened. Other CUPTI clients get

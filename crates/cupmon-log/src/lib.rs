@@ -11,6 +11,7 @@
 use std::fmt;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
 
 /// How much to say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -109,7 +110,61 @@ pub fn emit(level: Level, args: fmt::Arguments<'_>) {
         Level::Debug => "cupmon: debug: ",
     };
     let line = format!("{prefix}{args}\n");
+    {
+        let mut captured = lock_captured();
+        if let Some(lines) = captured.as_mut() {
+            lines.push(line);
+            return;
+        }
+    }
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// Lines said while a [`Capture`] is alive, instead of stderr (`None`: none is).
+static CAPTURED: Mutex<Option<Vec<String>>> = Mutex::new(None);
+
+fn lock_captured() -> std::sync::MutexGuard<'static, Option<Vec<String>>> {
+    // A test that panicked while holding it left good lines behind.
+    CAPTURED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For tests of warning paths: while it lives, every message of the process
+/// (from any thread) is kept for [`Capture::lines`] instead of printed, so
+/// that a test asserts on the warning it provokes rather than printing it into
+/// a passing run's output. One at a time: tests that capture run one after
+/// another (the monitor's tests hold a lock for the fake libcupti anyway).
+#[derive(Debug)]
+#[must_use = "messages are captured only while the Capture lives"]
+pub struct Capture(());
+
+impl Capture {
+    /// Start capturing. Panics if another capture is alive.
+    pub fn start() -> Capture {
+        let mut captured = lock_captured();
+        assert!(captured.is_none(), "cupmon_log::Capture is already alive");
+        *captured = Some(Vec::new());
+        Capture(())
+    }
+
+    /// The lines said so far, each with its `cupmon: ...:` prefix and no newline.
+    pub fn lines(&self) -> Vec<String> {
+        lock_captured()
+            .iter()
+            .flatten()
+            .map(|l| l.trim_end_matches('\n').to_owned())
+            .collect()
+    }
+
+    /// Whether a line said so far contains `text`.
+    pub fn said(&self, text: &str) -> bool {
+        self.lines().iter().any(|l| l.contains(text))
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        *lock_captured() = None;
+    }
 }
 
 #[macro_export]
@@ -147,5 +202,16 @@ mod tests {
         assert!(enabled(Level::Warn) && enabled(Level::Info) && !enabled(Level::Debug));
         set_level(Level::Off);
         assert!(!enabled(Level::Error));
+        set_level(Level::Warn);
+        let log = Capture::start();
+        warn!("the dump writer is falling behind ({} buffers waiting)", 2);
+        debug!("not at this level");
+        assert_eq!(
+            log.lines(),
+            ["cupmon: warning: the dump writer is falling behind (2 buffers waiting)"]
+        );
+        assert!(log.said("falling behind") && !log.said("not at this level"));
+        drop(log);
+        assert!(lock_captured().is_none(), "back to stderr");
     }
 }

@@ -177,6 +177,7 @@ fn window_calls_out_of_order_are_errors_not_panics() {
 #[test]
 fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
     let _guard = exclusive();
+    let log = cupmon_log::Capture::start();
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = config(dir.path());
@@ -208,6 +209,11 @@ fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
         (stats.buffers.max_in_use, stats.buffers.cap),
         (2, 2),
         "the stats say the cap was reached"
+    );
+    assert!(
+        log.said("warning: the dump writer is falling behind (2 buffers waiting)"),
+        "{:?}",
+        log.lines()
     );
 }
 
@@ -282,8 +288,13 @@ fn kernels_by_stream(dir: &std::path::Path) -> std::collections::BTreeMap<u32, u
 fn hold_then_launch(
     held: u32,
     after_still_pending: bool,
-) -> (MonitorStats, std::collections::BTreeMap<u32, u64>) {
+) -> (
+    MonitorStats,
+    std::collections::BTreeMap<u32, u64>,
+    Vec<String>,
+) {
     let _guard = exclusive();
+    let log = cupmon_log::Capture::start();
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
     let monitor = Monitor::start_with(cupti, two_buffers(dir.path())).expect("start");
@@ -295,14 +306,18 @@ fn hold_then_launch(
     fake.set_kernels_pending(false);
     fake.finish_kernels().expect("finish");
     let (stats, _) = monitor.stop().expect("stop");
-    (stats, kernels_by_stream(dir.path()))
+    (stats, kernels_by_stream(dir.path()), log.lines())
 }
+
+/// The forced flush's warning, said once per stall.
+const FORCED_FLUSH: &str = "warning: CUPTI held every buffer cupmon may lend (2 of 2) and returned none for a flush period, so new records had no buffer to go to: forcing a flush";
 
 #[test]
 fn cupti_holding_every_buffer_gets_a_forced_flush_and_recording_resumes() {
     // The two buffers run out and requests are refused; the flusher sees CUPTI
     // holding everything and forces a flush, which gives the buffers back.
-    let (stats, by_stream) = hold_then_launch(5_000, true);
+    let (stats, by_stream, said) = hold_then_launch(5_000, true);
+    assert!(said.iter().any(|l| l.contains(FORCED_FLUSH)), "{said:?}");
     assert!(stats.buffer_requests_refused > 0, "{stats:?}");
     assert!(stats.starvation_flushes > 0, "{stats:?}");
     assert_eq!(
@@ -319,7 +334,8 @@ fn cupti_holding_the_whole_cap_without_asking_for_more_gets_a_forced_flush() {
     // the fake fills the first of two buffers and part of the second: it holds the
     // whole cap and asks for nothing more.
     // 64 KiB buffers of 224-byte kernel records: 292 fill one, 400 spill into the next.
-    let (stats, by_stream) = hold_then_launch(400, false);
+    let (stats, by_stream, said) = hold_then_launch(400, false);
+    assert!(said.iter().any(|l| l.contains(FORCED_FLUSH)), "{said:?}");
     assert_eq!(stats.buffer_requests_refused, 0, "{stats:?}");
     assert!(stats.starvation_flushes > 0, "{stats:?}");
     // Every kernel in the dump, on its stream: the held ones and those after.
@@ -332,6 +348,7 @@ fn buffers_cupti_holds_without_refusals_are_kept_as_the_flushers_quiet_stretch()
     // and holds less than the cap: no forced flush (a long kernel looks like this).
     // The meta keeps the longest such stretch for the next run on the GPU to read.
     let _guard = exclusive();
+    let log = cupmon_log::Capture::start();
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = config(dir.path());
@@ -348,6 +365,11 @@ fn buffers_cupti_holds_without_refusals_are_kept_as_the_flushers_quiet_stretch()
     assert!(stats.quiet.periods >= 5, "{stats:?}");
     assert!(stats.quiet.buffers_held >= 1, "{stats:?}");
     assert_eq!(stats.quiet.refused, 0, "{stats:?}");
+    assert!(
+        log.said("of cupmon's buffers for 10 flush periods without returning any"),
+        "{:?}",
+        log.lines()
+    );
     let meta = dump_meta(dir.path());
     assert_eq!(
         meta.json()["flusher_quiet"]["periods"].as_u64(),
@@ -362,6 +384,7 @@ fn the_longest_periodic_flush_is_kept_in_the_stats_and_the_meta() {
     // On the H200 CUPTI's flush grew to 37 s before recording stopped: the meta keeps
     // the longest one, which `cupmon stats` shows and warns about.
     let _guard = exclusive();
+    let log = cupmon_log::Capture::start();
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = config(dir.path());
@@ -384,6 +407,11 @@ fn the_longest_periodic_flush_is_kept_in_the_stats_and_the_meta() {
         "what it is measured against"
     );
     assert_eq!(stats.records_by_kind.get("CONCURRENT_KERNEL"), Some(&100));
+    assert!(
+        log.said("s to flush its buffers (the flush period is "),
+        "{:?}",
+        log.lines()
+    );
 }
 
 #[test]

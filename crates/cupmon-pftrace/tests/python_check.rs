@@ -104,7 +104,7 @@ fn check(py: &Path, trace: &Path) -> Value {
 #[test]
 fn perfettos_python_protos_read_the_trace() {
     let Some(py) = python() else {
-        eprintln!("SKIPPED: no Python with the perfetto package (run scripts/test-python.sh or tests/python/pftrace-venv.sh, or set CUPMON_PFTRACE_PYTHON)");
+        cupmon_test_skip::skipped!("no Python with the perfetto package (run scripts/test-python.sh or tests/python/pftrace-venv.sh, or set CUPMON_PFTRACE_PYTHON)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -161,7 +161,7 @@ fn perfettos_python_protos_read_the_trace() {
 #[test]
 fn the_python_check_fails_on_a_broken_trace() {
     let Some(py) = python() else {
-        eprintln!("SKIPPED: no Python with the perfetto package (run scripts/test-python.sh or tests/python/pftrace-venv.sh, or set CUPMON_PFTRACE_PYTHON)");
+        cupmon_test_skip::skipped!("no Python with the perfetto package (run scripts/test-python.sh or tests/python/pftrace-venv.sh, or set CUPMON_PFTRACE_PYTHON)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

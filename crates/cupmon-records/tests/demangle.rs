@@ -142,7 +142,7 @@ fn torch_corpus_sample_matches_live_cxxfilt() {
     let mut child = match child {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("SKIPPED: live c++filt check: cannot run c++filt ({e})");
+            cupmon_test_skip::skipped!("live c++filt check: cannot run c++filt ({e})");
             return;
         }
     };

@@ -48,7 +48,7 @@ pub use combine::{
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
 pub use filter::filter_window;
-pub use format::{is_pftrace_path, TraceFormat};
+pub use format::{is_pftrace_path, OutputName, TraceFormat};
 pub use from_records::{decode_dump_to_window, decode_slice_to_window, decode_to_window};
 pub use kinds::{
     overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,

@@ -329,7 +329,7 @@ mod tests {
         let fifo = dir.path().join("out.fifo");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if !made.is_ok_and(|s| s.success()) {
-            eprintln!("SKIPPED: mkfifo is not available");
+            cupmon_test_skip::skipped!("mkfifo is not available");
             return;
         }
         assert!(writes_in_place(&fifo));

@@ -75,8 +75,8 @@ fn quote_non_finite(text: &str) -> String {
 /// Run the oracle on every case in one Python process, then cupmon on each, and compare.
 fn run_cases(cases: &[super::gen::Case], dir: &Path) {
     let Some(oracle) = oracle_dir() else {
-        eprintln!(
-            "SKIPPED differential tests: ../shared/reference/seed_merge.py or python3 not found"
+        cupmon_test_skip::skipped!(
+            "no oracle: ../shared/reference/seed_merge.py (PyTorch's merge_trace_window_into_chrome_trace) or python3 not found"
         );
         return;
     };

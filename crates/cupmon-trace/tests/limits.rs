@@ -148,7 +148,7 @@ fn window_user_annotations_over_max_event_bytes_are_an_error() {
 fn window_from_dev_zero_is_rejected_at_byte_0() {
     let path = Path::new("/dev/zero");
     if !path.exists() {
-        eprintln!("SKIPPED: /dev/zero does not exist here");
+        cupmon_test_skip::skipped!("/dev/zero does not exist here");
         return;
     }
     match MergeWindow::read(path) {

@@ -280,7 +280,7 @@ fn run_oracle(input: String) -> Option<String> {
     match out.status.code() {
         Some(0) => Some(stdout),
         Some(3) => {
-            eprintln!("SKIPPED: {}", stderr.trim());
+            cupmon_test_skip::skipped!("{}", stderr.trim());
             None
         }
         _ => panic!("occupancy oracle failed ({}): {stderr}", out.status),

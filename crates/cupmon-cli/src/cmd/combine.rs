@@ -20,6 +20,7 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
         .map(|t| super::Input::File(t.as_path()))
         .collect();
     super::check_output(&args.output, &inputs)?;
+    super::check_output_name(&args.output, super::Writes::Trace)?;
     let format = args.format.map(Into::into);
     let stats = combine_files(&args.traces, &args.output, &offsets, format)?;
     println!(

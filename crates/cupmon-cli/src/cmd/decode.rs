@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use cupmon_records::{DecodeReport, Dump, Reorder};
-use cupmon_trace::{decode_slice_to_window, write_window_stream, DumpExport};
+use cupmon_trace::{decode_slice_to_window, write_window_stream, DumpExport, OutputName};
 use cupmon_trace::{
     merge_files_strict, writes_in_place, AtomicOutput, MergeOptions, MergeWindow, TraceError,
     TraceWindow, WindowSource,
@@ -17,9 +17,10 @@ use crate::progress::Progress;
 use crate::slice_args::{Slice, SliceArgs};
 
 pub fn run(args: &DecodeArgs) -> Result<i32> {
+    let format = args.decode_format().map_err(BadInput)?;
     check_dump_dir(&args.dump_dir)?;
     let rank = args.rank.checked()?;
-    if rank.is_some() && args.cpu.is_none() && args.decode_format() == DecodeFormat::Window {
+    if rank.is_some() && args.cpu.is_none() && format == DecodeFormat::Window {
         return Err(BadInput(
             "--rank sets a trace's distributedInfo: use it with --format chrome or \
              pftrace, or --cpu (a window takes it at `cupmon export --window W --rank R`)"
@@ -42,7 +43,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
     let range = slice.map(|s| s.range).unwrap_or_default();
     // Every format streams: records are read, converted and written a buffer at a
     // time, so memory does not grow with the dump.
-    match args.decode_format() {
+    match format {
         DecodeFormat::Window => {
             let out = AtomicOutput::create(&args.output)?;
             let mut writer = out.writer()?;
@@ -72,6 +73,13 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
                 args.output.display(),
                 streamed.events
             );
+            if args.format.is_none() && OutputName::of(&args.output) != OutputName::Window {
+                // The name did not say: say what it holds, and how to get a trace.
+                line.push_str(
+                    ", a trace window (not a trace: Perfetto does not open it; \
+                     --format chrome, or an output named *.trace.json.gz, writes one)",
+                );
+            }
             if !writes_in_place(&args.output) {
                 line.push_str(&format!(
                     "; merge it into a torch.profiler CPU trace with `{}`",

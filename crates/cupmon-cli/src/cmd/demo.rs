@@ -38,6 +38,7 @@ const CPU_TRACE: (&str, &[u8]) = fixture!("kineto_cpu_trace.json");
 
 pub fn run(args: &DemoArgs) -> Result<i32> {
     check_output(&args.output, &[])?;
+    super::check_output_name(&args.output, super::Writes::Trace)?;
     // Registered so that Ctrl-C removes it too.
     let (scratch, _live) = cupmon_trace::create_live_temp(tempfile::tempdir, |d| d.path())
         .context("cannot create a temporary directory")?;

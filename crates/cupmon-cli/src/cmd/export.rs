@@ -8,6 +8,7 @@ use crate::cli::ExportArgs;
 
 pub fn run(args: &ExportArgs) -> Result<i32> {
     check_output(&args.output, &[Input::File(&args.window)])?;
+    super::check_output_name(&args.output, super::Writes::Trace)?;
     let rank = args.rank.checked()?;
     let mut window = MergeWindow::read_with_limit(&args.window, args.max_event_size)?;
     if let Some((rank, world_size)) = rank {

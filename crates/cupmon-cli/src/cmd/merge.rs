@@ -12,6 +12,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
         &args.output,
         &[Input::File(&args.cpu), Input::File(&args.window)],
     )?;
+    super::check_output_name(&args.output, super::Writes::Trace)?;
     note_if_spooled(&args.cpu);
     let size = std::fs::metadata(&args.cpu)
         .ok()

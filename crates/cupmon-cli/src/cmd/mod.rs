@@ -31,7 +31,7 @@ use cupmon_trace::{
 };
 
 pub use dump_arg::{check_dump_dir, dumps_in};
-pub use output_check::{check_output, Input};
+pub use output_check::{check_output, check_output_name, Input, Writes};
 
 /// Write `window` as a standalone trace at `output` and say so.
 pub fn export_trace(

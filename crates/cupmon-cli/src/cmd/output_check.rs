@@ -7,7 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use cupmon_trace::{resolve_links, writes_in_place};
+use cupmon_trace::{resolve_links, writes_in_place, OutputName};
 
 use crate::exit::BadInput;
 
@@ -79,4 +79,49 @@ pub fn check_output(output: &Path, inputs: &[Input<'_>]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What a command writes, checked against what its output's name says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// A trace (Chrome JSON or Perfetto's protobuf, by the name or --format).
+    Trace,
+    /// `cupmon report`'s HTML page.
+    Html,
+}
+
+/// Refuse an output whose name says it holds something else than the command
+/// writes: a trace named as a trace window (`*window*.json`), which a later
+/// `cupmon merge --window` cannot read, or a report page named as a trace.
+pub fn check_output_name(output: &Path, writes: Writes) -> Result<()> {
+    let named = OutputName::of(output);
+    let fix = match (writes, named) {
+        (Writes::Trace, OutputName::Window) => {
+            "this command writes a trace, not a trace window: name it *.trace.json.gz \
+             (or *.pftrace)"
+        }
+        (Writes::Html, OutputName::Other) => return Ok(()),
+        (Writes::Html, _) => "cupmon report writes an HTML page: name it *.html",
+        (Writes::Trace, _) => return Ok(()),
+    };
+    let says = named.says().unwrap_or("something else");
+    Err(BadInput(format!("{}: the name says {says}; {fix}", output.display())).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_named_as_a_window_and_a_page_named_as_a_trace_are_refused() {
+        let check = |p: &str, w| check_output_name(Path::new(p), w).map_err(|e| e.to_string());
+        assert!(check("t.trace.json.gz", Writes::Trace).is_ok());
+        assert!(check("t.json", Writes::Trace).is_ok());
+        assert!(check("-", Writes::Trace).is_ok());
+        let err = check("slow.window.json", Writes::Trace).unwrap_err();
+        assert!(err.contains("name it *.trace.json.gz"), "{err}");
+        assert!(check("report.html", Writes::Html).is_ok());
+        let err = check("report.trace.json.gz", Writes::Html).unwrap_err();
+        assert!(err.contains("writes an HTML page"), "{err}");
+    }
 }

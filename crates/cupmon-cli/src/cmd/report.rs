@@ -21,6 +21,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
     let dirs = dump_dirs(&args.target)?;
     let inputs: Vec<Input> = dirs.iter().map(|d| Input::Dump(d)).collect();
     check_output(&args.output, &inputs)?;
+    super::check_output_name(&args.output, super::Writes::Html)?;
     let mut dumps = Vec::with_capacity(dirs.len());
     for dir in &dirs {
         dumps.push(Dump::open(dir).with_context(|| dir.display().to_string())?);

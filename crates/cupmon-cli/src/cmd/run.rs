@@ -35,6 +35,7 @@ fn settings(args: &RunArgs) -> Result<MonitorConfig> {
 pub fn run(args: &RunArgs) -> Result<i32> {
     let mut config = settings(args)?;
     let library = find_inject_library()?;
+    let created = !config.output_dir.exists();
     std::fs::create_dir_all(&config.output_dir).map_err(|e| {
         BadInput(format!(
             "{}: cannot create the output directory: {e}",
@@ -90,7 +91,12 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;
     let code = exit_code(status);
-    summarise(&output, &before, &earlier_refusals, pid);
+    let recorded = summarise(&output, &before, &earlier_refusals);
+    if !recorded && created {
+        // Made for this run, and still empty: a run that recorded nothing
+        // leaves nothing behind. (Not empty: something else wrote there.)
+        let _ = std::fs::remove_dir(&output);
+    }
     Ok(code)
 }
 
@@ -179,7 +185,9 @@ fn dump_dirs(output: &Path) -> BTreeSet<PathBuf> {
         .collect()
 }
 
-fn summarise(output: &Path, before: &BTreeSet<PathBuf>, earlier_refusals: &[Refusal], pid: u32) {
+/// Says what the run recorded (each new dump's summary), or why nothing; whether
+/// anything was: a dump, or a status file saying why a process was not monitored.
+fn summarise(output: &Path, before: &BTreeSet<PathBuf>, earlier_refusals: &[Refusal]) -> bool {
     let new: Vec<PathBuf> = dump_dirs(output).difference(before).cloned().collect();
     // Status files written (or rewritten) during this run.
     let refused: Vec<Refusal> = refusals(output)
@@ -190,21 +198,16 @@ fn summarise(output: &Path, before: &BTreeSet<PathBuf>, earlier_refusals: &[Refu
         eprintln!("cupmon: {} was not monitored: {reason}", dir.display());
     }
     if new.is_empty() && !refused.is_empty() {
-        return;
+        return true;
     }
     if new.is_empty() {
-        match write_empty_dump(output, pid) {
-            Ok(dir) => eprintln!(
-                "cupmon: the program never initialised CUDA, so nothing was recorded (empty dump in {})",
-                dir.display()
-            ),
-            Err(e) => eprintln!("cupmon: the program never initialised CUDA; nothing was recorded ({e:#})"),
-        }
-        return;
+        eprintln!("cupmon: {}", nothing_recorded());
+        return false;
     }
     for dir in &new {
         super::run_summary::print(dir);
     }
+    true
 }
 
 /// A status file in which the injection library said why it did not monitor a process.
@@ -237,26 +240,18 @@ fn refusals(output: &Path) -> Vec<Refusal> {
         .collect()
 }
 
-/// A dump with no chunks, so that every run leaves one: a new directory of the
-/// program's pid under `output` (named as the injection library names them).
-fn write_empty_dump(output: &Path, pid: u32) -> Result<PathBuf> {
-    let rank = std::env::var(env_vars::RANK).ok();
-    let dir = cupmon_control::create_dump_dir(
-        output,
-        rank.as_deref(),
-        pid,
-        std::time::SystemTime::now(),
-    )?;
-    let mut meta = cupmon_records::MetaFile::new();
-    meta.set("meta_version", 2)
-        .set("pid", pid)
-        .set("raw_buffer_dump", true)
-        .set("timestamp_mode", "cupti_default")
-        .set("cupmon_version", env!("CARGO_PKG_VERSION"))
-        .set("cuda_initialized", false)
-        .set("chunks_written", 0)
-        .set("dropped_records", 0);
-    let writer = cupmon_records::DumpWriter::create(&dir, &meta)?;
-    writer.finish()?;
-    Ok(dir)
+/// Why a run left no dump: no driver on this machine, or no process of the
+/// program recorded GPU activity (the injection library removes the dump of
+/// one that initialised CUDA and launched nothing, and none is made for one
+/// that never initialised it).
+fn nothing_recorded() -> String {
+    match cupmon_cupti::find_driver() {
+        Err(e) => format!(
+            "{e}: no process of the program could use CUDA, and nothing was recorded (no dump \
+             written); cupmon needs an NVIDIA GPU with its driver"
+        ),
+        Ok(()) => "the program never used CUDA: none of its processes initialised CUDA or \
+                   launched a kernel, copy or memset, so nothing was recorded (no dump written)"
+            .to_owned(),
+    }
 }

@@ -48,7 +48,8 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     if let Some(line) = retired_line(&stats.report.retired) {
         head.push(line);
     }
-    print_stats(&mut out, dir, &head, &stats)?;
+    let name_room = (!args.full_names).then(name_room);
+    print_stats(&mut out, dir, &head, &stats, name_room)?;
     for line in super::busy_report::lines(&stats) {
         writeln!(out, "{line}")?;
     }
@@ -98,11 +99,28 @@ fn retired_line(r: &Retired) -> Option<String> {
     ))
 }
 
+/// The terminal's width: `COLUMNS` (which shells set), else 120.
+pub(crate) fn terminal_columns() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or(120)
+}
+
+/// What a top-kernel line leaves for the name: the terminal's width less the
+/// numbers' 35 columns, at least 40.
+fn name_room() -> usize {
+    terminal_columns().saturating_sub(35).max(40)
+}
+
+/// `name_room`: the most characters of a kernel's name (`None`: the full name).
 fn print_stats(
     out: &mut impl Write,
     dir: &std::path::Path,
     head: &[String],
     s: &DumpStats,
+    name_room: Option<usize>,
 ) -> std::io::Result<()> {
     let r = &s.report;
     writeln!(out, "dump:            {}", dir.display())?;
@@ -117,11 +135,15 @@ fn print_stats(
         r.buffer_bytes as f64 / 1e6
     )?;
     match (s.first_ns, s.span_ns()) {
+        // In the forms --from and --to take, to paste into a slice of this span.
         (Some(first), Some(span)) => writeln!(
             out,
-            "time span:       {:.3} s from {} (Unix ns)",
+            "time span:       {:.3} s: --from {} --to {} (local time; Unix: {} to {})",
             span as f64 / 1e9,
-            first
+            local_time::iso(first, false),
+            local_time::iso(first + span, true),
+            local_time::unix_s(first, false),
+            local_time::unix_s(first + span, true),
         )?,
         _ => writeln!(out, "time span:       no timed records")?,
     }
@@ -190,13 +212,19 @@ fn print_stats(
             } else {
                 String::new()
             };
+            let name = match name_room {
+                Some(room) => {
+                    let room = room.saturating_sub(note.chars().count()).max(30);
+                    cupmon_demangle::short_name(&k.name, room)
+                }
+                None => std::borrow::Cow::Borrowed(k.name.as_str()),
+            };
             writeln!(
                 out,
-                "  {:>10.3} {:>9} {:>10}  {}{note}",
+                "  {:>10.3} {:>9} {:>10}  {name}{note}",
                 k.total_ns as f64 / 1e6,
                 k.launches,
                 avg,
-                k.name
             )?;
         }
     }

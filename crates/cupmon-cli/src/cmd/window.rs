@@ -31,6 +31,9 @@ impl Part {
 }
 
 pub fn run(args: &WindowArgs) -> Result<i32> {
+    if let Some(output) = &args.output {
+        super::check_output_name(output, super::Writes::Trace)?;
+    }
     let parts = live_processes(&args.target, args.timeout)?;
     let owner = "cupmon window".to_owned();
     let start = Request::StartWindow {

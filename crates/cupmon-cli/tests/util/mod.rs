@@ -204,10 +204,7 @@ pub fn mkfifo(path: &Path) -> bool {
     if made.is_ok_and(|s| s.success()) {
         return true;
     }
-    eprintln!(
-        "SKIPPED: mkfifo {} failed or is not installed",
-        path.display()
-    );
+    cupmon_test_skip::skipped!("mkfifo {} failed or is not installed", path.display());
     false
 }
 
