@@ -24,3 +24,9 @@ pub use read::{open_regular, open_regular_if_present, read_capped, read_capped_i
 pub const KIB: u64 = 1 << 10;
 pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
+
+/// Whether a write failed because the disk (or the user's quota) is full: `ENOSPC`
+/// or `EDQUOT`.
+pub fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}

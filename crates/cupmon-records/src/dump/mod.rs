@@ -16,6 +16,7 @@ mod chunk_writer;
 pub mod compact;
 mod dir;
 mod dump_annotations;
+mod dump_file;
 mod error;
 mod frame;
 mod kernel_name_resolver;
@@ -49,11 +50,17 @@ pub use compact::{
     compress_chunk, decompress_chunk, ChunkCompressor, ChunkDecompressor, CompactError,
 };
 pub use dir::Dump;
+pub use dump_file::{
+    ANNOTATION_INDEX_CAP, DIGEST_CAP, KERNEL_NAMES_CAP, META_CAP, SEGMENT_INDEX_CAP, STATUS_CAP,
+    USER_ANNOTATIONS_CAP,
+};
 pub use error::{DumpError, Magic};
 pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
-pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub use meta::{
+    MetaFile, DISK_FULL_SUFFIX, META_HEADER_LEN, META_MAGIC, META_TMP_SUFFIX, META_VERSION,
+};
 pub use segment::{
     list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
     SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,

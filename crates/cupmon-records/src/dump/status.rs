@@ -23,9 +23,10 @@ pub fn write_refusal(dir: &Path, reason: &str) -> io::Result<()> {
     fs::rename(&tmp, dir.join(STATUS_FILE))
 }
 
-/// The refusal reason in `dir`, if the injection library wrote one.
+/// The refusal reason in `dir`, if the injection library wrote one (read by the rule
+/// every dump file is read by: a FIFO in its place is no reason).
 pub fn read_refusal(dir: &Path) -> Option<String> {
-    let text = fs::read(dir.join(STATUS_FILE)).ok()?;
+    let text = cupmon_files::read_capped(&dir.join(STATUS_FILE), super::STATUS_CAP).ok()?;
     let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
     v.get("reason")?.as_str().map(str::to_owned)
 }
