@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 /// The file in a dump directory that names the process's control socket.
 pub const CONTROL_FILE: &str = "cupmon_control.json";
 
+/// A control file is a socket path, a pid and a start time: a few hundred bytes.
+const CONTROL_FILE_CAP: u64 = 64 * cupmon_files::KIB;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ControlFile {
     pub socket: PathBuf,
@@ -28,8 +31,11 @@ impl ControlFile {
         std::fs::rename(&tmp, dump_dir.join(CONTROL_FILE))
     }
 
+    /// Read it from `dump_dir` by the rule every file of a run directory is read by:
+    /// a FIFO or a link to `/dev/zero` planted in its place is no control file.
     pub fn read(dump_dir: &Path) -> Option<Self> {
-        let bytes = std::fs::read(dump_dir.join(CONTROL_FILE)).ok()?;
+        let bytes =
+            cupmon_files::read_capped(&dump_dir.join(CONTROL_FILE), CONTROL_FILE_CAP).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 }

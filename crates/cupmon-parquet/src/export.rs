@@ -180,6 +180,8 @@ pub fn export_dump(
     if let Some(e) = error {
         return Err(e);
     }
+    // Bad lines of the annotation log that its index let opening the dump skip.
+    report.warnings.extend(dump.annotation_warnings());
     // A whole-dump export that found no new chunk records nothing: the next one
     // starts where this one would have.
     let totals = if export.chunks().is_some() || sliced {

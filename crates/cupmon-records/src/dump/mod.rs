@@ -66,7 +66,7 @@ pub use segment::{
     SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
 };
 pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
-pub use status::{read_refusal, write_refusal};
+pub use status::{read_refusal, write_refusal, Refusal};
 pub use warning::{ChunkDamage, DumpWarning, SkippedBytes, Truncation, ZeroTail, SESSION_OPEN};
 pub use writer::{BufferWritten, DumpWriter};
 
