@@ -431,6 +431,16 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
     })
 }
 
+/// Whether a live segment is not a regular file (a FIFO, a link to `/dev/zero`): its
+/// size says nothing, and reading it says what it is (damage, not an empty dump).
+fn has_irregular_segment(dump: &Dump) -> bool {
+    dump.segments().is_some_and(|list| {
+        list.live
+            .iter()
+            .any(|f| !std::fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_file()))
+    })
+}
+
 /// An empty or absent buffer file is damage, unless the writer said it wrote no chunk
 /// (a CUDA program that launched nothing, or never initialised CUDA), or the process
 /// died, its session open, before writing one. True when there is nothing to read.
@@ -448,7 +458,7 @@ fn nothing_written(dump: &Dump, report: &mut DecodeReport) -> bool {
             )
         }
     };
-    if len > 0 {
+    if len > 0 || has_irregular_segment(dump) {
         return false;
     }
     if meta.session_open() && meta.chunks_written().unwrap_or(0) == 0 {
