@@ -372,3 +372,164 @@ fn hostile_files_are_damage_said_and_the_rest_of_the_dump_is_read() {
         failures.join("\n---\n")
     );
 }
+
+/// A run directory holding the two recordings as two processes' dumps.
+fn two_dumps() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    copy_dump(&tmp.path().join("run/rank1-101"));
+    copy_tree(
+        &fixture("torch_transformer/dump"),
+        &tmp.path().join("run/rank0-100"),
+    );
+    tmp
+}
+
+/// Every `*.parquet` under `dir`, as paths relative to it.
+fn parquet_files(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "parquet") {
+                let rel = path.strip_prefix(dir).expect("under dir");
+                found.push(rel.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Regression: `export-parquet` of two dumps onto a full disk exited 1 ("fail to get
+/// inner writer", a write error turned into a string) instead of 2, the exit code of
+/// input and output problems. A file-size limit makes every write past it fail as a
+/// full disk does; at several limits every failure is exit 2, naming the file, and
+/// no finished file is left half-written.
+#[test]
+fn export_parquet_onto_a_full_disk_exits_2() {
+    let tmp = two_dumps();
+    let run = tmp.path().join("run");
+    let mut failed = 0;
+    // In 512-byte blocks: from a file's first bytes to past the footer of the first ones.
+    for blocks in [4, 8, 12, 16, 20, 24, 28] {
+        let out = tmp.path().join(format!("pq{blocks}"));
+        // SIGXFSZ ignored: a write past the limit fails with EFBIG instead of killing.
+        let script = format!(
+            "trap '' XFSZ; ulimit -f {blocks} && exec \"$0\" export-parquet \"$1\" -o \"$2\""
+        );
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(script).arg(bin()).arg(&run).arg(&out);
+        let result = Running::start(cmd).finish_within(DEADLINE);
+        let err = stderr(&result);
+        if result.status.success() {
+            continue;
+        }
+        failed += 1;
+        assert_eq!(
+            result.status.code(),
+            Some(2),
+            "limit {blocks} blocks: {err}"
+        );
+        assert!(
+            err.starts_with("cupmon: error: ") && err.contains(".parquet: cannot write: "),
+            "limit {blocks} blocks: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            temps_under(&out).is_empty(),
+            "limit {blocks}: {:?}",
+            temps_under(&out)
+        );
+    }
+    assert!(failed >= 3, "only {failed} limits made the export fail");
+}
+
+/// cupmon's hidden temporary files anywhere under `dir`.
+fn temps_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                pending.push(path);
+            } else if name.starts_with('.') && name.ends_with(".tmp") {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Regression: GPU ops CUPTI did not time (start 0) became rows in
+/// `day=1970-01-01` partitions with `start_ns = 0`. They are left out and counted,
+/// as traces leave them out (torch_mlp holds 48 of them).
+#[test]
+fn export_parquet_leaves_untimed_gpu_ops_out_and_counts_them() {
+    let tmp = two_dumps();
+    let out_dir = tmp.path().join("fleet");
+    let args = ["export-parquet", "run", "-o", "fleet"];
+    let out = Running::start(command(tmp.path(), &args)).finish_within(DEADLINE);
+    assert_success(&out);
+    let files = parquet_files(&out_dir);
+    assert!(!files.is_empty());
+    let epoch: Vec<&String> = files.iter().filter(|f| f.contains("day=1970")).collect();
+    assert!(epoch.is_empty(), "{epoch:?}");
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains(
+            "48 GPU ops without a time (kernels 42, memcpy 4, memset 2: CUPTI gave them \
+             start 0) were left out, as traces leave them out"
+        ),
+        "{said}"
+    );
+}
+
+/// Regression: two `cupmon run` into one output directory listed each other's
+/// processes. Each run's summary names only the dump of the program it ran.
+#[test]
+fn two_runs_into_one_directory_each_summarise_their_own_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The first runs longer and ends after the second, whose dump it must not list.
+    let first = super::run_fake::command(dir.path(), &[], &[], &["launch", "10", "sleep", "2500"]);
+    let first = Running::start(first);
+    std::thread::sleep(Duration::from_millis(700));
+    let second = super::run_fake::command(dir.path(), &[], &[], &["launch", "20", "sleep", "200"]);
+    let second = Running::start(second).finish_within(Duration::from_secs(120));
+    let first = first.finish_within(Duration::from_secs(120));
+    let dumps = |out: &Output| -> Vec<String> {
+        stderr(out)
+            .lines()
+            .filter(|l| l.contains(": dump in "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (a, b) = (dumps(&first), dumps(&second));
+    assert_eq!(a.len(), 1, "first run: {}", stderr(&first));
+    assert_eq!(b.len(), 1, "second run: {}", stderr(&second));
+    assert_ne!(a, b);
+    assert!(
+        stderr(&first).contains("  10 kernels"),
+        "{}",
+        stderr(&first)
+    );
+    assert!(
+        stderr(&second).contains("  20 kernels"),
+        "{}",
+        stderr(&second)
+    );
+    // Both dumps are there, each naming its run.
+    let runs: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("read_dir")
+        .map(|e| {
+            let meta = MetaFile::read(e.expect("entry").path().join("cupti_monitor_meta.bin"))
+                .expect("meta");
+            meta.json()["run_id"].as_str().expect("run_id").to_owned()
+        })
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0], runs[1]);
+}
