@@ -35,7 +35,8 @@ fn scratch() -> &'static PathBuf {
         let dir = std::env::temp_dir().join(format!("cupmon-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(dir.join(SEGMENTS_DIR)).unwrap();
         let mut meta = MetaFile::new();
-        meta.set("cupti_version", 130001).set("buffer_size", 4 << 20);
+        meta.set("cupti_version", 130001)
+            .set("buffer_size", 4 << 20);
         meta.write(dir.join(META_FILE)).unwrap();
         dir
     })
@@ -77,7 +78,10 @@ fuzz_target!(|data: &[u8]| {
     // Every id the log names, and some it does not, looked up through the index's
     // blocks (a fresh dump: nothing read whole yet).
     let fresh = Dump::open(dir).unwrap();
-    let all = dump.user_annotations().expect("the log was there at open").clone();
+    let all = dump
+        .user_annotations()
+        .expect("the log was there at open")
+        .clone();
     let mut ids: BTreeSet<u64> = all.keys().copied().collect();
     ids.extend([0, 1, u64::MAX]);
     let named = fresh.user_annotations_named(&ids).unwrap();
@@ -85,7 +89,9 @@ fuzz_target!(|data: &[u8]| {
     for w in dump.annotation_warnings() {
         let _ = w.to_string();
     }
-    let list = list_segments(dir).expect("listing").expect("a segments folder");
+    let list = list_segments(dir)
+        .expect("listing")
+        .expect("a segments folder");
     assert!(list.live.is_empty() || list.live.iter().all(|f| f.segment >= 1));
     for w in &list.warnings {
         let _ = w.to_string();
