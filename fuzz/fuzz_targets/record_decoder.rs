@@ -6,9 +6,11 @@ use cupmon_records::{decode_record, encode_record, layout::GENERATIONS, Layout, 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&which, buf)) = data.split_first() else { return };
-    let generation = &GENERATIONS[which as usize % GENERATIONS.len()];
-    let layout = Layout::for_api_version(generation.api_versions.0).unwrap();
+    let Some((&which, buf)) = data.split_first() else {
+        return;
+    };
+    let table = &GENERATIONS[which as usize % GENERATIONS.len()];
+    let layout = Layout::for_api_version(table.api_versions.0).unwrap();
     let mut out = [0u8; 512];
     let mut iter = RecordIter::new(buf, layout);
     while let Some(item) = iter.next_with_offset() {

@@ -15,6 +15,7 @@ mod demo;
 mod export_parquet;
 mod first_hour;
 mod hostile_control;
+mod hostile_files;
 mod pftrace;
 mod regression;
 mod repo_docs;

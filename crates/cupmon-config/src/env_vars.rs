@@ -17,6 +17,11 @@ pub const WORLD_SIZE: &str = "WORLD_SIZE";
 /// Processes on this host (torchrun).
 pub const LOCAL_WORLD_SIZE: &str = "LOCAL_WORLD_SIZE";
 
+/// Set by `cupmon run` for the program it runs, a value of its own: the monitor writes
+/// it into each dump's meta (`run_id`, and into a refusal's status file), so that two
+/// runs into one output directory each summarise only their own processes.
+pub const RUN_ID: &str = "CUPMON_RUN_ID";
+
 /// The Python that `cupmon sql` runs DuckDB in (the pip-installed `cupmon`
 /// command sets it to its own interpreter).
 pub const PYTHON: &str = "CUPMON_PYTHON";
@@ -28,6 +33,11 @@ pub const OTHERS: &[(&str, &str)] = &[
         "path of libcupmon_inject.so (default: next to the cupmon binary)",
     ),
     (DEBUG, "legacy: set means CUPMON_LOG=debug"),
+    (
+        RUN_ID,
+        "set by `cupmon run`: written into each dump's meta, so that a run lists only its own \
+         processes when another writes to the same output directory",
+    ),
     (
         PYTHON,
         "the Python (with the duckdb package) that `cupmon sql` runs; default python3",

@@ -56,8 +56,11 @@ impl Setting {
 
 pub(crate) fn size_in(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let n = parse_size(v)?;
-    if n < lo || n > hi {
-        return Err(format!("{} is out of range", format_size(n)));
+    if n > hi {
+        return Err(format!("{} is too large", format_size(n)));
+    }
+    if n < lo {
+        return Err(format!("{} is too small", format_size(n)));
     }
     Ok(n)
 }

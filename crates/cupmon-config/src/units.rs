@@ -25,11 +25,23 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         }
         _ => return Err(format!("{text:?} is not a size (use e.g. 4M or 256MiB)")),
     };
+    let too_large = || format!("{text:?} is too large (at most 2^64 - 1 bytes)");
+    // Whole numbers exactly (an f64 cannot tell 2^64 - 1 from 2^64).
+    if let Ok(whole) = number.parse::<u64>() {
+        return whole.checked_mul(1u64 << shift).ok_or_else(too_large);
+    }
+    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+        // Digits only, yet no u64: more than 2^64 - 1.
+        return Err(too_large());
+    }
     let value: f64 = number
         .parse()
         .map_err(|_| format!("{text:?} is not a size (use e.g. 4M or 256MiB)"))?;
     let bytes = value * (1u64 << shift) as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes >= u64::MAX as f64 || bytes.fract() != 0.0 {
+    if bytes.is_finite() && bytes >= u64::MAX as f64 {
+        return Err(too_large());
+    }
+    if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 {
         return Err(format!("{text:?} is not a whole number of bytes"));
     }
     Ok(bytes as u64)
@@ -135,6 +147,23 @@ mod tests {
         assert!(parse_size("4MB").unwrap_err().contains("binary units"));
         assert!(parse_size("-1M").is_err());
         assert!(parse_size("1e30").is_err());
+        // Regression: 2^64 - 1 was "not a whole number of bytes".
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        for big in [
+            "18446744073709551616",
+            "99999999999999999999999",
+            "16777216T",
+            "17179869184.5G",
+        ] {
+            let err = parse_size(big).unwrap_err();
+            assert!(
+                err.ends_with("is too large (at most 2^64 - 1 bytes)"),
+                "{big}: {err}"
+            );
+        }
+        assert!(parse_size("0.5")
+            .unwrap_err()
+            .contains("not a whole number of bytes"));
         assert_eq!(format_size(4 << 20), "4MiB");
         assert_eq!(format_size(3 << 29), "1.5GiB");
         assert_eq!(format_size(100), "100B");

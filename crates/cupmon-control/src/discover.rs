@@ -32,7 +32,8 @@ impl ControlFile {
     /// write the run directory can plant one; what it names is checked when the
     /// client connects ([`crate::Client`]), and it is read with a cap, never blocking.
     pub fn read(dump_dir: &Path) -> Option<Self> {
-        let bytes = read_capped(&dump_dir.join(CONTROL_FILE), MAX_CONTROL_FILE).ok()?;
+        let bytes =
+            cupmon_files::read_capped(&dump_dir.join(CONTROL_FILE), MAX_CONTROL_FILE).ok()?;
         Self::parse(&bytes)
     }
 
@@ -44,28 +45,6 @@ impl ControlFile {
 
 /// The most bytes a control file may have: a socket path (at most 4 KiB) and two numbers.
 pub const MAX_CONTROL_FILE: u64 = 8 << 10;
-
-/// Read a small file that others may have planted: not through a link, not blocking
-/// on a FIFO, a regular file only, at most `cap` bytes (more is an error).
-// The dump's generic safe read (issue 28, item 1) replaces this where it lands.
-fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(std::io::Error::other(format!("over {cap} bytes")));
-    }
-    Ok(bytes)
-}
 
 /// A process found under a target, alive or not.
 #[derive(Debug, Clone, PartialEq, Eq)]

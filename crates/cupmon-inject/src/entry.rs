@@ -59,7 +59,8 @@ fn refuse(output: &Path, why: &str) {
 /// Say why this process is not monitored, on stderr and in its dump directory `dir`.
 fn refuse_in(dir: &Path, why: &str) {
     cupmon_log::error!("not monitoring this process: {why}");
-    if let Err(write) = cupmon_records::dump::write_refusal(dir, why) {
+    let run = std::env::var(cupmon_config::env_vars::RUN_ID).ok();
+    if let Err(write) = cupmon_records::dump::write_refusal(dir, why, run.as_deref()) {
         cupmon_log::warn!("cannot write the reason into {}: {write}", dir.display());
     }
 }

@@ -53,6 +53,10 @@ pub(crate) fn session_meta(
     if let Ok(rank) = std::env::var(cupmon_config::env_vars::RANK) {
         meta.set("rank", rank);
     }
+    // Which `cupmon run` started the process: its summary lists only its own dumps.
+    if let Ok(run) = std::env::var(cupmon_config::env_vars::RUN_ID) {
+        meta.set("run_id", run);
+    }
     if let Some(info) = distributed_info() {
         meta.set(
             "distributedInfo",

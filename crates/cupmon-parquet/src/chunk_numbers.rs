@@ -38,7 +38,15 @@ pub fn chunk_base(dump: &Dump) -> Result<ChunkBase, ExportError> {
         return Ok(ChunkBase::default());
     }
     let path = dump.dir().join(SEGMENTS_DIR).join(SEGMENT_INDEX_FILE);
-    let text = std::fs::read(&path).map_err(|e| ExportError::io(&path, "cannot read", e))?;
+    // By the rule every dump file is read by; one refused (Dump::open warned about it)
+    // counts no segment.
+    let text = match cupmon_files::read_capped(&path, cupmon_records::dump::SEGMENT_INDEX_CAP) {
+        Ok(text) => text,
+        Err(cupmon_files::FileError::Io { source, .. }) => {
+            return Err(ExportError::io(&path, "cannot read", source))
+        }
+        Err(_) => Vec::new(),
+    };
     let mut chunks = BTreeMap::new();
     // A line that does not parse (the last one, cut by a kill) names no count: the
     // segments it would have counted are `uncounted`. Dump::open warns about it.

@@ -66,6 +66,9 @@ pub struct DumpExport {
     /// Chunks the flight recorder retired after the last export and before this one
     /// could read them: their rows are in no export.
     pub chunks_retired_unread: u64,
+    /// GPU ops CUPTI did not time (start 0), per dataset: left out, as traces leave
+    /// them out, rather than rows at the Unix epoch.
+    pub untimed_gpu_ops: std::collections::BTreeMap<&'static str, u64>,
 }
 
 /// Export the dump in `dir` into `opts.out`.
@@ -180,6 +183,8 @@ pub fn export_dump(
     if let Some(e) = error {
         return Err(e);
     }
+    // Bad lines of the annotation log that its index let opening the dump skip.
+    report.warnings.extend(dump.annotation_warnings());
     // A whole-dump export that found no new chunk records nothing: the next one
     // starts where this one would have.
     let totals = if export.chunks().is_some() || sliced {
@@ -211,6 +216,7 @@ pub fn export_dump(
         dir: dir.to_path_buf(),
         run,
         rows_outside_slice: totals.outside,
+        untimed_gpu_ops: totals.untimed.clone(),
         datasets: totals.datasets,
         report,
         chunks_already_exported: skipped.1,

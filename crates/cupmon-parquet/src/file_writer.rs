@@ -173,17 +173,20 @@ impl ParquetFile {
 
     /// Close the file and rename it into place; returns its size in bytes.
     pub fn finish(mut self) -> Result<u64, ExportError> {
-        let writer = self.writer.take().expect("finished once");
-        let file = writer
-            .into_inner()
+        let mut writer = self.writer.take().expect("finished once");
+        // The footer, written and flushed: a write that fails here (a full disk) is an
+        // I/O error of the output. (`into_inner` would turn it into a string.)
+        writer
+            .finish()
             .map_err(|e| ExportError::parquet(&self.path, e))?;
+        let file = writer.inner_mut();
         file.sync_all()
             .map_err(|e| ExportError::io(&self.tmp, "cannot write", e))?;
         let bytes = file
             .metadata()
             .map_err(|e| ExportError::io(&self.tmp, "cannot read back", e))?
             .len();
-        drop(file);
+        drop(writer);
         std::fs::rename(&self.tmp, &self.path)
             .map_err(|e| ExportError::io(&self.path, "cannot rename the finished file to", e))?;
         self.live = None;

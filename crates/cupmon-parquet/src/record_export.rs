@@ -32,6 +32,9 @@ pub struct RecordTotals {
     pub chunks: Option<(u64, u64)>,
     /// Records left out by the time slice.
     pub outside: u64,
+    /// GPU ops (kernels, copies, memsets) left out because CUPTI did not time them
+    /// (start 0), per dataset: rows at the Unix epoch would be lies.
+    pub untimed: BTreeMap<&'static str, u64>,
     /// Kernel rows whose name pointer had no name.
     pub unresolved: u64,
 }
@@ -145,6 +148,15 @@ impl<'a> RecordExport<'a> {
             }
             _ => return Ok(()),
         };
+        if start == 0 && !matches!(record, Record::Api(_)) {
+            let dataset = match record {
+                Record::Kernel(_) => "kernels",
+                Record::Memcpy(_) => "memcpy",
+                _ => "memset",
+            };
+            *self.totals.untimed.entry(dataset).or_insert(0) += 1;
+            return Ok(());
+        }
         let t = start as i64;
         if t < self.from || t >= self.to {
             self.totals.outside += 1;

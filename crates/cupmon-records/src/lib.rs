@@ -94,4 +94,6 @@ pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat, G
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;
-pub use walk::{walk_records, walk_slice, DecodeProgress, DecodeReport, Walked, WalkedRef};
+pub use walk::{
+    walk_records, walk_slice, DecodeProgress, DecodeReport, Walked, WalkedRef, META_NOT_UPDATED,
+};

@@ -163,7 +163,9 @@ impl<'d> RecordWalk<'d> {
     pub fn open(dump: &'d Dump, range: &TimeRange) -> Result<Self, DumpError> {
         let meta = dump.meta();
         let mut report = empty_report(dump)?;
-        if meta.session_open() {
+        // Where the meta's last update failed, that warning says why the session reads
+        // as open (not that the process was killed).
+        if meta.session_open() && !dump.meta_not_updated() {
             report.warnings.push(DumpWarning::SessionOpen {
                 file: META_FILE.to_owned(),
                 dropped_before: meta.dropped_records(),
@@ -388,6 +390,11 @@ impl<'d> RecordWalk<'d> {
     }
 }
 
+/// Why a dump whose meta's last update failed cannot say how many records were dropped.
+pub const META_NOT_UPDATED: &str = "the process's last update of the meta was not written \
+                                    (see the warning): records dropped after the update \
+                                    before it are unknown";
+
 /// The report before any chunk is read: what the meta says.
 fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
     // A dump of a process that never used CUDA has no chunks and may not name
@@ -399,6 +406,7 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
         .transpose()?;
     let (dropped_records, dropped_records_note) = match dump.meta().final_dropped_records() {
         Ok(n) => (Some(n), None),
+        Err(_) if dump.meta_not_updated() => (None, Some(META_NOT_UPDATED.to_owned())),
         Err(why) => (None, Some(why)),
     };
     Ok(DecodeReport {
@@ -423,6 +431,16 @@ fn empty_report(dump: &Dump) -> Result<DecodeReport, DumpError> {
     })
 }
 
+/// Whether a live segment is not a regular file (a FIFO, a link to `/dev/zero`): its
+/// size says nothing, and reading it says what it is (damage, not an empty dump).
+fn has_irregular_segment(dump: &Dump) -> bool {
+    dump.segments().is_some_and(|list| {
+        list.live
+            .iter()
+            .any(|f| !std::fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_file()))
+    })
+}
+
 /// An empty or absent buffer file is damage, unless the writer said it wrote no chunk
 /// (a CUDA program that launched nothing, or never initialised CUDA), or the process
 /// died, its session open, before writing one. True when there is nothing to read.
@@ -440,7 +458,7 @@ fn nothing_written(dump: &Dump, report: &mut DecodeReport) -> bool {
             )
         }
     };
-    if len > 0 {
+    if len > 0 || has_irregular_segment(dump) {
         return false;
     }
     if meta.session_open() && meta.chunks_written().unwrap_or(0) == 0 {

@@ -118,3 +118,69 @@ fn empty_raw_file_of_a_dump_whose_meta_says_it_wrote_chunks_stays_an_error() {
         );
     }
 }
+
+/// Regression: a full disk during `cupmon run` left an empty
+/// `cupti_monitor_meta.bin.tmp`, and the dump then said the process was killed.
+#[test]
+fn a_meta_rewrite_on_a_full_disk_keeps_the_last_meta_and_says_the_disk_was_full() {
+    use cupmon_records::dump::{DISK_FULL_SUFFIX, META_TMP_SUFFIX};
+    let dir = with_meta(serde_json::json!({
+        "session_open": true, "dropped_records": 4, "chunks_written": 2
+    }));
+    let meta_path = dir.path().join(META_FILE);
+    let before = fs::read(&meta_path).unwrap();
+    // /dev/full answers every write with ENOSPC, as a full disk does.
+    let tmp = dir.path().join(format!("{META_FILE}{META_TMP_SUFFIX}"));
+    std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
+    let mut last = MetaFile::from_bytes(&before, META_FILE).unwrap();
+    last.set("session_open", false);
+    let err = last.write(&meta_path).unwrap_err().to_string();
+    assert!(err.starts_with("cupti_monitor_meta.bin: "), "{err}");
+    assert_eq!(
+        fs::read(&meta_path).unwrap(),
+        before,
+        "the last good meta is kept"
+    );
+    let marker = dir.path().join(format!("{META_FILE}{DISK_FULL_SUFFIX}"));
+    assert!(fs::symlink_metadata(&marker).is_ok() && fs::symlink_metadata(&tmp).is_err());
+
+    let (records, report) = decode_all(dir.path()).unwrap();
+    assert_eq!(records.len(), 308);
+    let warnings: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        [
+            "cupti_monitor_meta.bin: the process's last update of the meta was not written (the \
+          disk was full: cupti_monitor_meta.bin.disk-full marks the rewrite that failed); read \
+          the one before it, so the session reads as still open and its counts stop at that \
+          update"
+        ]
+    );
+    assert_eq!(
+        report.dropped_records_note.as_deref(),
+        Some(cupmon_records::META_NOT_UPDATED)
+    );
+
+    // The next rewrite that succeeds removes the mark.
+    last.write(&meta_path).unwrap();
+    assert!(fs::symlink_metadata(&marker).is_err());
+    assert!(decode_all(dir.path()).unwrap().1.warnings.is_empty());
+}
+
+/// What an older cupmon left on a full disk (an empty temporary file) is said too.
+#[test]
+fn an_empty_meta_tmp_beside_an_open_session_is_said() {
+    let dir = with_meta(serde_json::json!({"session_open": true, "chunks_written": 2}));
+    fs::write(dir.path().join(format!("{META_FILE}.tmp")), b"").unwrap();
+    let (_, report) = decode_all(dir.path()).unwrap();
+    let [w] = &report.warnings[..] else {
+        panic!("{:?}", report.warnings)
+    };
+    assert!(
+        w.to_string().contains(
+            "cupti_monitor_meta.bin.tmp is empty: the disk was full, or the process was killed \
+             while writing it"
+        ),
+        "{w}"
+    );
+}

@@ -77,27 +77,37 @@ fn corrupt_meta_is_an_error_naming_the_file_and_byte() {
     );
 }
 
+/// The warnings of decoding the dump in `dir` (which must decode).
+fn warnings_of(dir: &std::path::Path) -> Vec<String> {
+    let (_, report) = decode_all(dir).unwrap();
+    report.warnings.iter().map(ToString::to_string).collect()
+}
+
 #[test]
-fn malformed_side_files_name_file_and_line() {
-    // Damage before the last line is no crash's doing: an error (a damaged last line is
-    // a warning, below).
+fn bad_side_file_lines_before_the_last_are_skipped_and_counted() {
+    // No crash leaves them, but the lines around them are sound: skipped, counted, the
+    // first named, and the rest of the dump read (they once failed the whole dump).
     let dir = damaged(|_| {});
     let names = dir.path().join(KERNEL_NAMES_FILE);
-    fs::write(&names, "123\tok\nnot a line\n456\tk\n").unwrap();
+    fs::write(&names, "123\tok\nnot a line\n456\tk\n0x12\tname\n789\tm\n").unwrap();
     assert_eq!(
-        error_of(dir.path()),
-        "kernel_names.tsv: line 2: no TAB between pointer and name in \"not a line\""
+        warnings_of(dir.path()),
+        [
+            "kernel_names.tsv: 2 bad lines skipped (the first, line 2: no TAB between pointer \
+          and name in \"not a line\"); kept the 3 entries of the other lines"
+        ]
     );
-    fs::write(&names, "0x12\tname\n456\tk\n").unwrap();
-    assert_eq!(
-        error_of(dir.path()),
-        "kernel_names.tsv: line 1: pointer \"0x12\" is not a decimal u64"
-    );
+    let table = KernelNameTable::read(&names);
+    assert_eq!((table.get(123), table.get(789)), (Some("ok"), Some("m")));
     fs::remove_file(&names).unwrap();
+    // The old whole-file `.json` is one entry: a malformed one is not read, with a warning.
     fs::write(dir.path().join(USER_ANNOTATIONS_FILE), "{\"x\": \"y\"}").unwrap();
     assert_eq!(
-        error_of(dir.path()),
-        "user_annotations.json: line 1: key \"x\" is not an external id (decimal u64)"
+        warnings_of(dir.path()),
+        [
+            "user_annotations.json: key \"x\" is not an external id (decimal u64): not read; \
+          its annotations' names were not read (the log's, if any, were)"
+        ]
     );
     fs::remove_file(dir.path().join(USER_ANNOTATIONS_FILE)).unwrap();
     let log = dir.path().join(USER_ANNOTATIONS_LOG_FILE);
@@ -106,11 +116,17 @@ fn malformed_side_files_name_file_and_line() {
         "{\"id\": 1, \"name\": \"a\"}\n[1]\n{\"id\": 2, \"name\": \"b\"}\n",
     )
     .unwrap();
-    let err = error_of(dir.path());
+    let warnings = warnings_of(dir.path());
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
-        err.starts_with("user_annotations.jsonl: line 2: not a {\"id\""),
-        "{err}"
+        warnings[0].starts_with(
+            "user_annotations.jsonl: 1 bad line skipped (the first, line 2: not a {\"id\""
+        ),
+        "{warnings:?}"
     );
+    assert!(warnings[0].ends_with("kept the 2 entries of the other lines"));
+    let dump = Dump::open(dir.path()).unwrap();
+    assert_eq!(dump.user_annotations().unwrap().len(), 2);
 }
 
 /// The decode of the cuda_workload dump with `tsv` as its kernel_names.tsv.
@@ -146,7 +162,7 @@ fn kernel_names_cut_by_a_kill_keep_every_complete_line() {
     // Every complete line still names its kernels.
     assert_eq!(report.unresolved_kernel_names, 0);
     let table = Dump::open(damaged_with_names(&cut).path()).unwrap();
-    let full = KernelNameTable::read(fixture_dir("cuda_workload").join(KERNEL_NAMES_FILE)).unwrap();
+    let full = KernelNameTable::read(fixture_dir("cuda_workload").join(KERNEL_NAMES_FILE));
     assert_eq!(table.kernel_names().sorted(), full.sorted());
 }
 

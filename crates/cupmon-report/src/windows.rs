@@ -4,7 +4,6 @@
 //! window costs its parse time, not its size in memory.
 
 use std::fmt;
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -64,9 +63,11 @@ pub fn find_windows(dir: &Path) -> (Vec<WindowMark>, Vec<WindowError>) {
     (marks, errors)
 }
 
-/// (first start, last end) and the number of events of the window at `path`.
+/// (first start, last end) and the number of events of the window at `path`, opened by
+/// the rule every file of a dump is read by (a FIFO or a link to `/dev/zero` in its
+/// place is an error, not a hang).
 pub fn window_span(path: &Path) -> Result<(Option<(u64, u64)>, u64), String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
+    let (file, _) = cupmon_files::open_regular(path).map_err(|e| e.problem())?;
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, file));
     let mut acc = Span::default();
     de.deserialize_map(Top(&mut acc))

@@ -46,7 +46,7 @@ pub fn decode_slice_to_window(
         events.push(WindowEvent::from_record(record, &mut names));
     })?;
     report.unresolved_kernel_names = names.unresolved();
-    let mut window = window_shell(dump, range, &report, &annotated)?;
+    let mut window = window_shell(dump, range, &mut report, &annotated)?;
     window.events = events;
     Ok((window, report))
 }
@@ -62,12 +62,13 @@ pub(crate) fn note_annotation(record: &Record, annotated: &mut HashSet<u64>) {
 }
 
 /// The window of a decode without its events: the user annotations (those `annotated`
-/// names, for a slice: only they are read from the dump), the `cupmon` block from
-/// `report`, the meta's GPUs and rank.
+/// names, for a slice: only they are read from the dump; damage found reading them
+/// goes into `report`'s warnings), the `cupmon` block from `report`, the meta's GPUs and
+/// rank.
 pub(crate) fn window_shell(
     dump: &Dump,
     range: &TimeRange,
-    report: &DecodeReport,
+    report: &mut DecodeReport,
     annotated: &HashSet<u64>,
 ) -> Result<TraceWindow, DumpError> {
     let sliced = !range.is_all();
@@ -76,6 +77,7 @@ pub(crate) fn window_shell(
     } else {
         dump.user_annotations()?.clone()
     };
+    report.warnings.extend(dump.annotation_warnings());
     Ok(TraceWindow {
         events: Vec::new(),
         extra_activities: Vec::new(),

@@ -65,7 +65,7 @@ pub fn write_window_stream(
     let mut report = walk.finish();
     report.unresolved_kernel_names = names.unresolved();
     if events > 0 || write_if_empty {
-        let shell = window_shell(dump, range, &report, &annotated)?;
+        let shell = window_shell(dump, range, &mut report, &annotated)?;
         let text = serde_json::to_vec(&shell).map_err(std::io::Error::from)?;
         if events == 0 {
             out.write_all(&text)?;

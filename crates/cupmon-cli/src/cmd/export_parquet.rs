@@ -224,6 +224,19 @@ fn print_summary(out: &Path, exports: &[DumpExport]) {
              last export and before this one: their rows are in no export; export more often"
         ));
     }
+    let mut untimed: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
+    for (dataset, n) in exports.iter().flat_map(|e| &e.untimed_gpu_ops) {
+        *untimed.entry(dataset).or_insert(0) += n;
+    }
+    if !untimed.is_empty() {
+        let total: u64 = untimed.values().sum();
+        let each: Vec<String> = untimed.iter().map(|(d, n)| format!("{d} {n}")).collect();
+        out_lines.push(format!(
+            "  {total} GPU ops without a time ({}: CUPTI gave them start 0) were left out, as \
+             traces leave them out",
+            each.join(", ")
+        ));
+    }
     if outside > 0 {
         out_lines.push(format!(
             "  {outside} records started before --from and ran into the slice: outside \

@@ -61,6 +61,10 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         for warning in &p.stats.report.warnings {
             eprintln!("cupmon: warning: {}: {warning}", p.label);
         }
+        // Said in the page too; a window file not read is damage the user must see.
+        for e in &p.window_errors {
+            eprintln!("cupmon: warning: {e}: its window is not marked");
+        }
     }
     if let Some(s) = &slice {
         if report.processes.iter().all(|p| p.stats.report.records == 0) {

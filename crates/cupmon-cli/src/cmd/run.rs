@@ -47,8 +47,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .canonicalize()
         .context("output directory")?;
     config.output_dir = output.clone();
+    let run = RunId::new();
     let before = dump_dirs(&output);
-    let earlier_refusals = refusals(&output);
+    let earlier_refusals = refusals(&output, &run);
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
     // Preloaded too, so that other CUPTI clients in the program (torch.profiler)
@@ -66,6 +67,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .env("LD_PRELOAD", preload)
         .env("CUDA_INJECTION64_PATH", &library)
         .env(env_vars::INJECT_LIBRARY, &library)
+        .env(env_vars::RUN_ID, &run.0)
         .env_remove(env_vars::DEBUG);
     // The validated settings, whole: what the injection library reads is what was checked.
     for s in SETTINGS {
@@ -79,7 +81,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .map_err(|e| BadInput(format!("cannot run {:?}: {e}", args.command[0])))?;
     let pid = child.id();
     if config.window_on_signal {
-        super::run_signal::toggle_windows_on_sigusr2(&output)?;
+        super::run_signal::toggle_windows_on_sigusr2(&output, run.clone())?;
         eprintln!(
             "cupmon: `kill -USR2 {}` (this cupmon) opens a trace window in every monitored \
              process of the run, a second one closes them; `cupmon window {}` does the same \
@@ -91,13 +93,43 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;
     let code = exit_code(status);
-    let recorded = summarise(&output, &before, &earlier_refusals);
+    let recorded = summarise(&output, &before, &earlier_refusals, &run);
     if !recorded && created {
         // Made for this run, and still empty: a run that recorded nothing
         // leaves nothing behind. (Not empty: something else wrote there.)
         let _ = std::fs::remove_dir(&output);
     }
     Ok(code)
+}
+
+/// What tells this run's dumps from those of another `cupmon run` writing into the same
+/// output directory at the same time: cupmon's pid and start time, handed to the
+/// program as `CUPMON_RUN_ID` and written into each dump's meta (`run_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunId(String);
+
+impl RunId {
+    fn new() -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Self(format!("{}-{now}", std::process::id()))
+    }
+
+    /// Whether the dump directory `dir` may be this run's: its meta names this run, or
+    /// no run (a dump of a writer that does not say, kept as before).
+    pub(crate) fn owns(&self, dir: &Path) -> bool {
+        let path = dir.join(cupmon_records::dump::META_FILE);
+        match cupmon_records::MetaFile::read(path) {
+            Ok(meta) => self.names(meta.json().get("run_id").and_then(|v| v.as_str())),
+            // Unreadable: the summary says why, as before.
+            Err(_) => true,
+        }
+    }
+
+    fn names(&self, run_id: Option<&str>) -> bool {
+        run_id.is_none_or(|id| id == self.0)
+    }
 }
 
 /// The traced program's exit code; 128 + N when a signal ended it, as a shell reports it.
@@ -187,10 +219,20 @@ fn dump_dirs(output: &Path) -> BTreeSet<PathBuf> {
 
 /// Says what the run recorded (each new dump's summary), or why nothing; whether
 /// anything was: a dump, or a status file saying why a process was not monitored.
-fn summarise(output: &Path, before: &BTreeSet<PathBuf>, earlier_refusals: &[Refusal]) -> bool {
-    let new: Vec<PathBuf> = dump_dirs(output).difference(before).cloned().collect();
+fn summarise(
+    output: &Path,
+    before: &BTreeSet<PathBuf>,
+    earlier_refusals: &[Refusal],
+    run: &RunId,
+) -> bool {
+    // New dumps of this run: another run into the same directory has its own.
+    let new: Vec<PathBuf> = dump_dirs(output)
+        .difference(before)
+        .filter(|dir| run.owns(dir))
+        .cloned()
+        .collect();
     // Status files written (or rewritten) during this run.
-    let refused: Vec<Refusal> = refusals(output)
+    let refused: Vec<Refusal> = refusals(output, run)
         .into_iter()
         .filter(|r| !earlier_refusals.contains(r))
         .collect();
@@ -218,8 +260,9 @@ struct Refusal {
     modified: Option<std::time::SystemTime>,
 }
 
-/// The refusals under the output directory (none of them a dump).
-fn refusals(output: &Path) -> Vec<Refusal> {
+/// The refusals under the output directory (none of them a dump), but those of
+/// another run.
+fn refusals(output: &Path, run: &RunId) -> Vec<Refusal> {
     std::fs::read_dir(output)
         .into_iter()
         .flatten()
@@ -227,7 +270,11 @@ fn refusals(output: &Path) -> Vec<Refusal> {
         .map(|e| e.path())
         .filter(|p| !p.join(cupmon_records::dump::META_FILE).is_file())
         .filter_map(|dir| {
-            let reason = cupmon_records::dump::read_refusal(&dir)?;
+            let refusal = cupmon_records::dump::read_refusal(&dir)?;
+            if !run.names(refusal.run_id.as_deref()) {
+                return None;
+            }
+            let reason = refusal.reason;
             let modified = std::fs::metadata(dir.join(cupmon_records::dump::STATUS_FILE))
                 .and_then(|m| m.modified())
                 .ok();

@@ -11,8 +11,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use cupmon_control::{find_processes, Client, Found, Request, Response};
 
-/// Catch SIGUSR2 and toggle the run's windows on a thread of its own.
-pub fn toggle_windows_on_sigusr2(output: &Path) -> Result<()> {
+use super::run::RunId;
+
+/// Catch SIGUSR2 and toggle the run's windows on a thread of its own (in this run's
+/// processes only: another run may write into the same output directory).
+pub fn toggle_windows_on_sigusr2(output: &Path, run: RunId) -> Result<()> {
     let flag = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR2, Arc::clone(&flag))
         .context("installing the SIGUSR2 handler")?;
@@ -25,9 +28,9 @@ pub fn toggle_windows_on_sigusr2(output: &Path) -> Result<()> {
                 std::thread::sleep(Duration::from_millis(100));
                 if flag.swap(false, Ordering::Relaxed) {
                     open = if open {
-                        close(&output)
+                        close(&output, &run)
                     } else {
-                        open_all(&output)
+                        open_all(&output, &run)
                     };
                 }
             }
@@ -36,11 +39,11 @@ pub fn toggle_windows_on_sigusr2(output: &Path) -> Result<()> {
     Ok(())
 }
 
-fn clients(output: &Path) -> Vec<(Found, Client)> {
+fn clients(output: &Path, run: &RunId) -> Vec<(Found, Client)> {
     find_processes(&output.display().to_string())
         .unwrap_or_default()
         .into_iter()
-        .filter(|f| f.alive)
+        .filter(|f| f.alive && run.owns(&f.dump_dir))
         .map(|f| {
             let client = Client::of(&f, Duration::from_secs(30));
             (f, client)
@@ -49,13 +52,13 @@ fn clients(output: &Path) -> Vec<(Found, Client)> {
 }
 
 /// Open a window everywhere; true when at least one opened.
-fn open_all(output: &Path) -> bool {
+fn open_all(output: &Path, run: &RunId) -> bool {
     let start = Request::StartWindow {
         owner: "SIGUSR2 to cupmon run".into(),
         steps: None,
     };
     let mut opened = 0;
-    for (found, client) in clients(output) {
+    for (found, client) in clients(output, run) {
         let pid = found.control.pid;
         match client.call(&start) {
             Ok(Response::WindowStarted { .. }) => opened += 1,
@@ -69,9 +72,9 @@ fn open_all(output: &Path) -> bool {
 }
 
 /// Close the windows, say where they went, combine them; false (closed).
-fn close(output: &Path) -> bool {
+fn close(output: &Path, run: &RunId) -> bool {
     let mut traces: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for (found, client) in clients(output) {
+    for (found, client) in clients(output, run) {
         let pid = found.control.pid;
         match client.call(&Request::EndWindow) {
             // Only files inside the process's own dump directory go into the combine.

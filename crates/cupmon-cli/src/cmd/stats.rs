@@ -40,6 +40,14 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     let stats = stats_of(&dump, summary.report, &summary.digest, args.top);
     progress.finish();
     super::decode::print_report(&stats.report);
+    if let Some(slice) = &slice {
+        // As decode says it: a slice past the dump's end (or before its start) holds
+        // nothing, and a table of zeros over a reversed span would not say why.
+        if stats.report.records == 0 {
+            let msg = slice.empty_message(&dump);
+            return Err(BadInput(format!("{}: {msg}", dir.display())).into());
+        }
+    }
     let mut out = std::io::stdout().lock();
     let mut head = Vec::new();
     if let Some(slice) = &slice {

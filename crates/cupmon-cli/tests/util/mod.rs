@@ -99,8 +99,14 @@ impl Running {
     }
 
     /// Wait (at most [`TIMEOUT`]) and collect what it printed.
-    pub fn finish(mut self) -> Output {
-        let deadline = Instant::now() + TIMEOUT;
+    pub fn finish(self) -> Output {
+        self.finish_within(TIMEOUT)
+    }
+
+    /// Wait at most `limit` (then kill it and fail: it hung) and collect what it
+    /// printed.
+    pub fn finish_within(mut self, limit: Duration) -> Output {
+        let deadline = Instant::now() + limit;
         let status = loop {
             if let Some(status) = self.exited() {
                 break status;
@@ -110,7 +116,7 @@ impl Running {
                 let _ = self.child.wait();
                 let err = self.stderr.take().map(|h| h.join().unwrap_or_default());
                 panic!(
-                    "cupmon still running after {TIMEOUT:?} (hung); stderr: {}",
+                    "cupmon still running after {limit:?} (hung); stderr: {}",
                     String::from_utf8_lossy(&err.unwrap_or_default())
                 );
             }

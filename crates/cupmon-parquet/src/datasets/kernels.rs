@@ -21,7 +21,7 @@ dataset! {
     "one row per kernel execution (CUPTI's CONCURRENT_KERNEL and KERNEL records)",
     {
         start_ns: I64Col [Delta] "start on the GPU, Unix ns (the Chrome trace's `ts`)",
-        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL for a launch without times: unfinished at a forced flush (end 0) or launched before collection began (start 0)",
+        duration_ns: OptI64Col [Delta] "end - start in ns (`dur`); NULL for a launch unfinished at a forced flush (end 0); launches CUPTI did not time (start 0) are not rows",
         name: Shaped<shapes::Name> [Dict] "demangled kernel name, as torch.profiler shows it; `kernel@0x<ptr>` when the dump has no name for the pointer",
         device: Shaped<shapes::Device> [Dict] "device id (the trace's `pid`, `device`)",
         context: Shaped<shapes::Context> [Dict] "CUDA context id",

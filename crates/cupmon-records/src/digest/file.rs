@@ -24,9 +24,12 @@ pub fn write_digest(segments_dir: &Path, segment: u32, digest: &Digest) -> io::R
     Ok(bytes.len() as u64)
 }
 
-/// The digest of `segment`, if there is a sound one of this cupmon's version.
+/// The digest of `segment`, if there is a sound one of this cupmon's version, read by
+/// the rule every dump file is read by (a FIFO or a link to `/dev/zero` in its place is
+/// no digest: the segment's records are read instead, which give the same numbers).
 pub fn read_digest(segments_dir: &Path, segment: u32) -> Option<Digest> {
-    let bytes = fs::read(segments_dir.join(digest_file_name(segment))).ok()?;
+    let path = segments_dir.join(digest_file_name(segment));
+    let bytes = cupmon_files::read_capped(&path, crate::dump::DIGEST_CAP).ok()?;
     let digest: Digest = serde_json::from_slice(&bytes).ok()?;
     (digest.version == DIGEST_VERSION).then_some(digest)
 }

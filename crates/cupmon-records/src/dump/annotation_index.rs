@@ -13,8 +13,9 @@
 //!
 //! The writer of the log writes the index (`AnnotationLog`), a block's line after the
 //! block's last log line, so the index never describes bytes the log lacks. The index
-//! is a hint: readers keep its lines up to the first that is cut, unreadable, or not
-//! consistent with the log, and read everything after what it covers from the log
+//! is a hint: readers skip its bad lines (counted: the block after one then spans the
+//! skipped one too, with no id range, so it is read for any id), stop at a cut line
+//! or one past the log's end, and read everything after what it covers from the log
 //! itself. A dump without it (older cupmon) is read whole, as before.
 
 use std::collections::BTreeSet;
@@ -24,8 +25,6 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::annotation_log::parse_entry;
-use super::error::DumpError;
-use super::USER_ANNOTATIONS_LOG_FILE;
 
 /// Log lines per block: a block is ~20 KiB of log for names like "step 123456".
 pub(super) const BLOCK_ENTRIES: u64 = 512;
@@ -72,42 +71,77 @@ impl Block {
     }
 }
 
+/// Bad lines of an index file: how many, the first (from 1) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct IndexDamage {
+    pub lines: usize,
+    pub first_line: usize,
+    pub first_problem: &'static str,
+}
+
 /// The blocks of an index file's `bytes` that describe the first `log_len` bytes of
-/// the log: its lines up to the first that is cut, unreadable, out of sequence, or
-/// past the log's end.
-pub(super) fn parse_index(bytes: &[u8], log_len: u64) -> Vec<Block> {
+/// the log, up to its first line that is cut or past the log's end; its bad lines are
+/// skipped (the block after one spans it) and counted.
+pub(super) fn parse_index(bytes: &[u8], log_len: u64) -> (Vec<Block>, Option<IndexDamage>) {
     let mut blocks: Vec<Block> = Vec::new();
+    let mut damage: Option<IndexDamage> = None;
+    let mut after_bad = false;
     let mut rest = bytes;
+    let mut number = 0;
     while let Some(newline) = rest.iter().position(|&b| b == b'\n') {
         let line = &rest[..newline];
         rest = &rest[newline + 1..];
-        let Some(block) = parse_index_line(line, blocks.last()) else {
-            break;
-        };
-        if block.end > log_len {
-            break;
+        number += 1;
+        match parse_index_line(line, blocks.last(), after_bad) {
+            Ok(block) if block.end > log_len => break,
+            Ok(block) => {
+                blocks.push(block);
+                after_bad = false;
+            }
+            Err(problem) => {
+                after_bad = true;
+                match &mut damage {
+                    Some(d) => d.lines += 1,
+                    None => {
+                        damage = Some(IndexDamage {
+                            lines: 1,
+                            first_line: number,
+                            first_problem: problem,
+                        })
+                    }
+                }
+            }
         }
-        blocks.push(block);
     }
-    blocks
+    (blocks, damage)
 }
 
-fn parse_index_line(line: &[u8], previous: Option<&Block>) -> Option<Block> {
-    let text = std::str::from_utf8(line).ok()?;
+/// The block of an index line after `previous`; `after_bad`: bad lines come between,
+/// so the block spans theirs too and its ids are unknown.
+fn parse_index_line(
+    line: &[u8],
+    previous: Option<&Block>,
+    after_bad: bool,
+) -> Result<Block, &'static str> {
+    const NOT_FIVE: &str = "not five TAB-separated whole numbers";
+    let text = std::str::from_utf8(line).map_err(|_| NOT_FIVE)?;
     let mut fields = text.split('\t').map(|f| f.parse::<u64>().ok());
-    let mut next = || fields.next().flatten();
+    let mut next = || fields.next().flatten().ok_or(NOT_FIVE);
     let (end, lines, entries, min, max) = (next()?, next()?, next()?, next()?, next()?);
     if fields.next().is_some() {
-        return None;
+        return Err(NOT_FIVE);
     }
     let zero = Block::starting_at(0, 0, 0);
     let before = previous.map_or(zero, |p| {
         Block::starting_at(p.end, p.total_lines(), p.total_entries())
     });
-    let block = Block {
+    const BACKWARDS: &str = "its counts of lines or entries run backwards";
+    let mut block = Block {
         end,
-        lines: lines.checked_sub(before.lines_before)?,
-        entries: entries.checked_sub(before.entries_before)?,
+        lines: lines.checked_sub(before.lines_before).ok_or(BACKWARDS)?,
+        entries: entries
+            .checked_sub(before.entries_before)
+            .ok_or(BACKWARDS)?,
         min,
         max,
         ..before
@@ -116,9 +150,21 @@ fn parse_index_line(line: &[u8], previous: Option<&Block>) -> Option<Block> {
     let sound = block.end > block.start
         && block.lines >= 1
         && block.lines <= block.end - block.start
-        && block.entries <= block.lines
-        && (block.entries == 0) == (min > max);
-    sound.then_some(block)
+        && block.entries <= block.lines;
+    if !sound {
+        return Err("its end byte and counts do not fit the lines before it");
+    }
+    if after_bad {
+        // The ids of the skipped blocks are unknown: read this one for any id.
+        (block.min, block.max) = if block.entries == 0 {
+            (u64::MAX, 0)
+        } else {
+            (0, u64::MAX)
+        };
+    } else if (block.entries == 0) != (min > max) {
+        return Err("its id range does not fit its count of entries");
+    }
+    Ok(block)
 }
 
 impl Block {
@@ -184,11 +230,14 @@ pub(super) fn read_unindexed(
     blocks: &mut Vec<Block>,
     log_len: u64,
 ) -> io::Result<(u64, Vec<u8>)> {
-    let mut file = File::open(log)?;
+    // By the rule every dump file is read by: the caller checked the log at open, but
+    // it is opened again here.
+    let (mut file, _) =
+        cupmon_files::open_regular(log).map_err(cupmon_files::FileError::into_io)?;
     if let Some(last) = blocks.last().copied() {
         let mut bytes = read_range(&mut file, last.start, log_len - last.start)?;
         let len = usize::try_from(last.end - last.start).unwrap_or(usize::MAX);
-        if bytes.len() >= len && matches!(parse_block(&bytes[..len], &last), Ok(Some(_))) {
+        if bytes.len() >= len && parse_block(&bytes[..len], &last).is_some() {
             bytes.drain(..len);
             return Ok((last.end, bytes));
         }
@@ -198,37 +247,29 @@ pub(super) fn read_unindexed(
 }
 
 /// The entries of `block` from its `bytes`, in log order; `None` when they are not
-/// what the index says (other byte or line counts, ids outside the block's range). A
-/// line that is no entry is an error naming its line: inside the log, no crash's doing.
-pub(super) fn parse_block(
-    bytes: &[u8],
-    block: &Block,
-) -> Result<Option<Vec<(u64, String)>>, DumpError> {
+/// what the index says (other byte or line counts, ids outside the block's range), or
+/// a line is no entry: then the caller reads the log whole, which skips and counts the
+/// bad lines.
+pub(super) fn parse_block(bytes: &[u8], block: &Block) -> Option<Vec<(u64, String)>> {
     if bytes.len() as u64 != block.end - block.start
         || bytes.last() != Some(&b'\n')
         || bytes.iter().filter(|&&b| b == b'\n').count() as u64 != block.lines
     {
-        return Ok(None);
+        return None;
     }
     let mut entries = Vec::new();
-    for (i, line) in bytes[..bytes.len() - 1].split(|&b| b == b'\n').enumerate() {
+    for line in bytes[..bytes.len() - 1].split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             continue;
         }
-        let (id, name) = parse_entry(&String::from_utf8_lossy(line)).map_err(|problem| {
-            DumpError::BadSideFile {
-                file: USER_ANNOTATIONS_LOG_FILE.to_owned(),
-                line: usize::try_from(block.lines_before).unwrap_or(usize::MAX) + i + 1,
-                problem,
-            }
-        })?;
+        let (id, name) = parse_entry(&String::from_utf8_lossy(line)).ok()?;
         if !(block.min..=block.max).contains(&id) {
-            return Ok(None);
+            return None;
         }
         entries.push((id, name));
     }
-    Ok((entries.len() as u64 == block.entries).then_some(entries))
+    (entries.len() as u64 == block.entries).then_some(entries)
 }
 
 #[cfg(test)]
@@ -250,14 +291,22 @@ mod tests {
         second.add_line(30, Some(9));
         let text = format!("{}{}", first.index_line(), second.index_line());
         assert_eq!(text, "43\t3\t2\t3\t7\n73\t4\t3\t9\t9\n");
-        assert_eq!(parse_index(text.as_bytes(), 73), [first, second]);
+        assert_eq!(
+            parse_index(text.as_bytes(), 73),
+            (vec![first, second], None)
+        );
         // A log shorter than the index says (a power loss kept the index, not the log).
-        assert_eq!(parse_index(text.as_bytes(), 72), [first]);
+        assert_eq!(parse_index(text.as_bytes(), 72), (vec![first], None));
     }
 
     #[test]
-    fn the_index_is_kept_up_to_its_first_bad_line() {
-        let first = block(&[(20, Some(7))]).index_line();
+    fn bad_index_lines_are_skipped_and_counted_and_the_next_block_spans_them() {
+        let first = block(&[(20, Some(7))]);
+        let mut second = first.next();
+        second.add_line(10, Some(8));
+        let mut third = second.next();
+        third.add_line(10, Some(9));
+        let (one, three) = (first.index_line(), third.index_line());
         for bad in [
             "10\t1\t1\t7\t7\n",                    // ends before the previous block
             "30\t1\t2\t7\t7\n",                    // no new line
@@ -265,11 +314,20 @@ mod tests {
             "30\t2\t2\t7\t7\t1\n",                 // a field too many
             "30\t2\t2\t9\t8\n",                    // an entry but no id range
             "30\t2\t1\t0\t18446744073709551615\n", // no entry but an id range
-            "30\t2\t2\t7\t7",                      // cut: no newline
         ] {
-            let text = format!("{first}{bad}{first}");
-            assert_eq!(parse_index(text.as_bytes(), 1000).len(), 1, "{bad:?}");
+            let text = format!("{one}{bad}{three}");
+            let (blocks, damage) = parse_index(text.as_bytes(), 1000);
+            let damage = damage.expect(bad);
+            assert_eq!((damage.lines, damage.first_line), (1, 2), "{bad:?}");
+            // The third block spans the second's bytes and lines, for any id.
+            assert_eq!(blocks.len(), 2, "{bad:?}");
+            assert_eq!((blocks[1].start, blocks[1].end), (20, 40));
+            assert_eq!((blocks[1].lines, blocks[1].entries), (2, 2));
+            assert!(blocks[1].may_name(&[8].into()) && blocks[1].may_name(&[0].into()));
         }
+        // A cut last line is no bad line: where the index stops.
+        let text = format!("{one}30\t2\t2\t7\t7");
+        assert_eq!(parse_index(text.as_bytes(), 1000), (vec![first], None));
     }
 
     #[test]

@@ -53,12 +53,12 @@ fn resume(dir: &Path) -> io::Result<Option<(File, Block)>> {
     let log_path = dir.join(USER_ANNOTATIONS_LOG_FILE);
     let index_path = dir.join(USER_ANNOTATIONS_INDEX_FILE);
     let log_len = fs::metadata(&log_path)?.len();
-    let old = match fs::read(&index_path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    let mut blocks = parse_index(&old, log_len);
+    // Read by the rule every dump file is read by, as readers do.
+    let old = cupmon_files::read_capped_if_present(&index_path, super::ANNOTATION_INDEX_CAP)
+        .map_err(cupmon_files::FileError::into_io)?
+        .unwrap_or_default();
+    // Bad lines are left out of the index rewritten below.
+    let (mut blocks, _) = parse_index(&old, log_len);
     let (start, bytes) = read_unindexed(&log_path, &mut blocks, log_len)?;
     let mut block = blocks
         .last()

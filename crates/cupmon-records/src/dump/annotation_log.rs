@@ -1,16 +1,17 @@
 //! `user_annotations.jsonl`: one `{"id":N,"name":"..."}` line per CUSTOM1 external id,
 //! appended when the program first pushes it. Appending (never rewriting) means a kill
 //! at any moment leaves every name written before it; a cut last line is skipped with a
-//! warning, as in `kernel_names.tsv`.
+//! warning, and so are bad lines before it, counted, as in `kernel_names.tsv`.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::annotation_index_writer::IndexWriter;
+use super::dump_file::{read_side_file, USER_ANNOTATIONS_CAP};
 use super::error::DumpError;
 use super::meta::file_label;
 use super::side_lines::parse_lines;
@@ -37,30 +38,30 @@ pub fn annotation_line(id: u64, name: &str) -> Vec<u8> {
 }
 
 /// Parse the file's bytes; `file` names it in messages. A later line for an id wins.
-/// Returns the warning for a damaged last line.
-pub fn parse_annotation_log(
-    bytes: &[u8],
-    file: &str,
-) -> Result<(BTreeMap<u64, String>, Option<DumpWarning>), DumpError> {
+/// Returns the warnings for bad lines (skipped, counted) and a damaged last line.
+pub fn parse_annotation_log(bytes: &[u8], file: &str) -> (BTreeMap<u64, String>, Vec<DumpWarning>) {
     let mut out = BTreeMap::new();
     let damage = parse_lines(bytes, file, |line| {
         let (id, name) = parse_entry(line)?;
         out.insert(id, name);
         Ok(())
-    })?;
-    Ok((out, damage))
+    });
+    (out, damage)
 }
 
-/// Read `path`; a missing file gives no annotations.
-pub fn read_annotation_log(
-    path: impl AsRef<Path>,
-) -> Result<(BTreeMap<u64, String>, Option<DumpWarning>), DumpError> {
+/// What a dump's output lacks when its annotation log is not read.
+pub(super) const LOG_LOST: &str = "user annotations are shown by their external ids";
+
+/// Read `path`; a missing file gives no annotations, and so does one refused by the
+/// rule every dump file is read by (a FIFO, a device, a planted link, a file past
+/// [`USER_ANNOTATIONS_CAP`]), with its warning.
+pub fn read_annotation_log(path: impl AsRef<Path>) -> (BTreeMap<u64, String>, Vec<DumpWarning>) {
     let path = path.as_ref();
     let name = file_label(path, USER_ANNOTATIONS_LOG_FILE);
-    match fs::read(path) {
-        Ok(bytes) => parse_annotation_log(&bytes, &name),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((BTreeMap::new(), None)),
-        Err(e) => Err(DumpError::io(&name, e)),
+    let mut warnings = Vec::new();
+    match read_side_file(path, &name, USER_ANNOTATIONS_CAP, LOG_LOST, &mut warnings) {
+        Some(bytes) => parse_annotation_log(&bytes, &name),
+        None => (BTreeMap::new(), warnings),
     }
 }
 
@@ -120,18 +121,24 @@ mod tests {
             String::from_utf8_lossy(&bytes),
             "{\"id\":7,\"name\":\"step \\\"1\\\"\\n\\ttab\"}\n{\"id\":18446744073709551615,\"name\":\"é\"}\n"
         );
-        let (map, damage) = parse_annotation_log(&bytes, "a.jsonl").unwrap();
-        assert_eq!(damage, None);
+        let (map, damage) = parse_annotation_log(&bytes, "a.jsonl");
+        assert_eq!(damage, []);
         assert_eq!(map[&7], "step \"1\"\n\ttab");
         assert_eq!(map[&u64::MAX], "é");
     }
 
     #[test]
-    fn a_line_that_is_not_an_annotation_names_file_and_line() {
+    fn a_line_that_is_not_an_annotation_is_skipped_and_named() {
         let bytes = b"{\"id\":1,\"name\":\"a\"}\n{\"id\":\"x\",\"name\":\"b\"}\n{\"id\":3,\"name\":\"c\"}\n";
-        let err = parse_annotation_log(bytes, "a.jsonl")
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("a.jsonl: line 2: not a {\"id\""), "{err}");
+        let (map, warnings) = parse_annotation_log(bytes, "a.jsonl");
+        assert_eq!(map.len(), 2);
+        let [w] = &warnings[..] else {
+            panic!("{warnings:?}")
+        };
+        let w = w.to_string();
+        assert!(
+            w.starts_with("a.jsonl: 1 bad line skipped (the first, line 2: not a {\"id\""),
+            "{w}"
+        );
     }
 }

@@ -5,13 +5,12 @@
 //! instead; readers take both, the log winning.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::annotation_log::read_annotation_log;
+use super::dump_file::{read_side_file, refused_error, USER_ANNOTATIONS_CAP};
 use super::error::DumpError;
 use super::meta::file_label;
 use super::replace::replace_file;
@@ -50,10 +49,10 @@ pub fn parse_user_annotations(
 pub fn read_user_annotations(path: impl AsRef<Path>) -> Result<BTreeMap<u64, String>, DumpError> {
     let path = path.as_ref();
     let name = file_label(path, USER_ANNOTATIONS_FILE);
-    match fs::read(path) {
-        Ok(bytes) => parse_user_annotations(&bytes, &name),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-        Err(e) => Err(DumpError::io(&name, e)),
+    match cupmon_files::read_capped_if_present(path, USER_ANNOTATIONS_CAP) {
+        Ok(Some(bytes)) => parse_user_annotations(&bytes, &name),
+        Ok(None) => Ok(BTreeMap::new()),
+        Err(e) => Err(refused_error(&name, e)),
     }
 }
 
@@ -82,41 +81,51 @@ pub fn write_user_annotations(
 }
 
 /// The annotations of the dump directory `dir`: `user_annotations.json` (older cupmon
-/// dumps), then `user_annotations.jsonl` over it; either may be missing. Damage a
-/// crash leaves (a cut last line of the log, a cut `.json`) comes back as warnings.
-/// Reads the whole log: [`crate::dump::Dump`] reads only what is asked of it.
-pub fn read_dump_annotations(
-    dir: &Path,
-) -> Result<(BTreeMap<u64, String>, Vec<DumpWarning>), DumpError> {
-    let (mut annotations, mut warnings) = read_old_annotations(dir)?;
-    let (log, damage) = read_annotation_log(dir.join(USER_ANNOTATIONS_LOG_FILE))?;
+/// dumps), then `user_annotations.jsonl` over it; either may be missing. Damage (a cut
+/// or bad line of the log, a cut or malformed `.json`, a file refused) comes back as
+/// warnings. Reads the whole log: [`crate::dump::Dump`] reads only what is asked of it.
+pub fn read_dump_annotations(dir: &Path) -> (BTreeMap<u64, String>, Vec<DumpWarning>) {
+    let (mut annotations, mut warnings) = read_old_annotations(dir);
+    let (log, damage) = read_annotation_log(dir.join(USER_ANNOTATIONS_LOG_FILE));
     annotations.extend(log);
     warnings.extend(damage);
-    Ok((annotations, warnings))
+    (annotations, warnings)
 }
 
-/// `user_annotations.json` of the dump directory `dir` (none when missing); a cut one
-/// is a warning.
-pub(super) fn read_old_annotations(
-    dir: &Path,
-) -> Result<(BTreeMap<u64, String>, Vec<DumpWarning>), DumpError> {
+/// `user_annotations.json` of the dump directory `dir` (none when missing); a cut,
+/// malformed or refused one is a warning.
+pub(super) fn read_old_annotations(dir: &Path) -> (BTreeMap<u64, String>, Vec<DumpWarning>) {
     let mut warnings = Vec::new();
     let path = dir.join(USER_ANNOTATIONS_FILE);
-    let annotations = match fs::read(&path) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            // A rewrite cut by a kill: what is there cannot be read, but the log may
-            // hold the names.
-            Err(e) if e.is_eof() => {
-                warnings.push(DumpWarning::CutSideFile {
-                    file: USER_ANNOTATIONS_FILE.to_owned(),
-                    problem: format!("{} bytes, not valid JSON: {e}", bytes.len()),
+    let file = USER_ANNOTATIONS_FILE;
+    let lost = "its annotations' names were not read (the log's, if any, were)";
+    let Some(bytes) = read_side_file(&path, file, USER_ANNOTATIONS_CAP, lost, &mut warnings) else {
+        return (BTreeMap::new(), warnings);
+    };
+    let annotations = match serde_json::from_slice::<Value>(&bytes) {
+        // A rewrite cut by a kill: what is there cannot be read, but the log may
+        // hold the names.
+        Err(e) if e.is_eof() => {
+            warnings.push(DumpWarning::CutSideFile {
+                file: file.to_owned(),
+                problem: format!("{} bytes, not valid JSON: {e}", bytes.len()),
+            });
+            BTreeMap::new()
+        }
+        _ => match parse_user_annotations(&bytes, file) {
+            Ok(annotations) => annotations,
+            Err(e) => {
+                warnings.push(DumpWarning::Unreadable {
+                    file: file.to_owned(),
+                    problem: match e {
+                        DumpError::BadSideFile { problem, .. } => problem,
+                        other => other.to_string(),
+                    },
+                    lost: lost.to_owned(),
                 });
                 BTreeMap::new()
             }
-            _ => parse_user_annotations(&bytes, USER_ANNOTATIONS_FILE)?,
         },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-        Err(e) => return Err(DumpError::io(USER_ANNOTATIONS_FILE, e)),
     };
-    Ok((annotations, warnings))
+    (annotations, warnings)
 }

@@ -8,6 +8,7 @@ use std::io::BufReader;
 use std::path::PathBuf;
 
 use super::compact::{max_section_len, ChunkDecompressor, Frame, FrameRecords, COMPACT_HEADER_LEN};
+use super::dump_file::refused;
 use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 use super::segment::{SegmentFile, SEGMENTS_DIR};
 use super::warning::DumpWarning;
@@ -242,16 +243,26 @@ impl BufferReader {
     }
 
     fn open_next(&mut self) -> Result<bool, DumpError> {
-        let Some(source) = self.sources.get(self.next_source) else {
-            return Ok(false);
+        let (source, file, len) = loop {
+            let Some(source) = self.sources.get(self.next_source) else {
+                return Ok(false);
+            };
+            self.next_source += 1;
+            self.number += source.skipped_before;
+            // By the rule every dump file is read by: a FIFO or a link to /dev/zero in
+            // place of a buffer file is damage (its records lost), not a hang.
+            match cupmon_files::open_regular(&source.path) {
+                Ok((file, len)) => break (source, file, len),
+                Err(cupmon_files::FileError::Io { source: e, .. }) => {
+                    return Err(DumpError::io(&source.label, e))
+                }
+                Err(e) => self.warnings.push(refused(
+                    &source.label,
+                    &e,
+                    "the activity records it holds are missing from the output",
+                )),
+            }
         };
-        self.next_source += 1;
-        self.number += source.skipped_before;
-        let file = File::open(&source.path).map_err(|e| DumpError::io(&source.label, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| DumpError::io(&source.label, e))?
-            .len();
         let raw = source.label == RAW_BUFFERS_FILE;
         let reader = ChunkReader::new(
             BufReader::with_capacity(read_buffer_size(raw), file),

@@ -1,7 +1,6 @@
 //! The chunk headers of a raw-buffer file without its data: the clock samples a dump's
 //! chunks carry (their completion times on CUPTI's and the Unix clock).
 
-use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -13,8 +12,8 @@ use super::{ChunkReader, RAW_BUFFERS_FILE};
 /// past each chunk's data (fast on any size of file). Damage is stepped over as
 /// [`ChunkReader`] does, quietly: the decode itself reports it.
 pub fn chunk_headers(path: &Path) -> io::Result<Vec<ChunkHeader>> {
-    let mut file = BufReader::with_capacity(64 << 10, File::open(path)?);
-    let len = file.get_ref().metadata()?.len();
+    let (file, len) = cupmon_files::open_regular(path).map_err(cupmon_files::FileError::into_io)?;
+    let mut file = BufReader::with_capacity(64 << 10, file);
     let mut headers = Vec::new();
     let mut pos = 0u64;
     let mut next_index = 0u32;

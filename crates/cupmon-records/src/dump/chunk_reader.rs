@@ -68,8 +68,9 @@ impl ChunkReader<BufReader<File>> {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, DumpError> {
         let path = path.as_ref();
         let name = file_label(path, RAW_BUFFERS_FILE);
-        let file = File::open(path).map_err(|e| DumpError::io(&name, e))?;
-        let len = file.metadata().map_err(|e| DumpError::io(&name, e))?.len();
+        // By the rule every dump file is read by: a FIFO or a device is refused.
+        let (file, len) = cupmon_files::open_regular(path)
+            .map_err(|e| super::dump_file::refused_error(&name, e))?;
         Ok(Self::new(
             BufReader::with_capacity(super::buffers::read_buffer_size(true), file),
             name,

@@ -33,10 +33,21 @@ impl Dump {
     /// a crash leaves them (see [`Dump::warnings`]), not malformed.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
-        let meta = MetaFile::read(dir.join(META_FILE))?;
-        let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE))?;
-        let (user_annotations, mut warnings) = DumpAnnotations::open(&dir)?;
-        warnings.splice(0..0, kernel_names.damage().cloned());
+        let meta_path = dir.join(META_FILE);
+        let meta = MetaFile::read(&meta_path)?;
+        let mut warnings = Vec::new();
+        if meta.session_open() {
+            if let Some(problem) = super::meta::failed_update(&meta_path) {
+                warnings.push(DumpWarning::MetaNotUpdated {
+                    file: META_FILE.to_owned(),
+                    problem,
+                });
+            }
+        }
+        let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE));
+        warnings.extend(kernel_names.warnings().iter().cloned());
+        let (user_annotations, annotation_warnings) = DumpAnnotations::open(&dir);
+        warnings.extend(annotation_warnings);
         let segments = list_segments(&dir)?;
         if let Some(list) = &segments {
             warnings.extend(list.warnings.iter().cloned());
@@ -91,10 +102,26 @@ impl Dump {
         }
     }
 
-    /// Damage the side files showed at open (a cut last line): warnings to print with
-    /// the decode's own ([`crate::walk_records`] puts them first in its report).
+    /// Damage the side files showed at open (a cut last line, bad lines, a file not
+    /// read): warnings to print with the decode's own ([`crate::walk_records`] puts
+    /// them first in its report).
     pub fn warnings(&self) -> &[DumpWarning] {
         &self.warnings
+    }
+
+    /// The process's last update of the meta did not reach the disk (a
+    /// [`DumpWarning::MetaNotUpdated`] is among [`Dump::warnings`]).
+    pub fn meta_not_updated(&self) -> bool {
+        self.warnings
+            .iter()
+            .any(|w| matches!(w, DumpWarning::MetaNotUpdated { .. }))
+    }
+
+    /// Damage found in the annotation log after open, reading the part of it that its
+    /// index let open skip (by [`Dump::user_annotations`] or
+    /// [`Dump::user_annotations_named`]): warnings to print after those of the walk.
+    pub fn annotation_warnings(&self) -> Vec<DumpWarning> {
+        self.user_annotations.late_warnings()
     }
 
     pub fn dir(&self) -> &Path {

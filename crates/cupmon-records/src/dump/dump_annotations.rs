@@ -10,15 +10,20 @@
 //! holds a wanted id for [`DumpAnnotations::named`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
-use std::io;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use cupmon_files::FileError;
+
 use super::annotation_index::{parse_block, parse_index, read_range, read_unindexed, Block};
-use super::annotation_log::parse_annotation_log;
+use super::annotation_log::{parse_annotation_log, LOG_LOST};
 use super::annotations::read_old_annotations;
+use super::dump_file::{
+    read_side_file, refused, refused_error, ANNOTATION_INDEX_CAP, USER_ANNOTATIONS_CAP,
+};
 use super::error::DumpError;
+use super::side_lines::parse_inner_lines;
 use super::warning::DumpWarning;
 use super::{USER_ANNOTATIONS_INDEX_FILE, USER_ANNOTATIONS_LOG_FILE};
 
@@ -30,69 +35,119 @@ pub(super) struct DumpAnnotations {
     /// The log's indexed blocks; empty when everything is in `full` from the start.
     blocks: Vec<Block>,
     log: PathBuf,
-    /// The log's length at open: later lines (a live recording) are not this dump's.
-    log_len: u64,
     /// The entries of the log after its indexed blocks.
     unindexed: BTreeMap<u64, String>,
-    /// Every annotation, once read.
-    full: OnceLock<BTreeMap<u64, String>>,
+    /// Every annotation, once read, and the damage reading the indexed blocks found.
+    full: OnceLock<(BTreeMap<u64, String>, Vec<DumpWarning>)>,
 }
 
 impl DumpAnnotations {
-    /// Read what opening the dump `dir` needs; damage a crash leaves (a cut last line
-    /// of the log, a cut `.json`) comes back as warnings.
-    pub fn open(dir: &Path) -> Result<(Self, Vec<DumpWarning>), DumpError> {
-        let (old, mut warnings) = read_old_annotations(dir)?;
+    /// Read what opening the dump `dir` needs; damage (a cut last line of the log, bad
+    /// lines, a cut `.json`, a file refused by the rule every dump file is read by)
+    /// comes back as warnings.
+    pub fn open(dir: &Path) -> (Self, Vec<DumpWarning>) {
+        let (old, mut warnings) = read_old_annotations(dir);
         let log = dir.join(USER_ANNOTATIONS_LOG_FILE);
-        let io = |e| DumpError::io(USER_ANNOTATIONS_LOG_FILE, e);
-        let log_len = match fs::metadata(&log) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(io(e)),
+        // The log's length at open: later lines (a live recording) are not this dump's.
+        let log_len = match log_length(&log) {
+            Ok(len) => len,
+            Err(e) => {
+                warnings.push(refused(USER_ANNOTATIONS_LOG_FILE, &e, LOG_LOST));
+                0
+            }
         };
-        let mut blocks = match fs::read(dir.join(USER_ANNOTATIONS_INDEX_FILE)) {
-            Ok(bytes) => parse_index(&bytes, log_len),
-            // The index is a hint: without it the log is read whole, as before.
-            Err(_) => Vec::new(),
+        let index = dir.join(USER_ANNOTATIONS_INDEX_FILE);
+        let lost = "the log was read without it";
+        let mut blocks = if log_len == 0 {
+            Vec::new()
+        } else {
+            match read_side_file(
+                &index,
+                USER_ANNOTATIONS_INDEX_FILE,
+                ANNOTATION_INDEX_CAP,
+                lost,
+                &mut warnings,
+            ) {
+                Some(bytes) => {
+                    let (blocks, damage) = parse_index(&bytes, log_len);
+                    warnings.extend(damage.map(|d| DumpWarning::BadLines {
+                        file: USER_ANNOTATIONS_INDEX_FILE.to_owned(),
+                        lines: d.lines,
+                        first_line: d.first_line,
+                        first_problem: d.first_problem.to_owned(),
+                        kept: blocks.len(),
+                    }));
+                    blocks
+                }
+                // The index is a hint: without it the log is read whole, as before.
+                None => Vec::new(),
+            }
         };
         let unindexed_bytes = if log_len == 0 {
             Vec::new()
         } else {
-            read_unindexed(&log, &mut blocks, log_len).map_err(io)?.1
+            match read_unindexed(&log, &mut blocks, log_len) {
+                Ok((_, bytes)) => bytes,
+                Err(e) => {
+                    warnings.push(DumpWarning::Unreadable {
+                        file: USER_ANNOTATIONS_LOG_FILE.to_owned(),
+                        problem: e.to_string(),
+                        lost: LOG_LOST.to_owned(),
+                    });
+                    blocks.clear();
+                    Vec::new()
+                }
+            }
         };
         let (mut unindexed, damage) =
-            parse_annotation_log(&unindexed_bytes, USER_ANNOTATIONS_LOG_FILE)
-                .map_err(|e| after_blocks(e, blocks.last()))?;
-        warnings.extend(damage.map(|w| after_blocks_warning(w, blocks.last())));
+            parse_annotation_log(&unindexed_bytes, USER_ANNOTATIONS_LOG_FILE);
+        warnings.extend(damage.into_iter().map(|w| after_blocks(w, blocks.last())));
         let full = OnceLock::new();
         let mut old = old;
         if blocks.is_empty() {
             // All of the log is read already: no lookup needs the file again.
             old.append(&mut unindexed);
-            let _ = full.set(std::mem::take(&mut old));
+            let _ = full.set((std::mem::take(&mut old), Vec::new()));
         }
         let annotations = Self {
             old,
             blocks,
             log,
-            log_len,
             unindexed,
             full,
         };
-        Ok((annotations, warnings))
+        (annotations, warnings)
     }
 
     /// Every annotation (the whole log read once, on the first call).
     pub fn all(&self) -> Result<&BTreeMap<u64, String>, DumpError> {
-        if let Some(full) = self.full.get() {
+        if let Some((full, _)) = self.full.get() {
             return Ok(full);
         }
         let mut full = self.old.clone();
-        let bytes = read_range(&mut self.open_log()?, 0, self.log_len)
+        // The indexed blocks: whole lines, the last of them no crash's doing. The rest
+        // was read at open (and its damage reported then).
+        let indexed_end = self.blocks.last().map_or(0, |b| b.end);
+        let bytes = read_range(&mut self.open_log()?, 0, indexed_end)
             .map_err(|e| DumpError::io(USER_ANNOTATIONS_LOG_FILE, e))?;
-        // The same bytes as at open, so the same damage, already reported then.
-        full.extend(parse_annotation_log(&bytes, USER_ANNOTATIONS_LOG_FILE)?.0);
-        Ok(self.full.get_or_init(|| full))
+        let mut damage = Vec::new();
+        damage.extend(parse_inner_lines(
+            &bytes,
+            USER_ANNOTATIONS_LOG_FILE,
+            |line| {
+                let (id, name) = super::annotation_log::parse_entry(line)?;
+                full.insert(id, name);
+                Ok(())
+            },
+        ));
+        full.extend(self.unindexed.iter().map(|(&id, name)| (id, name.clone())));
+        Ok(&self.full.get_or_init(|| (full, damage)).0)
+    }
+
+    /// Damage that reading the indexed blocks found after open (see
+    /// [`super::Dump::annotation_warnings`]).
+    pub fn late_warnings(&self) -> Vec<DumpWarning> {
+        self.full.get().map(|(_, w)| w.clone()).unwrap_or_default()
     }
 
     /// The annotations of `ids` (those that have one), reading only the log's blocks
@@ -106,7 +161,7 @@ impl DumpAnnotations {
             );
         };
         let mut out = BTreeMap::new();
-        if let Some(full) = self.full.get() {
+        if let Some((full, _)) = self.full.get() {
             pick(full, &mut out);
             return Ok(out);
         }
@@ -116,8 +171,9 @@ impl DumpAnnotations {
             let mut log = self.open_log()?;
             for block in wanted {
                 let Some(entries) = read_block(&mut log, block)? else {
-                    // The log does not match its index (rewritten by other means):
-                    // read it whole, which is right whatever the index says.
+                    // The log does not match its index (rewritten by other means, or a
+                    // bad line): read it whole, which is right whatever the index says
+                    // and counts the bad lines.
                     out.clear();
                     pick(self.all()?, &mut out);
                     return Ok(out);
@@ -131,33 +187,38 @@ impl DumpAnnotations {
     }
 
     fn open_log(&self) -> Result<File, DumpError> {
-        File::open(&self.log).map_err(|e| DumpError::io(USER_ANNOTATIONS_LOG_FILE, e))
+        cupmon_files::open_regular(&self.log)
+            .map(|(file, _)| file)
+            .map_err(|e| refused_error(USER_ANNOTATIONS_LOG_FILE, e))
     }
+}
+
+/// The log's length, by the rule every dump file is read by (0 when there is none).
+fn log_length(log: &Path) -> Result<u64, FileError> {
+    let Some((_, len)) = cupmon_files::open_regular_if_present(log)? else {
+        return Ok(0);
+    };
+    if len > USER_ANNOTATIONS_CAP {
+        return Err(FileError::TooLarge {
+            path: log.to_path_buf(),
+            size: len,
+            cap: USER_ANNOTATIONS_CAP,
+        });
+    }
+    Ok(len)
 }
 
 fn read_block(log: &mut File, block: &Block) -> Result<Option<Vec<(u64, String)>>, DumpError> {
     let bytes = read_range(log, block.start, block.end - block.start)
         .map_err(|e| DumpError::io(USER_ANNOTATIONS_LOG_FILE, e))?;
-    parse_block(&bytes, block)
+    Ok(parse_block(&bytes, block))
 }
 
-/// Line numbers of the unindexed part of the log counted from the log's start.
-fn after_blocks(e: DumpError, last: Option<&Block>) -> DumpError {
-    match e {
-        DumpError::BadSideFile {
-            file,
-            line,
-            problem,
-        } => DumpError::BadSideFile {
-            file,
-            line: line + lines_before(last),
-            problem,
-        },
-        other => other,
-    }
-}
-
-fn after_blocks_warning(w: DumpWarning, last: Option<&Block>) -> DumpWarning {
+/// A warning about the unindexed part of the log, its lines and entries counted from
+/// the log's start.
+fn after_blocks(w: DumpWarning, last: Option<&Block>) -> DumpWarning {
+    let lines_before = last.map_or(0, |b| usize::try_from(b.total_lines()).unwrap_or(0));
+    let entries_before = last.map_or(0, |b| usize::try_from(b.total_entries()).unwrap_or(0));
     match w {
         DumpWarning::DamagedLastLine {
             file,
@@ -166,14 +227,23 @@ fn after_blocks_warning(w: DumpWarning, last: Option<&Block>) -> DumpWarning {
             kept,
         } => DumpWarning::DamagedLastLine {
             file,
-            line: line + lines_before(last),
+            line: line + lines_before,
             problem,
-            kept: kept + last.map_or(0, |b| usize::try_from(b.total_entries()).unwrap_or(0)),
+            kept: kept + entries_before,
+        },
+        DumpWarning::BadLines {
+            file,
+            lines,
+            first_line,
+            first_problem,
+            kept,
+        } => DumpWarning::BadLines {
+            file,
+            lines,
+            first_line: first_line + lines_before,
+            first_problem,
+            kept: kept + entries_before,
         },
         other => other,
     }
-}
-
-fn lines_before(last: Option<&Block>) -> usize {
-    last.map_or(0, |b| usize::try_from(b.total_lines()).unwrap_or(0))
 }

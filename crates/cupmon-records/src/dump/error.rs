@@ -37,6 +37,10 @@ pub enum DumpError {
         #[source]
         source: io::Error,
     },
+    /// Not a regular file (a FIFO, a device, a link planted in its place), or larger
+    /// than such a file can be: not read.
+    #[error("{file}: {problem}")]
+    Refused { file: String, problem: String },
     #[error("{file}: empty file (0 bytes)")]
     EmptyFile { file: String },
     /// Every byte of the raw-buffer file is zero: what a power loss leaves of a file whose

@@ -1,14 +1,14 @@
 //! `kernel_names.tsv`: `pointer<TAB>mangled name`, one line per distinct kernel-name
 //! pointer (pointer in decimal). Kernel records hold a `const char *` into the recording
 //! process; this table is how a dump keeps the names. The writer appends a line per new
-//! pointer, so a kill can cut the last line: it is skipped with a warning
-//! ([`KernelNameTable::damage`]); damage before it is an error.
+//! pointer, so a kill can cut the last line: it is skipped with a warning, and so are
+//! bad lines before it, counted ([`KernelNameTable::warnings`]).
 
 use std::collections::HashMap;
-use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::dump_file::{read_side_file, KERNEL_NAMES_CAP};
 use super::error::DumpError;
 use super::meta::file_label;
 use super::replace::replace_file;
@@ -20,8 +20,9 @@ use super::KERNEL_NAMES_FILE;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KernelNameTable {
     names: HashMap<u64, String>,
-    /// The damaged last line the file was read without.
-    damage: Option<DumpWarning>,
+    /// What reading the file skipped: bad lines, a damaged last line, or the whole
+    /// file when it was refused.
+    warnings: Vec<DumpWarning>,
 }
 
 impl KernelNameTable {
@@ -29,11 +30,12 @@ impl KernelNameTable {
         Self::default()
     }
 
-    /// Parse the file's text; `file` names it in messages. Empty lines are skipped; a
-    /// damaged last line is skipped and kept as [`KernelNameTable::damage`].
-    pub fn parse(text: &str, file: &str) -> Result<Self, DumpError> {
+    /// Parse the file's text; `file` names it in messages. Empty lines are skipped;
+    /// bad lines and a damaged last line are skipped and said in
+    /// [`KernelNameTable::warnings`].
+    pub fn parse(text: &str, file: &str) -> Self {
         let mut names = HashMap::new();
-        let damage = parse_lines(text.as_bytes(), file, |line| {
+        let warnings = parse_lines(text.as_bytes(), file, |line| {
             let Some((ptr, name)) = line.split_once('\t') else {
                 return Err(format!("no TAB between pointer and name in {line:?}"));
             };
@@ -42,23 +44,30 @@ impl KernelNameTable {
                 .map_err(|_| format!("pointer {ptr:?} is not a decimal u64"))?;
             names.insert(ptr, name.to_owned());
             Ok(())
-        })?;
-        Ok(Self { names, damage })
+        });
+        Self { names, warnings }
     }
 
-    /// The damaged last line that reading skipped (a warning to print), if any.
-    pub fn damage(&self) -> Option<&DumpWarning> {
-        self.damage.as_ref()
+    /// What reading skipped (warnings to print): bad lines, a damaged last line, a
+    /// file that was not read.
+    pub fn warnings(&self) -> &[DumpWarning] {
+        &self.warnings
     }
 
-    /// Read `path`; a missing file gives an empty table (dumps may lack side files).
-    pub fn read(path: impl AsRef<Path>) -> Result<Self, DumpError> {
+    /// Read `path`; a missing file gives an empty table (dumps may lack side files),
+    /// and so does one refused by the rule every dump file is read by (a FIFO, a
+    /// device, a planted link, a file past [`KERNEL_NAMES_CAP`]), with its warning.
+    pub fn read(path: impl AsRef<Path>) -> Self {
         let path = path.as_ref();
         let name = file_label(path, KERNEL_NAMES_FILE);
-        match fs::read(path) {
-            Ok(bytes) => Self::parse(&String::from_utf8_lossy(&bytes), &name),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Self::new()),
-            Err(e) => Err(DumpError::io(&name, e)),
+        let mut warnings = Vec::new();
+        let lost = "kernels are named by their name pointers";
+        match read_side_file(path, &name, KERNEL_NAMES_CAP, lost, &mut warnings) {
+            Some(bytes) => Self::parse(&String::from_utf8_lossy(&bytes), &name),
+            None => Self {
+                names: HashMap::new(),
+                warnings,
+            },
         }
     }
 

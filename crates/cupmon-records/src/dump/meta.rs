@@ -4,10 +4,12 @@
 //! add their own.
 
 use std::fs;
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::dump_file::{refused_error, META_CAP};
 use super::error::{DumpError, Magic};
 use super::replace::replace_file;
 use super::META_FILE;
@@ -184,7 +186,8 @@ impl MetaFile {
     pub fn read(path: impl AsRef<Path>) -> Result<Self, DumpError> {
         let path = path.as_ref();
         let name = file_label(path, META_FILE);
-        let bytes = fs::read(path).map_err(|e| DumpError::io(&name, e))?;
+        let bytes =
+            cupmon_files::read_capped(path, META_CAP).map_err(|e| refused_error(&name, e))?;
         Self::from_bytes(&bytes, &name)
     }
 
@@ -203,11 +206,82 @@ impl MetaFile {
     /// never sees half a meta file. No fsync: the monitor rewrites the meta at each
     /// window end, and an fsync there could stall the program for as long as the
     /// filesystem takes to write out everything else that is dirty.
+    ///
+    /// A rewrite that fails leaves the meta before it in place. When the disk is full,
+    /// the temporary file is emptied and renamed `<meta>.disk-full` (neither needs a
+    /// free block), so that a reader can say why the meta's session still reads as
+    /// open; the next rewrite that succeeds removes it.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), DumpError> {
         let path = path.as_ref();
         let name = file_label(path, META_FILE);
-        replace_file(path, &self.to_bytes()).map_err(|e| DumpError::io(&name, e))
+        match replace_file(path, &self.to_bytes()) {
+            Ok(()) => {
+                // Nothing to remove is the common case.
+                let _ = fs::remove_file(meta_side_path(path, DISK_FULL_SUFFIX));
+                Ok(())
+            }
+            Err(e) => {
+                if cupmon_files::is_disk_full(&e) {
+                    mark_disk_full(path);
+                }
+                Err(DumpError::io(&name, e))
+            }
+        }
     }
+}
+
+/// `cupti_monitor_meta.bin.tmp`: the meta being rewritten.
+pub const META_TMP_SUFFIX: &str = ".tmp";
+/// `cupti_monitor_meta.bin.disk-full`: a rewrite of the meta failed on a full disk.
+pub const DISK_FULL_SUFFIX: &str = ".disk-full";
+
+/// The meta's path with `suffix` added to its name.
+pub(crate) fn meta_side_path(meta: &Path, suffix: &str) -> PathBuf {
+    let mut side = meta.as_os_str().to_owned();
+    side.push(suffix);
+    PathBuf::from(side)
+}
+
+/// Leave the mark of a rewrite the full disk refused (see [`MetaFile::write`]).
+fn mark_disk_full(meta: &Path) {
+    let tmp = meta_side_path(meta, META_TMP_SUFFIX);
+    // Give back the blocks the cut rewrite took (a failure changes nothing below).
+    let _: io::Result<()> = fs::OpenOptions::new()
+        .write(true)
+        .open(&tmp)
+        .and_then(|f| f.set_len(0));
+    // Without the mark, the temporary file (if any) still tells a reader that a
+    // rewrite was cut off.
+    let _: io::Result<()> = fs::rename(&tmp, meta_side_path(meta, DISK_FULL_SUFFIX));
+}
+
+/// Why the meta at `path` may be older than the process's last update of it: a
+/// rewrite that failed on a full disk, or one cut off (a temporary file left). `None`
+/// when neither is there.
+pub(crate) fn failed_update(path: &Path) -> Option<String> {
+    let label = |suffix: &str| format!("{}{suffix}", file_label(path, META_FILE));
+    if fs::symlink_metadata(meta_side_path(path, DISK_FULL_SUFFIX)).is_ok() {
+        return Some(format!(
+            "the disk was full: {} marks the rewrite that failed",
+            label(DISK_FULL_SUFFIX)
+        ));
+    }
+    let tmp = meta_side_path(path, META_TMP_SUFFIX);
+    fs::symlink_metadata(&tmp).ok()?;
+    // Read by the rule: the temporary file is as open to planting as the meta.
+    let what = match cupmon_files::read_capped(&tmp, META_CAP) {
+        Ok(bytes) if bytes.is_empty() => "empty".to_owned(),
+        Ok(bytes) if bytes.iter().all(|&b| b == 0) => format!("{} zero bytes", bytes.len()),
+        Ok(bytes) => match MetaFile::from_bytes(&bytes, META_FILE) {
+            Ok(_) => format!("a whole meta of {} bytes, not renamed", bytes.len()),
+            Err(_) => format!("{} bytes, cut short", bytes.len()),
+        },
+        Err(e) => e.problem(),
+    };
+    Some(format!(
+        "{} is {what}: the disk was full, or the process was killed while writing it",
+        label(META_TMP_SUFFIX)
+    ))
 }
 
 /// The file name to show in messages: the path's last component, or `default`.

@@ -16,6 +16,7 @@ mod chunk_writer;
 pub mod compact;
 mod dir;
 mod dump_annotations;
+mod dump_file;
 mod error;
 mod frame;
 mod kernel_name_resolver;
@@ -51,6 +52,10 @@ pub use compact::{
     compress_chunk, decompress_chunk, ChunkCompressor, ChunkDecompressor, CompactError,
 };
 pub use dir::Dump;
+pub use dump_file::{
+    ANNOTATION_INDEX_CAP, DIGEST_CAP, KERNEL_NAMES_CAP, META_CAP, SEGMENT_INDEX_CAP, STATUS_CAP,
+    USER_ANNOTATIONS_CAP,
+};
 pub use error::{DumpError, Magic};
 pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
@@ -59,14 +64,16 @@ pub use launch_account::{
     Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY,
     MAX_LISTED_RECOVERIES, NOT_COUNTED_OLD,
 };
-pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub use meta::{
+    MetaFile, DISK_FULL_SUFFIX, META_HEADER_LEN, META_MAGIC, META_TMP_SUFFIX, META_VERSION,
+};
 pub use rank::{pid_in_dir_name, rank_in_dir_name};
 pub use segment::{
     list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
     SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
 };
 pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
-pub use status::{read_refusal, write_refusal};
+pub use status::{read_refusal, write_refusal, Refusal};
 pub use warning::{ChunkDamage, DumpWarning, SkippedBytes, Truncation, ZeroTail, SESSION_OPEN};
 pub use writer::{BufferWritten, DumpWriter};
 

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::dump_file::{read_side_file, SEGMENT_INDEX_CAP};
 use super::error::DumpError;
 use super::side_lines::parse_lines;
 use super::warning::DumpWarning;
@@ -166,23 +167,23 @@ pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> 
     let mut closed = BTreeMap::new();
     let mut retired_ids = BTreeMap::new();
     let mut list = SegmentList::default();
-    match fs::read(dir.join(SEGMENT_INDEX_FILE)) {
-        Ok(bytes) => {
-            let damage = parse_lines(&bytes, &label, |line| {
-                match serde_json::from_str::<IndexLine>(line).map_err(|e| e.to_string())? {
-                    IndexLine::Closed(s) => {
-                        closed.insert(s.segment, s);
-                    }
-                    IndexLine::Retired { segment, .. } => {
-                        retired_ids.insert(segment, ());
-                    }
+    let lost = "its segments were read without it (each scanned whole; what was retired is \
+                unknown)";
+    let index = dir.join(SEGMENT_INDEX_FILE);
+    if let Some(bytes) = read_side_file(&index, &label, SEGMENT_INDEX_CAP, lost, &mut list.warnings)
+    {
+        let damage = parse_lines(&bytes, &label, |line| {
+            match serde_json::from_str::<IndexLine>(line).map_err(|e| e.to_string())? {
+                IndexLine::Closed(s) => {
+                    closed.insert(s.segment, s);
                 }
-                Ok(())
-            })?;
-            list.warnings.extend(damage);
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(DumpError::io(&label, e)),
+                IndexLine::Retired { segment, .. } => {
+                    retired_ids.insert(segment, ());
+                }
+            }
+            Ok(())
+        });
+        list.warnings.extend(damage);
     }
     for id in retired_ids.keys() {
         if let Some(s) = closed.remove(id) {

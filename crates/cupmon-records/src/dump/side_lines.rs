@@ -1,47 +1,79 @@
-//! Line-per-entry side files (`kernel_names.tsv`, `user_annotations.jsonl`). Writers
-//! append a line as each entry first appears, so a kill can cut the last line and a
-//! power loss can leave zeros after it: a damaged last line (no newline at its end, or
-//! unreadable) is skipped with a warning, every line before it kept. Damage before the
-//! last line is no crash's doing: an error naming file and line.
+//! Line-per-entry side files (`kernel_names.tsv`, `user_annotations.jsonl`,
+//! `segments/index.jsonl`). Writers append a line as each entry first appears, so a
+//! kill can cut the last line and a power loss can leave zeros after it: a damaged last
+//! line (no newline at its end, or unreadable) is skipped with a warning, every line
+//! before it kept. Bad lines before the last are no crash's doing (another writer, a
+//! flipped byte), but the lines around them are sound: they are skipped too, counted,
+//! and the first named, and the rest of the file is read.
 
-use super::error::DumpError;
 use super::warning::DumpWarning;
 
 /// Hand each non-empty line of `bytes` to `entry` (which says what is wrong with a line
-/// it cannot read); `file` names the file in messages. Returns the warning for a
-/// damaged last line.
+/// it cannot read); `file` names the file in messages. Returns the warnings: bad lines
+/// before the last (counted, the first named), then a damaged last line.
 pub(super) fn parse_lines(
     bytes: &[u8],
     file: &str,
+    entry: impl FnMut(&str) -> Result<(), String>,
+) -> Vec<DumpWarning> {
+    parse(bytes, file, true, entry)
+}
+
+/// [`parse_lines`] over whole lines from inside a file (the indexed blocks of the
+/// annotation log): a bad last line is one more bad line, not a crash's cut.
+pub(super) fn parse_inner_lines(
+    bytes: &[u8],
+    file: &str,
+    entry: impl FnMut(&str) -> Result<(), String>,
+) -> Vec<DumpWarning> {
+    parse(bytes, file, false, entry)
+}
+
+fn parse(
+    bytes: &[u8],
+    file: &str,
+    at_end: bool,
     mut entry: impl FnMut(&str) -> Result<(), String>,
-) -> Result<Option<DumpWarning>, DumpError> {
+) -> Vec<DumpWarning> {
     let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').map(trim_cr).collect();
     // `split` always yields a last piece: what follows the last newline.
     let tail = lines.pop().unwrap_or_default();
     let last = lines.iter().rposition(|l| !l.is_empty());
     let mut kept = 0;
+    let mut bad: Option<(usize, usize, String)> = None;
+    let mut last_damage = None;
     for (i, line) in lines.iter().enumerate() {
         if line.is_empty() {
             continue;
         }
         match entry(&String::from_utf8_lossy(line)) {
             Ok(()) => kept += 1,
-            Err(problem) if tail.is_empty() && Some(i) == last => {
-                return Ok(Some(damaged(file, i + 1, problem, kept)));
+            Err(problem) if at_end && tail.is_empty() && Some(i) == last => {
+                last_damage = Some((i + 1, problem));
             }
-            Err(problem) => {
-                return Err(DumpError::BadSideFile {
-                    file: file.to_owned(),
-                    line: i + 1,
-                    problem,
-                })
-            }
+            Err(problem) => match &mut bad {
+                Some((count, _, _)) => *count += 1,
+                None => bad = Some((1, i + 1, problem)),
+            },
         }
     }
-    if tail.is_empty() {
-        return Ok(None);
+    if !tail.is_empty() {
+        last_damage = Some((lines.len() + 1, cut_line(tail)));
     }
-    Ok(Some(damaged(file, lines.len() + 1, cut_line(tail), kept)))
+    let mut warnings = Vec::new();
+    if let Some((lines, first_line, first_problem)) = bad {
+        warnings.push(DumpWarning::BadLines {
+            file: file.to_owned(),
+            lines,
+            first_line,
+            first_problem,
+            kept,
+        });
+    }
+    if let Some((line, problem)) = last_damage {
+        warnings.push(damaged(file, line, problem, kept));
+    }
+    warnings
 }
 
 fn damaged(file: &str, line: usize, problem: String, kept: usize) -> DumpWarning {
@@ -85,18 +117,23 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn parse(bytes: &[u8]) -> Result<(Vec<String>, Option<String>), String> {
+    fn parse_all(bytes: &[u8]) -> (Vec<String>, Vec<String>) {
         let mut got = Vec::new();
-        let warning = parse_lines(bytes, "f.tsv", |l| {
+        let warnings = parse_lines(bytes, "f.tsv", |l| {
             if l.starts_with("ok") {
                 got.push(l.to_owned());
                 Ok(())
             } else {
                 Err(format!("bad {l:?}"))
             }
-        })
-        .map_err(|e| e.to_string())?;
-        Ok((got, warning.map(|w| w.to_string())))
+        });
+        (got, warnings.iter().map(ToString::to_string).collect())
+    }
+
+    fn parse(bytes: &[u8]) -> Result<(Vec<String>, Option<String>), String> {
+        let (got, mut warnings) = parse_all(bytes);
+        assert!(warnings.len() <= 1, "{warnings:?}");
+        Ok((got, warnings.pop()))
     }
 
     #[test]
@@ -132,14 +169,27 @@ mod tests {
     }
 
     #[test]
-    fn damage_before_the_last_line_is_an_error() {
+    fn bad_lines_before_the_last_are_skipped_and_counted() {
+        let (got, w) = parse_all(b"ok1\nbad\nok2\nworse\nok3\n");
+        assert_eq!(got, ["ok1", "ok2", "ok3"]);
         assert_eq!(
-            parse(b"ok1\nbad\nok2\n"),
-            Err("f.tsv: line 2: bad \"bad\"".into())
+            w,
+            [
+                "f.tsv: 2 bad lines skipped (the first, line 2: bad \"bad\"); kept the 3 \
+              entries of the other lines"
+            ]
         );
-        assert_eq!(
-            parse(b"bad\nok2 cut"),
-            Err("f.tsv: line 1: bad \"bad\"".into())
+        // With a cut last line too: both said, the entries kept counted once.
+        let (got, w) = parse_all(b"bad\nok2 cut");
+        assert!(got.is_empty());
+        assert_eq!(w.len(), 2);
+        assert!(
+            w[0].starts_with("f.tsv: 1 bad line skipped (the first, line 1:"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("f.tsv: line 2 (the last): no newline"),
+            "{w:?}"
         );
     }
 }

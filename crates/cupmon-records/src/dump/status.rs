@@ -8,26 +8,41 @@ use std::path::Path;
 
 use super::STATUS_FILE;
 
+/// Why a process was not monitored, as its status file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: String,
+    /// The `cupmon run` that started the process, if one did (`CUPMON_RUN_ID`).
+    pub run_id: Option<String>,
+}
+
 /// Write the refusal `reason` into `dir/cupmon_status.json` (creating `dir`), by a
-/// temporary file and a rename.
-pub fn write_refusal(dir: &Path, reason: &str) -> io::Result<()> {
+/// temporary file and a rename; `run_id`: the `cupmon run` that started the process.
+pub fn write_refusal(dir: &Path, reason: &str, run_id: Option<&str>) -> io::Result<()> {
     fs::create_dir_all(dir)?;
-    let text = serde_json::json!({
+    let mut status = serde_json::json!({
         "monitoring": false,
         "pid": std::process::id(),
         "reason": reason,
-    })
-    .to_string();
+    });
+    if let Some(run) = run_id {
+        status["run_id"] = run.into();
+    }
+    let text = status.to_string();
     let tmp = dir.join(format!(".{STATUS_FILE}.tmp"));
     fs::write(&tmp, text)?;
     fs::rename(&tmp, dir.join(STATUS_FILE))
 }
 
-/// The refusal reason in `dir`, if the injection library wrote one.
-pub fn read_refusal(dir: &Path) -> Option<String> {
-    let text = fs::read(dir.join(STATUS_FILE)).ok()?;
+/// The refusal reason in `dir`, if the injection library wrote one (read by the rule
+/// every dump file is read by: a FIFO in its place is no reason).
+pub fn read_refusal(dir: &Path) -> Option<Refusal> {
+    let text = cupmon_files::read_capped(&dir.join(STATUS_FILE), super::STATUS_CAP).ok()?;
     let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    v.get("reason")?.as_str().map(str::to_owned)
+    Some(Refusal {
+        reason: v.get("reason")?.as_str()?.to_owned(),
+        run_id: v.get("run_id").and_then(|r| r.as_str()).map(str::to_owned),
+    })
 }
 
 #[cfg(test)]
@@ -38,8 +53,12 @@ mod tests {
     fn refusal_round_trips() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("123");
-        write_refusal(&dir, "no NVIDIA driver").unwrap();
-        assert_eq!(read_refusal(&dir).as_deref(), Some("no NVIDIA driver"));
+        write_refusal(&dir, "no NVIDIA driver", Some("run-1")).unwrap();
+        let read = read_refusal(&dir).unwrap();
+        assert_eq!(read.reason, "no NVIDIA driver");
+        assert_eq!(read.run_id.as_deref(), Some("run-1"));
+        write_refusal(&dir, "no NVIDIA driver", None).unwrap();
+        assert_eq!(read_refusal(&dir).unwrap().run_id, None);
         assert_eq!(read_refusal(tmp.path()), None);
     }
 }

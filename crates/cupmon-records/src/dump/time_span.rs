@@ -9,7 +9,6 @@
 //! of that file to [`ChunkReader`], which steps over it as the decode does. PyTorch's
 //! single raw file has no index: its records are all walked.
 
-use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -100,8 +99,9 @@ impl FrameSpans {
 
     /// The joined index of every frame of the segment at `path`.
     fn segment(&mut self, path: &Path, label: &str) -> io::Result<FrameIndex> {
-        let mut file = BufReader::with_capacity(64 << 10, File::open(path)?);
-        let len = file.get_ref().metadata()?.len();
+        let (file, len) =
+            cupmon_files::open_regular(path).map_err(cupmon_files::FileError::into_io)?;
+        let mut file = BufReader::with_capacity(64 << 10, file);
         let mut all = FrameIndex::default();
         let mut pos = 0u64;
         let mut next_index = 0u32;

@@ -213,6 +213,34 @@ pub enum DumpWarning {
     /// Older segments were removed to keep the dump within its budget: the dump
     /// starts later than the process did. Not damage: what `--keep`/`--keep-for` asked.
     Retired(super::Retired),
+    /// A file of the dump was not read: not a regular file (a FIFO, a device, a link
+    /// planted in its place), larger than such a file can be, or unreadable.
+    Unreadable {
+        file: String,
+        problem: String,
+        /// What the output lacks for it.
+        lost: String,
+    },
+    /// Lines of a line-per-entry side file (`kernel_names.tsv`,
+    /// `user_annotations.jsonl`, `segments/index.jsonl`) before its last that are not
+    /// entries: no crash leaves them, yet the other lines are sound. Skipped.
+    BadLines {
+        file: String,
+        /// Bad lines skipped.
+        lines: usize,
+        /// The first of them (from 1) and what is wrong with it.
+        first_line: usize,
+        first_problem: String,
+        /// Entries read from the other lines.
+        kept: usize,
+    },
+    /// The process's last rewrite of the meta did not reach the disk: the meta read is
+    /// the one before it, whose session still reads as open and whose counts stop there.
+    MetaNotUpdated {
+        file: String,
+        /// What was left of the rewrite, and what that says of the cause.
+        problem: String,
+    },
 }
 
 impl fmt::Display for DumpWarning {
@@ -290,6 +318,34 @@ impl fmt::Display for DumpWarning {
                 }
                 f.write_str(") were retired to keep the dump within its budget (--keep/--keep-for)")
             }
+            Self::Unreadable {
+                file,
+                problem,
+                lost,
+            } => write!(f, "{file}: {problem}: not read; {lost}"),
+            Self::BadLines {
+                file,
+                lines,
+                first_line,
+                first_problem,
+                kept,
+            } => {
+                let (s, plural) = (
+                    if *lines == 1 { "" } else { "s" },
+                    if *kept == 1 { "y" } else { "ies" },
+                );
+                write!(
+                    f,
+                    "{file}: {lines} bad line{s} skipped (the first, line {first_line}: \
+                     {first_problem}); kept the {kept} entr{plural} of the other lines"
+                )
+            }
+            Self::MetaNotUpdated { file, problem } => write!(
+                f,
+                "{file}: the process's last update of the meta was not written ({problem}); \
+                 read the one before it, so the session reads as still open and its counts \
+                 stop at that update"
+            ),
             Self::NothingWritten { file, absent } => {
                 let state = if *absent { "absent" } else { "empty" };
                 write!(

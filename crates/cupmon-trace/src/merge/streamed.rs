@@ -91,7 +91,7 @@ impl<'d> DumpExport<'d> {
         let late_lanes = look.lanes.late + look.lanes.forced;
         let mut report = look.finish();
         report.unresolved_kernel_names = names.unresolved();
-        let window = MergeWindow::from(&window_shell(dump, range, &report, &annotated)?);
+        let window = MergeWindow::from(&window_shell(dump, range, &mut report, &annotated)?);
         Ok(Self {
             dump,
             range: *range,
