@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 pub use collect::{collect, label_of, ProcessData};
 pub use grid::Grid;
-pub use html::{iso_utc, write_html};
+pub use html::{iso_utc, write_html, KERNEL_NAME_CHARS};
 pub use model::{build_report, run_span, Hint, KernelRow, Options, Report};
 
 /// Why a report cannot be made.

@@ -12,6 +12,7 @@ mod text;
 use std::io::{self, Write};
 use std::path::Path;
 
+pub use tables::KERNEL_NAME_CHARS;
 pub use text::iso_utc;
 
 use crate::Report;

@@ -9,6 +9,11 @@ use crate::copies::copy_kind_name;
 use crate::durations::QUANTILE_ERROR;
 use crate::Report;
 
+/// The most characters of a kernel's name the kernel table shows (shortened by
+/// `cupmon_demangle::short_name`, as `cupmon stats` does); the cell's tooltip holds the
+/// whole name. One templated kernel's name filled 50 lines of the page.
+pub const KERNEL_NAME_CHARS: usize = 100;
+
 /// Streams listed at most (the busiest).
 const STREAMS: usize = 40;
 /// Warnings listed at most per process.
@@ -96,7 +101,7 @@ pub fn kernels(out: &mut impl Write, r: &Report) -> io::Result<()> {
              <span class=\"bar\" style=\"width:{:.0}px\"></span>{}</td></tr>",
             i + 1,
             esc(&k.name),
-            esc(&k.name),
+            esc(&cupmon_demangle::short_name(&k.name, KERNEL_NAME_CHARS)),
             k.launches,
             ms(k.total_ns),
             us(k.mean_ns()),
