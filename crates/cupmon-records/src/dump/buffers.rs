@@ -9,7 +9,9 @@ use std::path::PathBuf;
 
 use super::compact::{max_section_len, ChunkDecompressor, Frame, FrameRecords, COMPACT_HEADER_LEN};
 use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
+use super::seal::{DumpId, FrameSeal, SEAL_LEN};
 use super::segment::{SegmentFile, SEGMENTS_DIR};
+use super::segment_damage::IndexSays;
 use super::warning::DumpWarning;
 use super::{ChunkHeader, ChunkReader, Dump, DumpError, RAW_BUFFERS_FILE};
 use crate::time_range::TimeRange;
@@ -50,6 +52,9 @@ struct Source {
     path: PathBuf,
     label: String,
     bytes: u64,
+    /// A segment's number, and what its index line says it holds (a closed one).
+    segment: Option<u32>,
+    index: Option<IndexSays>,
     /// Buffers of the segments skipped just before it (their index counts): buffer
     /// numbers stay their place in the dump, whatever a slice leaves unread.
     skipped_before: u64,
@@ -78,6 +83,12 @@ pub struct BufferReader {
     pub frames_skipped: u64,
     /// Segments the index let the reader leave closed.
     pub segments_skipped: u64,
+    /// The id the segments' sealed frames must carry (`None`: a dump before the seal).
+    dump_id: Option<DumpId>,
+    /// The segment being read, and the records of its frames read or skipped whole.
+    segment: Option<u32>,
+    index: Option<IndexSays>,
+    records_seen: u64,
 }
 
 impl BufferReader {
@@ -105,6 +116,8 @@ impl BufferReader {
                         bytes: std::fs::metadata(&file.path).map_or(0, |m| m.len()),
                         path: file.path.clone(),
                         label: format!("{SEGMENTS_DIR}/{name}"),
+                        segment: Some(file.segment),
+                        index: file.summary.as_ref().map(IndexSays::of),
                         skipped_before: std::mem::take(&mut skipped_before),
                     });
                 }
@@ -113,6 +126,8 @@ impl BufferReader {
                 path: dump.raw_buffers_path(),
                 label: RAW_BUFFERS_FILE.to_owned(),
                 bytes: std::fs::metadata(dump.raw_buffers_path()).map_or(0, |m| m.len()),
+                segment: None,
+                index: None,
                 skipped_before: 0,
             }),
         }
@@ -126,7 +141,7 @@ impl BufferReader {
             max_chunk: buffer_size,
             max_frame: buffer_size.map(|b| {
                 max_section_len(b.min(u64::from(u32::MAX)) as u32)
-                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN) as u64
+                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN + SEAL_LEN) as u64
             }),
             layout,
             decompressor: None,
@@ -138,6 +153,10 @@ impl BufferReader {
             warnings: Vec::new(),
             frames_skipped: 0,
             segments_skipped,
+            dump_id: dump.segments().and_then(|l| l.dump_id),
+            segment: None,
+            index: None,
+            records_seen: 0,
         })
     }
 
@@ -169,7 +188,19 @@ impl BufferReader {
                 Ok(None) => {
                     self.warnings.extend_from_slice(reader.warnings());
                     self.bytes_before += reader.bytes_read();
+                    let label = std::mem::take(label);
                     self.current = None;
+                    // A closed segment read to its end: what its index line says it
+                    // held and could not be read is lost.
+                    if let Some(index) = self.index.take() {
+                        if index.records != self.records_seen {
+                            self.warnings.push(DumpWarning::SegmentShort {
+                                file: label,
+                                index,
+                                read: self.records_seen,
+                            });
+                        }
+                    }
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -190,7 +221,9 @@ impl BufferReader {
                     body: BufferBody::Bytes(data),
                 }));
             }
-            let Some(index) = FrameIndex::parse(chunk.data) else {
+            let body_at = header.frame_body_at();
+            let index = FrameIndex::parse(chunk.data).filter(|_| chunk.data.len() >= body_at);
+            let Some(index) = index else {
                 self.warnings.push(DumpWarning::BadFrame {
                     file: label.clone(),
                     byte: data_offset,
@@ -198,9 +231,18 @@ impl BufferReader {
                 });
                 continue;
             };
+            if let Some(problem) = seal_problem(&header, chunk.data, self.dump_id, self.segment) {
+                self.warnings.push(DumpWarning::FrameRejected {
+                    file: label.clone(),
+                    byte: data_offset,
+                    problem,
+                });
+                continue;
+            }
             if let Some(range) = &self.range {
                 if !frame_may_overlap(&index, range, self.clock.as_ref()) {
                     self.frames_skipped += 1;
+                    self.records_seen += u64::from(index.records);
                     continue;
                 }
             }
@@ -217,8 +259,12 @@ impl BufferReader {
             // The frame is decoded from the reader's bytes, which the next chunk
             // replaces: read them again through the reader, whose borrow ends here.
             let (label, reader) = self.current.as_ref().expect("still open");
-            let data = &reader.last_data()[FRAME_INDEX_LEN..];
-            let (len, body) = match d.frame(data, max, &mut self.out) {
+            let data = &reader.last_data()[body_at..];
+            let decoded = d.frame(data, max, &mut self.out);
+            if decoded.is_ok() {
+                self.records_seen += u64::from(index.records);
+            }
+            let (len, body) = match decoded {
                 Ok(Frame::Bytes(bytes)) => (bytes.len(), BufferBody::Bytes(bytes)),
                 Ok(Frame::Records(records)) => (records.len(), BufferBody::Records(records)),
                 Err(e) => {
@@ -247,6 +293,9 @@ impl BufferReader {
         };
         self.next_source += 1;
         self.number += source.skipped_before;
+        self.segment = source.segment;
+        self.index = source.index;
+        self.records_seen = 0;
         let file = File::open(&source.path).map_err(|e| DumpError::io(&source.label, e))?;
         let len = file
             .metadata()
@@ -262,6 +311,40 @@ impl BufferReader {
         let reader = if raw { reader } else { reader.with_frames() };
         self.current = Some((source.label.clone(), reader));
         Ok(true)
+    }
+}
+
+/// What is wrong with a frame's seal (`seal.rs`), if anything: a sealed frame must
+/// pass its checksum and carry this dump's id and its segment's number; in a dump whose
+/// frames carry an id, one without a seal is not this dump's.
+fn seal_problem(
+    header: &ChunkHeader,
+    frame: &[u8],
+    dump_id: Option<DumpId>,
+    segment: Option<u32>,
+) -> Option<String> {
+    if !header.sealed {
+        return dump_id.map(|id| {
+            format!("carries no dump id (this dump's frames carry {id}): another dump's")
+        });
+    }
+    let seal = FrameSeal::parse(frame)?;
+    if !seal.matches(&header.to_bytes(), frame) {
+        return Some("fails its checksum: its bytes changed after they were written".to_owned());
+    }
+    if Some(seal.dump) != dump_id {
+        let expected = dump_id.map_or_else(|| "none".to_owned(), |i| i.to_string());
+        return Some(format!(
+            "belongs to another dump (dump id {}, this dump's is {expected})",
+            seal.dump
+        ));
+    }
+    match segment {
+        Some(n) if n != seal.segment => Some(format!(
+            "was written into segment {} (a copy): not counted twice",
+            seal.segment
+        )),
+        _ => None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use super::dump_annotations::DumpAnnotations;
-use super::segment::{list_segments, SegmentList};
+use super::segment::{list_segments_of, SegmentList};
 use super::{
     ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE,
     RAW_BUFFERS_FILE,
@@ -37,7 +37,7 @@ impl Dump {
         let kernel_names = KernelNameTable::read(dir.join(KERNEL_NAMES_FILE))?;
         let (user_annotations, mut warnings) = DumpAnnotations::open(&dir)?;
         warnings.splice(0..0, kernel_names.damage().cloned());
-        let segments = list_segments(&dir)?;
+        let segments = list_segments_of(&dir, meta.dump_id())?;
         if let Some(list) = &segments {
             warnings.extend(list.warnings.iter().cloned());
             if list.retired.segments > 0 {

@@ -22,7 +22,10 @@ mod kernel_name_resolver;
 mod kernel_names;
 mod meta;
 mod replace;
+mod seal;
 mod segment;
+mod segment_audit;
+mod segment_damage;
 mod segment_writer;
 mod side_lines;
 mod status;
@@ -40,7 +43,7 @@ pub use annotations::{
 pub use buffers::{Buffer, BufferBody, BufferReader};
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
-    CHUNK_VERSION_FRAME,
+    CHUNK_VERSION_FRAME, CHUNK_VERSION_SEALED,
 };
 pub use chunk_headers::chunk_headers;
 pub use chunk_reader::ChunkReader;
@@ -54,13 +57,18 @@ pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
+pub(crate) use seal::{checksum, checksum_hex};
+pub use seal::{DumpId, FrameSeal, SEAL_LEN};
 pub use segment::{
     list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
     SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
 };
 pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal};
-pub use warning::{ChunkDamage, DumpWarning, SkippedBytes, Truncation, ZeroTail, SESSION_OPEN};
+pub use warning::{
+    ChunkDamage, DumpWarning, IndexSays, SegmentLoss, SkippedBytes, Truncation, ZeroTail,
+    SESSION_OPEN,
+};
 pub use writer::{BufferWritten, DumpWriter};
 
 /// Session description (CUPMMETA v2).

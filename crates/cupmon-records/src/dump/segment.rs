@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::DumpError;
-use super::side_lines::parse_lines;
+use super::seal::{check_line, seal_line, DumpId};
+use super::segment_audit::audit;
 use super::warning::DumpWarning;
 
 /// The folder of a dump that holds its segments.
@@ -60,6 +61,10 @@ pub struct SegmentSummary {
     /// Bytes of its digest file (`seg-NNNNNN.digest`; 0 without one).
     #[serde(default)]
     pub digest_bytes: u64,
+    /// XXH3-64 of the digest file's bytes, 16 hex digits (none without a digest, or
+    /// from a cupmon before the seal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest_xxh3: Option<String>,
 }
 
 /// Why a segment was retired.
@@ -129,8 +134,10 @@ impl SegmentIndexLog {
         Ok(Self { file })
     }
 
+    /// Append `line`, sealed with its checksum (`seal.rs`).
     pub fn append(&mut self, line: &IndexLine) -> io::Result<()> {
-        let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+        let json = serde_json::to_string(line).map_err(io::Error::other)?;
+        let mut bytes = seal_line(&json).into_bytes();
         bytes.push(b'\n');
         self.file.write_all(&bytes)
     }
@@ -143,19 +150,35 @@ pub struct SegmentFile {
     pub path: PathBuf,
     /// `None`: the active segment, or one a killed process left unclosed.
     pub summary: Option<SegmentSummary>,
+    /// Whether its size and first frame are what its index line and the dump say:
+    /// only then may its digest stand for its records (`segment_audit.rs`).
+    pub sound: bool,
 }
 
-/// The live segments of a dump (in order), what was retired, and any damage to the
-/// index's last line.
+/// The live segments of a dump (in order), what was retired, and the damage seen in
+/// the index and the segments' files (see `segment_audit.rs`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SegmentList {
     pub live: Vec<SegmentFile>,
     pub retired: Retired,
     pub warnings: Vec<DumpWarning>,
+    /// The dump's id that its segments' frames and digests must carry (`None`: a dump
+    /// of a cupmon before the seal).
+    pub dump_id: Option<DumpId>,
 }
 
 /// Read `dir/segments`: `None` when the dump has no such folder (a single-file dump).
+/// The segments are checked against the meta's `dump_id` (see `segment_audit.rs`).
 pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> {
+    let meta = super::MetaFile::read(dump_dir.join(super::META_FILE)).ok();
+    list_segments_of(dump_dir, meta.and_then(|m| m.dump_id()))
+}
+
+/// [`list_segments`] for a dump whose meta names `dump_id`.
+pub(super) fn list_segments_of(
+    dump_dir: &Path,
+    dump_id: Option<DumpId>,
+) -> Result<Option<SegmentList>, DumpError> {
     let dir = dump_dir.join(SEGMENTS_DIR);
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -168,18 +191,36 @@ pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> 
     let mut list = SegmentList::default();
     match fs::read(dir.join(SEGMENT_INDEX_FILE)) {
         Ok(bytes) => {
-            let damage = parse_lines(&bytes, &label, |line| {
-                match serde_json::from_str::<IndexLine>(line).map_err(|e| e.to_string())? {
-                    IndexLine::Closed(s) => {
+            // Any line that does not parse or fails its checksum is skipped with a
+            // warning, whatever it says (a closed segment without its line is read
+            // from its records); the lines after it are read.
+            for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+                let text = String::from_utf8_lossy(line);
+                let text = text.trim_end_matches('\r');
+                if text.is_empty() {
+                    continue;
+                }
+                let parsed = if text.trim_matches('\0').is_empty() {
+                    Err(format!("{} zero bytes, as a power loss leaves", line.len()))
+                } else {
+                    check_line(text).and_then(|_| {
+                        serde_json::from_str::<IndexLine>(text).map_err(|e| e.to_string())
+                    })
+                };
+                match parsed {
+                    Ok(IndexLine::Closed(s)) => {
                         closed.insert(s.segment, s);
                     }
-                    IndexLine::Retired { segment, .. } => {
+                    Ok(IndexLine::Retired { segment, .. }) => {
                         retired_ids.insert(segment, ());
                     }
+                    Err(problem) => list.warnings.push(DumpWarning::BadIndexLine {
+                        file: label.clone(),
+                        line: i + 1,
+                        problem,
+                    }),
                 }
-                Ok(())
-            })?;
-            list.warnings.extend(damage);
+            }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(DumpError::io(&label, e)),
@@ -205,9 +246,10 @@ pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> 
             segment,
             path: entry.path(),
             summary: closed.get(&segment).cloned(),
+            sound: false,
         });
     }
     files.sort_by_key(|f| f.segment);
-    list.live = files;
+    audit(&mut list, &dir, files, closed, dump_id);
     Ok(Some(list))
 }
