@@ -9,6 +9,7 @@ mod bad_input;
 mod collectives;
 mod demo;
 mod export_parquet;
+mod hostile_segments;
 mod pftrace;
 mod regression;
 mod report;

@@ -65,6 +65,10 @@ pub struct SegmentSummary {
     /// from a cupmon before the seal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest_xxh3: Option<String>,
+    /// File offset of its last frame's chunk header (none before the seal): readers
+    /// check that frame is there, as a zero-filled tail (a power loss) would not leave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_frame_at: Option<u64>,
 }
 
 /// Why a segment was retired.

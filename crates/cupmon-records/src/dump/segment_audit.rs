@@ -9,16 +9,18 @@
 //!   chunk header and time index are those of an earlier file (older dumps, no id), is
 //!   a copy: not read, so nothing is counted twice. Of two copies the one whose index
 //!   line matches its size is kept, else the lower number.
-//! - A closed segment is *sound* when its size is its index line's and its first
-//!   chunk header is whole: only then may its digest stand for its records. Others are
+//! - A closed segment is *sound* when its size is its index line's and its first and
+//!   last frames are whole and pass their checksums (the last where its index line
+//!   says: a zero-filled tail, what a power loss leaves, is seen): only then may its
+//!   digest stand for its records. Others are
 //!   read (a damaged start is stepped over like any damage) and, once read, compared
 //!   with their index line (`buffers.rs`): what was lost is said.
 //!
-//! One small read per segment: the first chunk header, time index and seal.
+//! Two frames read per segment (typically tens of KB each): its first and its last.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::chunk::{is_frame_version, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC};
@@ -37,19 +39,77 @@ struct Look {
     fingerprint: Option<Vec<u8>>,
     /// Its first frame's seal: `Some(None)` for a frame without one.
     seal: Option<Option<FrameSeal>>,
+    /// Whether its last frame is where its index line says (`None`: no place given).
+    last_frame_whole: Option<bool>,
 }
 
-fn look_at(path: &Path) -> Look {
+/// Frames larger than this (stored, not compressed: a writer that was behind) are
+/// not read whole at open.
+const MAX_CHECKED_FRAME: u32 = 1 << 20;
+
+/// A chunk header, a time index and a seal.
+const HEAD_LEN: usize = CHUNK_HEADER_LEN + FRAME_INDEX_LEN + SEAL_LEN;
+
+fn look_at(path: &Path, last_frame_at: Option<u64>) -> Look {
     let mut look = Look {
         len: 0,
         fingerprint: None,
         seal: None,
+        last_frame_whole: None,
     };
     let Ok(mut file) = File::open(path) else {
         return look;
     };
     look.len = file.metadata().map_or(0, |m| m.len());
-    let mut head = [0u8; CHUNK_HEADER_LEN + FRAME_INDEX_LEN + SEAL_LEN];
+    let Some((head, header)) = frame_head(&mut file, look.len) else {
+        return look;
+    };
+    let mut frame = Vec::new();
+    if !checksum_holds(&mut file, 0, &header, &mut frame) {
+        return look;
+    }
+    look.fingerprint = Some(head[..CHUNK_HEADER_LEN + FRAME_INDEX_LEN].to_vec());
+    look.seal = Some(
+        header
+            .sealed
+            .then(|| FrameSeal::parse(&head[CHUNK_HEADER_LEN..]))
+            .flatten(),
+    );
+    if let Some(at) = last_frame_at {
+        // The last frame must be where the index line says, whole, ending the file,
+        // of the same dump and segment as the first, and (sealed) pass its checksum.
+        let whole = file.seek(SeekFrom::Start(at)).is_ok()
+            && frame_head(&mut file, look.len - at.min(look.len)).is_some_and(|(h, last)| {
+                at + (CHUNK_HEADER_LEN as u64) + u64::from(last.valid_size) == look.len
+                    && (!last.sealed
+                        || FrameSeal::parse(&h[CHUNK_HEADER_LEN..]).map(|s| (s.dump, s.segment))
+                            == look.seal.flatten().map(|s| (s.dump, s.segment)))
+                    && checksum_holds(&mut file, at, &last, &mut frame)
+            });
+        look.last_frame_whole = Some(whole);
+    }
+    look
+}
+
+/// Whether the sealed frame whose chunk starts at `at` (its `header` read) passes its
+/// checksum; true for a frame without a seal, or too large to check here (the decode
+/// checks every frame it reads).
+fn checksum_holds(file: &mut File, at: u64, header: &ChunkHeader, frame: &mut Vec<u8>) -> bool {
+    if !header.sealed || header.valid_size > MAX_CHECKED_FRAME {
+        return true;
+    }
+    frame.clear();
+    frame.resize(header.valid_size as usize, 0);
+    file.seek(SeekFrom::Start(at + CHUNK_HEADER_LEN as u64))
+        .is_ok()
+        && file.read_exact(frame).is_ok()
+        && FrameSeal::parse(frame).is_some_and(|s| s.matches(&header.to_bytes(), frame))
+}
+
+/// The chunk header, time index and seal at `file`'s position, when the header is a
+/// frame's and whole within the `left` bytes from there.
+fn frame_head(file: &mut File, left: u64) -> Option<([u8; HEAD_LEN], ChunkHeader)> {
+    let mut head = [0u8; HEAD_LEN];
     let mut got = 0;
     while got < head.len() {
         match file.read(&mut head[got..]) {
@@ -57,26 +117,16 @@ fn look_at(path: &Path) -> Look {
             Ok(n) => got += n,
         }
     }
-    let Some(raw) = head.first_chunk::<CHUNK_HEADER_LEN>() else {
-        return look;
-    };
+    let raw = head.first_chunk::<CHUNK_HEADER_LEN>()?;
     let (magic, version, header) = ChunkHeader::parse(raw);
     let size = u64::from(header.valid_size);
-    let whole = got >= CHUNK_HEADER_LEN + FRAME_INDEX_LEN
+    let body_at = header.frame_body_at();
+    let whole = got >= CHUNK_HEADER_LEN + body_at
         && magic == CHUNK_MAGIC
         && is_frame_version(version)
-        && size >= header.frame_body_at() as u64
-        && CHUNK_HEADER_LEN as u64 + size <= look.len;
-    if !whole {
-        return look;
-    }
-    look.fingerprint = Some(head[..CHUNK_HEADER_LEN + FRAME_INDEX_LEN].to_vec());
-    look.seal = Some(if header.sealed {
-        FrameSeal::parse(&head[CHUNK_HEADER_LEN..got])
-    } else {
-        None
-    });
-    look
+        && size >= body_at as u64
+        && CHUNK_HEADER_LEN as u64 + size <= left;
+    whole.then_some((head, header))
 }
 
 /// Check `files` (the segment files found, in order) and `closed` (the index's closed
@@ -89,7 +139,10 @@ pub(super) fn audit(
     meta_id: Option<DumpId>,
 ) {
     let label = |segment: u32| format!("{SEGMENTS_DIR}/{}", segment_file_name(segment));
-    let looks: Vec<Look> = files.iter().map(|f| look_at(&f.path)).collect();
+    let looks: Vec<Look> = files
+        .iter()
+        .map(|f| look_at(&f.path, f.summary.as_ref().and_then(|s| s.last_frame_at)))
+        .collect();
     let expected = meta_id.or_else(|| common_id(&looks));
     list.dump_id = expected;
     let present: Vec<u32> = files.iter().map(|f| f.segment).collect();
@@ -127,6 +180,7 @@ pub(super) fn audit(
             _ => {}
         }
         file.sound = look.fingerprint.is_some()
+            && look.last_frame_whole != Some(false)
             && file.summary.as_ref().is_some_and(|s| s.bytes == look.len);
         let Some(print) = look.fingerprint.clone() else {
             kept.push((file, look));

@@ -182,6 +182,7 @@ impl SegmentWriter {
         debug_assert_eq!(header, sealed_for);
         let written = (CHUNK_HEADER_LEN + self.frame.len()) as u64;
         let s = &mut active.summary;
+        s.last_frame_at = Some(s.bytes);
         s.bytes += written;
         s.buffer_bytes += data.len() as u64;
         s.chunks += 1;

@@ -140,6 +140,14 @@ pub struct ZeroTail {
 
 impl fmt::Display for ZeroTail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.from == 0 {
+            // A segment (one file of many) that holds nothing but zeros.
+            return write!(
+                f,
+                "{}: all {} bytes are zero, as a power loss leaves: nothing in it survived",
+                self.file, self.bytes
+            );
+        }
         write!(
             f,
             "{}: {} zero bytes at the end, as a power loss leaves (from byte {}); kept the {} \
