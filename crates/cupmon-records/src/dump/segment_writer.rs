@@ -287,8 +287,17 @@ impl SegmentWriter {
         summary.closed_unix_ns = unix_ns();
         // The digest before the index line: a segment the index calls closed has its
         // digest, or none (a crash, a full disk: readers then digest its records).
-        if let Some(digest) = self.digest.take() {
-            let (mut digest, _) = digest.finish();
+        // A digest is written only where records were digested: a caller that digests
+        // none (it hands buffers only) leaves readers to read them.
+        let digest = self
+            .digest
+            .take()
+            .map(|d| d.finish().0)
+            .filter(|d| d.records + d.foreign + d.skipped > 0 || summary.records == 0);
+        if let Some(mut digest) = digest {
+            // Records the caller did not hand over are records the digest lacks.
+            let seen = digest.records + digest.foreign + digest.skipped;
+            digest.skipped += summary.records.saturating_sub(seen);
             digest.dump_id = Some(self.id.to_string());
             digest.segment = Some(summary.segment);
             if let Ok((bytes, sum)) = write_digest(&self.dir, summary.segment, &digest) {
