@@ -1,13 +1,13 @@
-//! The record decoder over arbitrary bytes for every layout table; every record it
+//! The record decoder over arbitrary bytes for every layout generation; every record it
 //! decodes must survive encode -> decode unchanged.
 #![no_main]
 
-use cupmon_records::{decode_record, encode_record, layout::TABLES, Layout, RecordIter};
+use cupmon_records::{decode_record, encode_record, layout::GENERATIONS, Layout, RecordIter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, buf)) = data.split_first() else { return };
-    let table = &TABLES[which as usize % TABLES.len()];
+    let table = &GENERATIONS[which as usize % GENERATIONS.len()];
     let layout = Layout::for_api_version(table.api_versions.0).unwrap();
     let mut out = [0u8; 512];
     let mut iter = RecordIter::new(buf, layout);

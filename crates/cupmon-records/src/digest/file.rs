@@ -10,7 +10,7 @@ use std::io;
 use std::path::Path;
 
 use super::{Digest, DIGEST_VERSION};
-use crate::dump::{checksum, checksum_hex, DumpId, SegmentFile};
+use crate::dump::{checksum, checksum_hex, DumpId, SegmentFile, SegmentSummary};
 use crate::ActivityKind;
 
 /// `seg-000001.digest` for segment 1.
@@ -58,8 +58,19 @@ pub fn stored_digest(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
+    check_digest(&bytes, file.segment, s, dump_id)
+}
+
+/// The digest in `bytes`, checked as [`stored_digest`] checks a digest file against
+/// its segment `segment`, that segment's index line `s` and the dump's id.
+pub fn check_digest(
+    bytes: &[u8],
+    segment: u32,
+    s: &SegmentSummary,
+    dump_id: Option<DumpId>,
+) -> Result<Option<Digest>, String> {
     if let Some(expected) = &s.digest_xxh3 {
-        let found = checksum_hex(checksum(&bytes));
+        let found = checksum_hex(checksum(bytes));
         if &found != expected {
             return Err(format!(
                 "its checksum {found} is not the {expected} its index line says: changed \
@@ -67,7 +78,7 @@ pub fn stored_digest(
             ));
         }
     }
-    let digest: Digest = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    let digest: Digest = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     if digest.version != DIGEST_VERSION {
         return Ok(None);
     }
@@ -82,7 +93,7 @@ pub fn stored_digest(
             ))
         }
     }
-    if let Some(n) = digest.segment.filter(|&n| n != file.segment) {
+    if let Some(n) = digest.segment.filter(|&n| n != segment) {
         return Err(format!("is the digest of segment {n}"));
     }
     contradiction(&digest, s).map_or(Ok(Some(digest)), Err)
@@ -90,7 +101,7 @@ pub fn stored_digest(
 
 /// What in a digest contradicts its segment's index line, or itself; `None` when
 /// nothing does. Only a whole digest is checked (a partial one is not used anyway).
-fn contradiction(d: &Digest, s: &crate::dump::SegmentSummary) -> Option<String> {
+fn contradiction(d: &Digest, s: &SegmentSummary) -> Option<String> {
     if !d.is_whole() {
         return None;
     }

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::nccl::CollectiveStats;
 
 pub use builder::DigestBuilder;
-pub use file::{digest_file_name, read_digest, stored_digest, write_digest};
+pub use file::{check_digest, digest_file_name, read_digest, stored_digest, write_digest};
 pub use second_bins::SecondBins;
 
 /// One second in ns: the digests' bin.

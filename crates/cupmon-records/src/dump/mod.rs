@@ -60,8 +60,9 @@ pub use meta::{MetaFile, META_HEADER_LEN, META_MAGIC, META_VERSION};
 pub(crate) use seal::{checksum, checksum_hex};
 pub use seal::{DumpId, FrameSeal, SEAL_LEN};
 pub use segment::{
-    list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
-    SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
+    list_segments, parse_index_line, parse_segment_file_name, segment_file_name, IndexLine,
+    RetireReason, Retired, SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR,
+    SEGMENT_INDEX_FILE,
 };
 pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal};

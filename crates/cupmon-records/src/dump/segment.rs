@@ -71,6 +71,16 @@ pub struct SegmentSummary {
     pub last_frame_at: Option<u64>,
 }
 
+/// One line of `index.jsonl` (without its newline): what it says, or what is wrong
+/// with it (it does not parse, fails its checksum, or is zeros: a power loss).
+pub fn parse_index_line(text: &str) -> Result<IndexLine, String> {
+    if text.trim_matches('\0').is_empty() {
+        return Err(format!("{} zero bytes, as a power loss leaves", text.len()));
+    }
+    check_line(text)?;
+    serde_json::from_str::<IndexLine>(text).map_err(|e| e.to_string())
+}
+
 /// Why a segment was retired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -204,14 +214,7 @@ pub(super) fn list_segments_of(
                 if text.is_empty() {
                     continue;
                 }
-                let parsed = if text.trim_matches('\0').is_empty() {
-                    Err(format!("{} zero bytes, as a power loss leaves", line.len()))
-                } else {
-                    check_line(text).and_then(|_| {
-                        serde_json::from_str::<IndexLine>(text).map_err(|e| e.to_string())
-                    })
-                };
-                match parsed {
+                match parse_index_line(text) {
                     Ok(IndexLine::Closed(s)) => {
                         closed.insert(s.segment, s);
                     }
