@@ -288,3 +288,35 @@ fn a_cut_or_zeroed_index_line_is_skipped_and_the_lines_after_it_read() {
     let (n, _) = walk(tmp.path());
     assert_eq!(n, TOTAL, "the two segments are read from their records");
 }
+
+#[test]
+fn buffer_numbers_stay_their_place_when_a_segment_between_is_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_dump(tmp.path());
+    let numbers = |dir: &Path| {
+        let dump = Dump::open(dir).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        walk_records(
+            &dump,
+            |_| {},
+            |n, _, _| {
+                seen.insert(n);
+            },
+        )
+        .unwrap();
+        seen
+    };
+    let before = numbers(tmp.path());
+    let list = list_segments(tmp.path()).unwrap().unwrap();
+    assert!(list.live.len() >= 3);
+    let lost = list.live[1].summary.as_ref().unwrap().chunks;
+    std::fs::remove_file(seg(tmp.path(), 2)).unwrap();
+    let after = numbers(tmp.path());
+    assert_eq!(after.len() as u64, before.len() as u64 - lost);
+    assert!(after.is_subset(&before), "{after:?} within {before:?}");
+    assert_eq!(
+        after.last(),
+        before.last(),
+        "the last buffer keeps its number"
+    );
+}

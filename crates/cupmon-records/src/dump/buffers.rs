@@ -23,7 +23,7 @@ use crate::{ForeignClock, Layout};
 pub struct Buffer<'a> {
     pub header: ChunkHeader,
     /// Position of the buffer in the dump, from 0 at the first live segment (across
-    /// segments, those a slice skips counted too).
+    /// segments, those a slice skips or that were lost counted too).
     pub number: u64,
     /// The file it came from, as messages name it.
     pub file: &'a str,
@@ -107,10 +107,12 @@ impl BufferReader {
                 for file in &list.live {
                     if range.is_some_and(|r| !segment_may_overlap(file, &r, clock.as_ref())) {
                         segments_skipped += 1;
+                        skipped_before += file.buffers_lost_before;
                         // Only a segment with a summary can be skipped.
                         skipped_before += file.summary.as_ref().map_or(0, |s| s.chunks);
                         continue;
                     }
+                    skipped_before += file.buffers_lost_before;
                     let name = file.path.file_name().unwrap_or_default().to_string_lossy();
                     sources.push(Source {
                         bytes: std::fs::metadata(&file.path).map_or(0, |m| m.len()),

@@ -167,6 +167,11 @@ pub struct SegmentFile {
     /// Whether its size and first frame are what its index line and the dump say:
     /// only then may its digest stand for its records (`segment_audit.rs`).
     pub sound: bool,
+    /// Buffers that segments numbered between the previous live segment and this one
+    /// held, by their index lines, but that are not read (missing, another dump's, a
+    /// copy): buffer numbers stay their place in the dump (`export-parquet` keeps them
+    /// between runs).
+    pub buffers_lost_before: u64,
 }
 
 /// The live segments of a dump (in order), what was retired, and the damage seen in
@@ -254,6 +259,7 @@ pub(super) fn list_segments_of(
             path: entry.path(),
             summary: closed.get(&segment).cloned(),
             sound: false,
+            buffers_lost_before: 0,
         });
     }
     files.sort_by_key(|f| f.segment);

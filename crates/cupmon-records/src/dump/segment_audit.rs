@@ -209,6 +209,15 @@ pub(super) fn audit(
     }
     list.live = kept.into_iter().map(|(f, _)| f).collect();
     list.live.sort_by_key(|f| f.segment);
+    // The buffers of closed segments not read, between two that are.
+    for i in 1..list.live.len() {
+        let (before, at) = (list.live[i - 1].segment, list.live[i].segment);
+        let lost = closed
+            .range(before + 1..at)
+            .map(|(_, s)| s.chunks)
+            .fold(0, u64::saturating_add);
+        list.live[i].buffers_lost_before = lost;
+    }
 }
 
 /// A dump whose meta names no id (one of a cupmon before the seal, or a meta that lost
