@@ -8,9 +8,10 @@
 //! the index line, the dump's id, the segment's number, counts that agree with the
 //! index line). Otherwise the segment's records are read, as `decode` reads them, so
 //! `stats`, `report` and `decode` count the same records and warn of the same loss. A
-//! segment's digest is not checked against damage inside a segment of the right size
-//! whose start is sound (that would mean reading it): there `stats` counts what was
-//! written, and `decode` warns of what it could not read.
+//! digest is not checked against damage inside a sound segment (a flipped byte between
+//! its first and last frames: finding it means reading the segment, which the digest
+//! spares): there `stats` counts what was written, and `decode` warns of the frame it
+//! could not read.
 
 use super::{digest_file_name, stored_digest, Digest, DigestBuilder};
 use crate::dump::{DumpWarning, SegmentFile, SegmentSummary, SEGMENTS_DIR};
