@@ -319,6 +319,9 @@ impl BufferReader {
 /// What is wrong with a frame's seal (`seal.rs`), if anything: a sealed frame must
 /// pass its checksum and carry this dump's id and its segment's number; in a dump whose
 /// frames carry an id, one without a seal is not this dump's.
+// Once per frame, out of line: inlined, it grew `next_buffer` enough to cost the
+// whole decode 1-2% (bench-parquet decode, bench/parquet/results-2026-12-03-sealed-frames.txt).
+#[inline(never)]
 fn seal_problem(
     header: &ChunkHeader,
     frame: &[u8],
