@@ -12,7 +12,9 @@ use cupmon_records::TimelineBuilder;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, bytes)) = data.split_first() else { return };
+    let Some((&mode, bytes)) = data.split_first() else {
+        return;
+    };
     // An index line that agrees with what the digest says (so that the deeper checks
     // run), or one that says little.
     let parsed: Option<Digest> = serde_json::from_slice(bytes).ok();
@@ -22,7 +24,11 @@ fuzz_target!(|data: &[u8]| {
             records: d.records,
             chunks: d.chunks,
             buffer_bytes: d.buffer_bytes,
-            kernels: d.kernels.iter().map(|k| k.launches).fold(0, u64::saturating_add),
+            kernels: d
+                .kernels
+                .iter()
+                .map(|k| k.launches)
+                .fold(0, u64::saturating_add),
             first_ns: d.first_ns,
             last_ns: d.last_ns,
             ..SegmentSummary::default()

@@ -11,7 +11,9 @@ use cupmon_records::{ChunkReader, Layout, RecordIter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, file)) = data.split_first() else { return };
+    let Some((&mode, file)) = data.split_first() else {
+        return;
+    };
     let len = (mode & 1 == 0).then_some(file.len() as u64);
     let layout = Layout::for_api_version(130_001).unwrap();
     let mut reader = ChunkReader::new(file, "seg-000001.cupmr", len)
@@ -33,7 +35,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(chunk.data.len() <= file.len());
         let header = chunk.header;
         let body_at = header.frame_body_at();
-        let Some(index) = FrameIndex::parse(chunk.data) else { continue };
+        let Some(index) = FrameIndex::parse(chunk.data) else {
+            continue;
+        };
         if chunk.data.len() < body_at {
             continue;
         }
