@@ -1,9 +1,10 @@
 //! Hostile files in a dump's `segments/` (issue 28, item 4): one table, one row per
 //! finding and command. Each row damages a copy of a good multi-segment dump (10 s of
 //! work in about 40 segments, each with its digest and its line in `index.jsonl`), runs
-//! `cupmon stats` or `cupmon decode` on it, and checks the exit code, a warning that
-//! names the file and what was lost, and how many records survive: every record but
-//! those of the segments (or frame) the damage took. `stats` and `decode` count the
+//! `cupmon stats`, `decode` or `export-parquet` on it, and checks the exit code, a
+//! warning that names the file and what was lost, and how many records (`stats`) or
+//! kernels (`decode`, `export-parquet`) survive: every one but those of the segments
+//! (or frame) the damage took. `stats` and `decode` count the
 //! same on the same damage, except a flipped byte inside a sound segment, which only
 //! readers of its records see (`stats` counts that segment from its digest: see
 //! `a_flipped_byte_inside_a_sound_segment_is_seen_by_its_readers`).
@@ -180,6 +181,22 @@ fn frame_byte_flipped(dump: &Path, _: &Path) {
 const TAIL: u64 = 512;
 
 const TABLE: &[Row] = &[
+    Row {
+        name: "all-zero closed segment (power loss)",
+        damage: all_zero,
+        command: "export-parquet",
+        exit: 0,
+        warning: &["seg-000002.cupmr", "could be read", "lost"],
+        lost: Lost::Segment(2),
+    },
+    Row {
+        name: "another dump's segment dropped in",
+        damage: foreign_dropped_in,
+        command: "export-parquet",
+        exit: 0,
+        warning: &["seg-000090.cupmr", "another dump"],
+        lost: Lost::Nothing,
+    },
     Row {
         name: "all-zero closed segment (power loss)",
         damage: all_zero,
@@ -364,6 +381,15 @@ const TABLE: &[Row] = &[
 
 /// Records (`stats`) or kernel events (`decode`) a command's output shows.
 fn survivors(command: &str, dir: &Path, out: &Output) -> u64 {
+    if command == "export-parquet" {
+        // `  kernels        N rows ...` in its summary.
+        let text = stdout(out) + &stderr(out);
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("kernels "))
+            .unwrap_or_else(|| panic!("no kernels line: {text}"));
+        return line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    }
     if command == "stats" {
         let text = stdout(out);
         let line = text
@@ -414,6 +440,7 @@ fn run(row: &Row) {
     let dump_arg = d.dump.to_str().unwrap();
     let out = match row.command {
         "stats" => cupmon(&dir, &["stats", dump_arg]),
+        "export-parquet" => cupmon(&dir, &["export-parquet", dump_arg, "-o", "pq"]),
         _ => cupmon(&dir, &["decode", dump_arg, "-o", "out.json"]),
     };
     let err = stderr(&out);
