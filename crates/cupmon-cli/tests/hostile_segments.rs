@@ -445,6 +445,7 @@ fn run(row: &Row) {
     };
     let err = stderr(&out);
     let what = format!("{} ({})", row.name, row.command);
+    // The harness captures this and shows it only for a failing row.
     eprintln!("=== {what}\n{err}");
     assert_eq!(out.status.code(), Some(row.exit), "{what}: {err}");
     assert!(!err.contains("panicked"), "{what}: {err}");

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::compact::{max_section_len, ChunkDecompressor, Frame, FrameRecords, COMPACT_HEADER_LEN};
 use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
-use super::seal::{DumpId, FrameSeal, SEAL_LEN};
+use super::seal::{seal_problem, DumpId, SEAL_LEN};
 use super::segment::{SegmentFile, SEGMENTS_DIR};
 use super::segment_damage::IndexSays;
 use super::warning::DumpWarning;
@@ -313,43 +313,6 @@ impl BufferReader {
         let reader = if raw { reader } else { reader.with_frames() };
         self.current = Some((source.label.clone(), reader));
         Ok(true)
-    }
-}
-
-/// What is wrong with a frame's seal (`seal.rs`), if anything: a sealed frame must
-/// pass its checksum and carry this dump's id and its segment's number; in a dump whose
-/// frames carry an id, one without a seal is not this dump's.
-// Once per frame, out of line: inlined, it grew `next_buffer` enough to cost the
-// whole decode 1-2% (bench-parquet decode, bench/parquet/results-2026-12-03-sealed-frames.txt).
-#[inline(never)]
-fn seal_problem(
-    header: &ChunkHeader,
-    frame: &[u8],
-    dump_id: Option<DumpId>,
-    segment: Option<u32>,
-) -> Option<String> {
-    if !header.sealed {
-        return dump_id.map(|id| {
-            format!("carries no dump id (this dump's frames carry {id}): another dump's")
-        });
-    }
-    let seal = FrameSeal::parse(frame)?;
-    if !seal.matches(&header.to_bytes(), frame) {
-        return Some("fails its checksum: its bytes changed after they were written".to_owned());
-    }
-    if Some(seal.dump) != dump_id {
-        let expected = dump_id.map_or_else(|| "none".to_owned(), |i| i.to_string());
-        return Some(format!(
-            "belongs to another dump (dump id {}, this dump's is {expected})",
-            seal.dump
-        ));
-    }
-    match segment {
-        Some(n) if n != seal.segment => Some(format!(
-            "was written into segment {} (a copy): not counted twice",
-            seal.segment
-        )),
-        _ => None,
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use twox_hash::XxHash3_64;
 
-use super::chunk::CHUNK_HEADER_LEN;
+use super::chunk::{ChunkHeader, CHUNK_HEADER_LEN};
 use super::frame::FRAME_INDEX_LEN;
 
 /// Bytes of a sealed frame's seal (after its time index).
@@ -102,6 +102,43 @@ impl FrameSeal {
     /// Whether `frame`'s bytes, under `header`, are those the seal was made for.
     pub fn matches(&self, header: &[u8; CHUNK_HEADER_LEN], frame: &[u8]) -> bool {
         frame.len() >= FRAME_INDEX_LEN + SEAL_LEN && frame_checksum(header, frame) == self.checksum
+    }
+}
+
+/// What is wrong with a frame's seal (`seal.rs`), if anything: a sealed frame must
+/// pass its checksum and carry this dump's id and its segment's number; in a dump whose
+/// frames carry an id, one without a seal is not this dump's.
+// Once per frame, out of line: inlined, it grew `next_buffer` enough to cost the
+// whole decode 1-2% (bench-parquet decode, bench/parquet/RESULTS.md, sealed frames).
+#[inline(never)]
+pub(super) fn seal_problem(
+    header: &ChunkHeader,
+    frame: &[u8],
+    dump_id: Option<DumpId>,
+    segment: Option<u32>,
+) -> Option<String> {
+    if !header.sealed {
+        return dump_id.map(|id| {
+            format!("carries no dump id (this dump's frames carry {id}): another dump's")
+        });
+    }
+    let seal = FrameSeal::parse(frame)?;
+    if !seal.matches(&header.to_bytes(), frame) {
+        return Some("fails its checksum: its bytes changed after they were written".to_owned());
+    }
+    if Some(seal.dump) != dump_id {
+        let expected = dump_id.map_or_else(|| "none".to_owned(), |i| i.to_string());
+        return Some(format!(
+            "belongs to another dump (dump id {}, this dump's is {expected})",
+            seal.dump
+        ));
+    }
+    match segment {
+        Some(n) if n != seal.segment => Some(format!(
+            "was written into segment {} (a copy): not counted twice",
+            seal.segment
+        )),
+        _ => None,
     }
 }
 
