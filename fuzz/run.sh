@@ -1,61 +1,70 @@
-#!/usr/bin/env bash
-# Run every fuzz target for a fixed time each and say, per target, how many inputs it
-# ran and any crash it found (the crashing input is kept in fuzz/artifacts/<target>/).
+#!/bin/bash
+# Run each fuzz target for a fixed time and say what each found.
 #
-#   fuzz/run.sh [SECONDS]        SECONDS per target, default 60
+# usage: fuzz/run.sh [SECONDS] [TARGET...]     (default: 60 s each, every target in
+#        fuzz/Cargo.toml)
 #
-# Needs a nightly toolchain (libFuzzer's coverage instrumentation). With cargo-fuzz
-# installed it builds through `cargo fuzz build`; without, it passes the same flags
-# itself. Without nightly it says SKIPPED and only checks that the targets compile.
-# Corpora grow in fuzz/corpus/<target> (ignored by git); fuzz/seeds/<target> seeds them.
-# Exit status: 1 when a target crashed, else 0.
-set -u
-secs=${1:-60}
-cd "$(dirname "$0")"
-targets=$(sed -n '/^\[\[bin\]\]/,/^name/s/^name = "\(.*\)"$/\1/p' Cargo.toml)
-triple=$(rustc -vV | sed -n 's/^host: //p')
-
-if ! cargo +nightly --version >/dev/null 2>&1; then
-    echo "SKIPPED: fuzz/run.sh: no nightly toolchain (libFuzzer's instrumentation needs one);"
-    echo "SKIPPED: checking that the targets compile instead"
-    cargo check --bins || exit 1
-    exit 0
-fi
-
-if cargo +nightly fuzz --version >/dev/null 2>&1; then
-    cargo +nightly fuzz build -O --debug-assertions || exit 1
+# Needs a nightly toolchain (`rustup toolchain install nightly`). With cargo-fuzz
+# installed it runs `cargo +nightly fuzz run`; without it, it builds the targets with
+# the same coverage instrumentation cargo-fuzz uses (libfuzzer-sys brings libFuzzer) and
+# runs the binaries. Debug assertions and overflow checks are on, as under cargo-fuzz;
+# no AddressSanitizer (the targets are safe Rust). Corpora grow in fuzz/corpus/TARGET
+# (ignored by git); seeds are read from fuzz/seeds/TARGET where there are some.
+# A crash leaves its input in fuzz/artifacts/TARGET and makes the script exit 1.
+# Without nightly it prints SKIPPED and exits 0.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+seconds=${1:-60}
+shift || true
+if [ $# -gt 0 ]; then
+  targets=("$@")
 else
-    # What `cargo fuzz build -O --debug-assertions` passes: SanitizerCoverage for
-    # libFuzzer, cfg(fuzzing), for the target triple only (not build scripts).
-    RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
--Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
--Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions" \
-        cargo +nightly build --release --bins --target "$triple" || exit 1
+  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^cupmon-fuzz$')
 fi
-bin_dir=target/$triple/release
-
-crashed=0
-printf '%-18s %12s  %s\n' target runs result
-for t in $targets; do
-    mkdir -p "corpus/$t" "artifacts/$t"
-    seeds=()
-    [ -d "seeds/$t" ] && seeds=("seeds/$t")
-    log=$(mktemp)
-    before=$(ls "artifacts/$t" | wc -l)
-    "$bin_dir/$t" -max_total_time="$secs" -print_final_stats=1 \
-        -artifact_prefix="artifacts/$t/" "corpus/$t" "${seeds[@]}" >"$log" 2>&1
-    rc=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    [ -z "$runs" ] && runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -1)
-    new=$(ls -t "artifacts/$t" | head -n $(( $(ls "artifacts/$t" | wc -l) - before )))
-    if [ "$rc" -ne 0 ] || [ -n "$new" ]; then
-        crashed=1
-        printf '%-18s %12s  CRASH (exit %s): %s\n' "$t" "${runs:-?}" "$rc" \
-            "$(echo $new | sed "s|\([^ ]*\)|artifacts/$t/\1|g")"
-        grep -m3 -E 'panicked|ERROR: libFuzzer|SUMMARY' "$log" | sed 's/^/    /'
-    else
-        printf '%-18s %12s  no crash in %s s\n' "$t" "${runs:-?}" "$secs"
-    fi
-    rm -f "$log"
+if ! cargo +nightly --version >/dev/null 2>&1; then
+  echo "SKIPPED: fuzz/run.sh: no nightly toolchain (rustup toolchain install nightly); ${#targets[@]} targets not run"
+  exit 0
+fi
+triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/../target/fuzz}
+if cargo +nightly fuzz --version >/dev/null 2>&1; then
+  runner=cargo-fuzz
+else
+  runner=libfuzzer
+  flags="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4"
+  flags+=" -Cllvm-args=-sanitizer-coverage-inline-8bit-counters"
+  flags+=" -Cllvm-args=-sanitizer-coverage-pc-table"
+  flags+=" -Cllvm-args=-sanitizer-coverage-trace-compares"
+  flags+=" --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+  bins=()
+  for t in "${targets[@]}"; do bins+=(--bin "$t"); done
+  # --target: build scripts (zstd-sys) stay uninstrumented.
+  RUSTFLAGS="$flags" cargo +nightly build --release --target "$triple" "${bins[@]}" \
+    || { echo "FAILED: fuzz/run.sh: the targets do not build"; exit 1; }
+fi
+failed=0
+for t in "${targets[@]}"; do
+  mkdir -p "corpus/$t" "artifacts/$t"
+  seeds=()
+  [ -d "seeds/$t" ] && seeds=("seeds/$t")
+  log=$(mktemp)
+  args=(-max_total_time="$seconds" -artifact_prefix="artifacts/$t/" -print_final_stats=1)
+  if [ "$runner" = cargo-fuzz ]; then
+    cargo +nightly fuzz run "$t" "corpus/$t" "${seeds[@]}" -- "${args[@]}" >"$log" 2>&1
+  else
+    "$CARGO_TARGET_DIR/$triple/release/$t" "corpus/$t" "${seeds[@]}" "${args[@]}" >"$log" 2>&1
+  fi
+  rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+  if [ $rc -eq 0 ]; then
+    echo "$t: ${runs:-?} runs in ${seconds} s, ${cov:-cov: ?}, no crash"
+  else
+    failed=1
+    echo "$t: CRASH (exit $rc) after ${runs:-?} runs; input in fuzz/artifacts/$t/:"
+    grep -E 'panicked|ERROR|SUMMARY' "$log" | head -5 | sed 's/^/    /'
+  fi
+  rm -f "$log"
 done
-exit $crashed
+exit $failed

@@ -1,4 +1,4 @@
-//! The record decoder over arbitrary bytes for every measured CUPTI generation; every record it
+//! The record decoder over arbitrary bytes for every layout generation; every record it
 //! decodes must survive encode -> decode unchanged.
 #![no_main]
 
@@ -6,9 +6,7 @@ use cupmon_records::{decode_record, encode_record, layout::GENERATIONS, Layout, 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&which, buf)) = data.split_first() else {
-        return;
-    };
+    let Some((&which, buf)) = data.split_first() else { return };
     let table = &GENERATIONS[which as usize % GENERATIONS.len()];
     let layout = Layout::for_api_version(table.api_versions.0).unwrap();
     let mut out = [0u8; 512];

@@ -202,7 +202,7 @@ fn cases() -> Vec<Case> {
             damage: |d| bad_line(d, "segments/index.jsonl", 1, "{\"event\": \"closed\"}"),
             args: STATS,
             code: 0,
-            warning: "segments/index.jsonl: 1 bad line skipped (the first, line 1:",
+            warning: "segments/index.jsonl: line 1: ",
             survives: ALL_RECORDS,
             absent: "",
         },

@@ -16,6 +16,7 @@ mod export_parquet;
 mod first_hour;
 mod hostile_control;
 mod hostile_files;
+mod hostile_segments;
 mod pftrace;
 mod regression;
 mod repo_docs;

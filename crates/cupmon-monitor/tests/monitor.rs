@@ -445,4 +445,14 @@ fn a_burst_of_a_quarter_of_the_cap_keeps_the_segment_digest() {
     .expect("the closed segment has a digest");
     assert!(digest.is_whole(), "skipped {} records", digest.skipped);
     assert_eq!(digest.records, stats.records);
+    // The meta the monitor rewrote at the end still names the id the segment carries
+    // (readers would otherwise take the id from the segments, or call them foreign).
+    let meta = cupmon_records::MetaFile::read(
+        dir.path()
+            .join("dump")
+            .join(cupmon_records::dump::META_FILE),
+    )
+    .expect("meta");
+    let id = meta.dump_id().expect("the final meta keeps dump_id");
+    assert_eq!(digest.dump_id, Some(id.to_string()));
 }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use cupmon_records::dump::{IndexLine, SEGMENTS_DIR, SEGMENT_INDEX_FILE};
+use cupmon_records::dump::{parse_index_line, IndexLine, SEGMENTS_DIR, SEGMENT_INDEX_FILE};
 use cupmon_records::Dump;
 
 use crate::error::ExportError;
@@ -50,8 +50,10 @@ pub fn chunk_base(dump: &Dump) -> Result<ChunkBase, ExportError> {
     let mut chunks = BTreeMap::new();
     // A line that does not parse (the last one, cut by a kill) names no count: the
     // segments it would have counted are `uncounted`. Dump::open warns about it.
+    // A line that fails its checksum counts nothing either, as readers skip it.
     for line in text.split(|&b| b == b'\n') {
-        if let Ok(IndexLine::Closed(s)) = serde_json::from_slice::<IndexLine>(line) {
+        let line = String::from_utf8_lossy(line);
+        if let Ok(IndexLine::Closed(s)) = parse_index_line(line.trim_end_matches('\r')) {
             chunks.insert(s.segment, s.chunks);
         }
     }

@@ -447,6 +447,8 @@ fn has_irregular_segment(dump: &Dump) -> bool {
 fn nothing_written(dump: &Dump, report: &mut DecodeReport) -> bool {
     let meta = dump.meta();
     let (len, absent, file) = match dump.segments() {
+        // A closed segment is read even when empty: its index line says what it lost.
+        Some(list) if list.live.iter().any(|f| f.summary.is_some()) => return false,
         // The folder is there (the dump has segments), maybe still without a file.
         Some(_) => (dump.buffer_file_bytes(), false, crate::dump::SEGMENTS_DIR),
         None => {

@@ -338,16 +338,22 @@ fn a_damaged_frame_is_skipped_with_a_warning() {
         .path
         .clone();
     let mut bytes = std::fs::read(&path).unwrap();
-    // Inside the first frame's compact header (after the 48-byte chunk header and the
-    // 40-byte time index): its magic.
-    bytes[48 + 40] ^= 0xff;
+    // Inside the first frame's compact header (after the 48-byte chunk header, the
+    // 40-byte time index and the 24-byte seal): its magic. The seal's checksum sees it
+    // before the decoder does.
+    bytes[48 + 40 + 24] ^= 0xff;
     std::fs::write(&path, bytes).unwrap();
     let (records, report) = decode_all(tmp.path()).unwrap();
     assert_eq!(records.len(), 2_200);
-    let [DumpWarning::BadFrame { byte, .. }] = &report.warnings[..] else {
+    let [DumpWarning::FrameRejected { byte, problem, .. }, DumpWarning::SegmentShort { index, read, .. }] =
+        &report.warnings[..]
+    else {
         panic!("{:?}", report.warnings)
     };
     assert_eq!(*byte, 48);
+    assert!(problem.contains("checksum"), "{problem}");
+    // The segment is closed: its index line says what the lost frame held.
+    assert_eq!((index.records, *read), (3_300, 2_200));
 }
 
 #[test]

@@ -15,6 +15,7 @@ mod layout;
 mod nccl_names;
 mod nccl_share;
 mod roundtrip;
+mod segment_audit;
 mod segments;
 mod side_file_damage;
 mod slice_joins;

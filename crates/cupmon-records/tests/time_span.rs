@@ -156,7 +156,7 @@ fn closed_segments_give_the_span_a_decode_finds() {
 #[test]
 fn an_unclosed_segment_is_read_from_its_frame_indexes_even_cut() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut w = write_segmented(tmp.path(), &buffers(40, 500), 4 << 10);
+    let mut w = write_segmented(tmp.path(), &buffers(41, 500), 4 << 10);
     w.flush().unwrap();
     std::mem::forget(w);
     let list = list_segments(tmp.path()).unwrap().unwrap();
@@ -177,7 +177,7 @@ fn an_unclosed_segment_is_read_from_its_frame_indexes_even_cut() {
     let cut = decoded_span(tmp.path());
     assert!(
         cut.last
-            < buffers(40, 500)
+            < buffers(41, 500)
                 .last()
                 .map(|b| index_of(b).native.last)
                 .unwrap()

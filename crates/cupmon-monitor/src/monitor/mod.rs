@@ -95,6 +95,10 @@ impl Monitor {
         config.validate()?;
         let mut meta = session_meta(cupti, &config)?;
         let dump = crate::dump_layout::create_dump(&config, &mut meta)?;
+        // Every rewrite of the meta keeps the id the segments carry.
+        if let Some(id) = dump.dump_id() {
+            meta.set("dump_id", id.to_string());
+        }
         let (tx, rx) = mpsc::channel();
         let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx, meta)));
         let worker = Worker::new(shared, dump);

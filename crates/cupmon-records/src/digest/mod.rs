@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::nccl::CollectiveStats;
 
 pub use builder::DigestBuilder;
-pub use file::{digest_file_name, read_digest, write_digest};
+pub use file::{check_digest, digest_file_name, read_digest, stored_digest, write_digest};
 pub use second_bins::SecondBins;
 
 /// One second in ns: the digests' bin.
@@ -120,6 +120,13 @@ pub struct Digest {
     pub nccl_bins: Option<SecondBins>,
     /// Kernels and copies outside the bins' span (the bins are then incomplete).
     pub unbinned: u64,
+    /// A segment's digest: the dump's id (16 hex digits) and the segment's number, so
+    /// that a digest is used only for its own segment (none before the seal, and in
+    /// digests built by readers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<u32>,
 }
 
 impl Digest {

@@ -1,9 +1,20 @@
 //! The digest of a slice of a dump: stored digests for the closed segments that lie
 //! wholly inside it, the records of the others. What `cupmon stats` and `cupmon report`
 //! stand on.
+//!
+//! The rule every reader follows: a stored digest stands for a segment only when the
+//! segment is there, sound ([`crate::dump::SegmentFile::sound`]: the size and first
+//! frame its index line and the dump say) and the digest is its own (its checksum in
+//! the index line, the dump's id, the segment's number, counts that agree with the
+//! index line). Otherwise the segment's records are read, as `decode` reads them, so
+//! `stats`, `report` and `decode` count the same records and warn of the same loss. A
+//! digest is not checked against damage inside a sound segment (a flipped byte between
+//! its first and last frames: finding it means reading the segment, which the digest
+//! spares): there `stats` counts what was written, and `decode` warns of the frame it
+//! could not read.
 
-use super::{read_digest, Digest, DigestBuilder};
-use crate::dump::{SegmentFile, SegmentSummary, SEGMENTS_DIR};
+use super::{digest_file_name, stored_digest, Digest, DigestBuilder};
+use crate::dump::{DumpWarning, SegmentFile, SegmentSummary, SEGMENTS_DIR};
 use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
 use crate::{ActivityKind, Dump, DumpError, TimeRange, Timeline, TimelineBuilder};
 
@@ -58,16 +69,23 @@ fn summarize_with(
     progress: impl FnMut(&DecodeProgress),
 ) -> Result<(Summary, Option<(Timeline, Timeline)>), DumpError> {
     let mut stored = Vec::new();
+    let mut warnings = Vec::new();
     let mut partial = 0;
     let mut rest = None;
     if let Some(list) = dump.segments() {
         let dir = dump.dir().join(SEGMENTS_DIR);
         let mut walked: Vec<SegmentFile> = Vec::new();
         for file in &list.live {
-            let digest = file
-                .summary
-                .as_ref()
-                .and_then(|s| read_digest(&dir, file.segment).map(|d| (s, d)));
+            let digest = match stored_digest(&dir, file, list.dump_id) {
+                Ok(d) => d.and_then(|d| file.summary.as_ref().map(|s| (s, d))),
+                Err(problem) => {
+                    warnings.push(DumpWarning::DigestNotUsed {
+                        file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
+                        problem,
+                    });
+                    None
+                }
+            };
             // A partial digest the slice needed: its records are read instead.
             let needed = |s: &SegmentSummary| match (s.first_ns, s.last_ns) {
                 (Some(first), Some(last)) => range.overlaps(first, last),
@@ -93,6 +111,7 @@ fn summarize_with(
     let mut builder = DigestBuilder::new(grid.map(|g| (g.clone(), g)));
     let mut report = walk_slice(walk_dump, range, progress, |_, _, r| builder.add(r, names))?;
     report.segments_digested = stored.len() as u64;
+    report.warnings.extend(warnings);
     report.segments_digest_partial = partial;
     for d in &stored {
         builder.absorb(d);

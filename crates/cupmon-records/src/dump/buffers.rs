@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use super::compact::{max_section_len, ChunkDecompressor, Frame, FrameRecords, COMPACT_HEADER_LEN};
 use super::dump_file::refused;
 use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
+use super::seal::{seal_problem, DumpId, SEAL_LEN};
 use super::segment::{SegmentFile, SEGMENTS_DIR};
+use super::segment_damage::IndexSays;
 use super::warning::DumpWarning;
 use super::{ChunkHeader, ChunkReader, Dump, DumpError, RAW_BUFFERS_FILE};
 use crate::time_range::TimeRange;
@@ -22,7 +24,7 @@ use crate::{ForeignClock, Layout};
 pub struct Buffer<'a> {
     pub header: ChunkHeader,
     /// Position of the buffer in the dump, from 0 at the first live segment (across
-    /// segments, those a slice skips counted too).
+    /// segments, those a slice skips or that were lost counted too).
     pub number: u64,
     /// The file it came from, as messages name it.
     pub file: &'a str,
@@ -51,6 +53,9 @@ struct Source {
     path: PathBuf,
     label: String,
     bytes: u64,
+    /// A segment's number, and what its index line says it holds (a closed one).
+    segment: Option<u32>,
+    index: Option<IndexSays>,
     /// Buffers of the segments skipped just before it (their index counts): buffer
     /// numbers stay their place in the dump, whatever a slice leaves unread.
     skipped_before: u64,
@@ -79,6 +84,12 @@ pub struct BufferReader {
     pub frames_skipped: u64,
     /// Segments the index let the reader leave closed.
     pub segments_skipped: u64,
+    /// The id the segments' sealed frames must carry (`None`: a dump before the seal).
+    dump_id: Option<DumpId>,
+    /// The segment being read, and the records of its frames read or skipped whole.
+    segment: Option<u32>,
+    index: Option<IndexSays>,
+    records_seen: u64,
 }
 
 impl BufferReader {
@@ -97,15 +108,19 @@ impl BufferReader {
                 for file in &list.live {
                     if range.is_some_and(|r| !segment_may_overlap(file, &r, clock.as_ref())) {
                         segments_skipped += 1;
+                        skipped_before += file.buffers_lost_before;
                         // Only a segment with a summary can be skipped.
                         skipped_before += file.summary.as_ref().map_or(0, |s| s.chunks);
                         continue;
                     }
+                    skipped_before += file.buffers_lost_before;
                     let name = file.path.file_name().unwrap_or_default().to_string_lossy();
                     sources.push(Source {
                         bytes: std::fs::metadata(&file.path).map_or(0, |m| m.len()),
                         path: file.path.clone(),
                         label: format!("{SEGMENTS_DIR}/{name}"),
+                        segment: Some(file.segment),
+                        index: file.summary.as_ref().map(IndexSays::of),
                         skipped_before: std::mem::take(&mut skipped_before),
                     });
                 }
@@ -114,6 +129,8 @@ impl BufferReader {
                 path: dump.raw_buffers_path(),
                 label: RAW_BUFFERS_FILE.to_owned(),
                 bytes: std::fs::metadata(dump.raw_buffers_path()).map_or(0, |m| m.len()),
+                segment: None,
+                index: None,
                 skipped_before: 0,
             }),
         }
@@ -127,7 +144,7 @@ impl BufferReader {
             max_chunk: buffer_size,
             max_frame: buffer_size.map(|b| {
                 max_section_len(b.min(u64::from(u32::MAX)) as u32)
-                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN) as u64
+                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN + SEAL_LEN) as u64
             }),
             layout,
             decompressor: None,
@@ -139,6 +156,10 @@ impl BufferReader {
             warnings: Vec::new(),
             frames_skipped: 0,
             segments_skipped,
+            dump_id: dump.segments().and_then(|l| l.dump_id),
+            segment: None,
+            index: None,
+            records_seen: 0,
         })
     }
 
@@ -170,7 +191,19 @@ impl BufferReader {
                 Ok(None) => {
                     self.warnings.extend_from_slice(reader.warnings());
                     self.bytes_before += reader.bytes_read();
+                    let label = std::mem::take(label);
                     self.current = None;
+                    // A closed segment read to its end: what its index line says it
+                    // held and could not be read is lost.
+                    if let Some(index) = self.index.take() {
+                        if index.records != self.records_seen {
+                            self.warnings.push(DumpWarning::SegmentShort {
+                                file: label,
+                                index,
+                                read: self.records_seen,
+                            });
+                        }
+                    }
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -191,7 +224,9 @@ impl BufferReader {
                     body: BufferBody::Bytes(data),
                 }));
             }
-            let Some(index) = FrameIndex::parse(chunk.data) else {
+            let body_at = header.frame_body_at();
+            let index = FrameIndex::parse(chunk.data).filter(|_| chunk.data.len() >= body_at);
+            let Some(index) = index else {
                 self.warnings.push(DumpWarning::BadFrame {
                     file: label.clone(),
                     byte: data_offset,
@@ -199,9 +234,18 @@ impl BufferReader {
                 });
                 continue;
             };
+            if let Some(problem) = seal_problem(&header, chunk.data, self.dump_id, self.segment) {
+                self.warnings.push(DumpWarning::FrameRejected {
+                    file: label.clone(),
+                    byte: data_offset,
+                    problem,
+                });
+                continue;
+            }
             if let Some(range) = &self.range {
                 if !frame_may_overlap(&index, range, self.clock.as_ref()) {
                     self.frames_skipped += 1;
+                    self.records_seen += u64::from(index.records);
                     continue;
                 }
             }
@@ -218,8 +262,12 @@ impl BufferReader {
             // The frame is decoded from the reader's bytes, which the next chunk
             // replaces: read them again through the reader, whose borrow ends here.
             let (label, reader) = self.current.as_ref().expect("still open");
-            let data = &reader.last_data()[FRAME_INDEX_LEN..];
-            let (len, body) = match d.frame(data, max, &mut self.out) {
+            let data = &reader.last_data()[body_at..];
+            let decoded = d.frame(data, max, &mut self.out);
+            if decoded.is_ok() {
+                self.records_seen += u64::from(index.records);
+            }
+            let (len, body) = match decoded {
                 Ok(Frame::Bytes(bytes)) => (bytes.len(), BufferBody::Bytes(bytes)),
                 Ok(Frame::Records(records)) => (records.len(), BufferBody::Records(records)),
                 Err(e) => {
@@ -263,6 +311,9 @@ impl BufferReader {
                 )),
             }
         };
+        self.segment = source.segment;
+        self.index = source.index;
+        self.records_seen = 0;
         let raw = source.label == RAW_BUFFERS_FILE;
         let reader = ChunkReader::new(
             BufReader::with_capacity(read_buffer_size(raw), file),

@@ -5,16 +5,31 @@
 //!
 //! Version 3 (cupmon's segments, `segment.rs`) is the same header over a *frame*: the
 //! buffer's time index and its compact encoding (`frame.rs`); `valid size` is then the
-//! frame's length. PyTorch's raw-buffer file only ever holds version 2.
+//! frame's length. Version 4 is a *sealed* frame: the time index, a 24-byte seal (the
+//! dump's id, the segment number, a checksum: `seal.rs`), then the compact buffer.
+//! PyTorch's raw-buffer file only ever holds version 2.
 
 pub const CHUNK_MAGIC: [u8; 8] = *b"CUPMRBUF";
 pub const CHUNK_VERSION: u32 = 2;
 /// A chunk whose data is a frame (time index + compact buffer).
 pub const CHUNK_VERSION_FRAME: u32 = 3;
+/// A frame with a seal (what cupmon writes since the seal).
+pub const CHUNK_VERSION_SEALED: u32 = 4;
 
 /// A version a reader knows.
 pub(crate) fn known_version(version: u32) -> bool {
-    version == CHUNK_VERSION || version == CHUNK_VERSION_FRAME
+    version == CHUNK_VERSION || is_frame_version(version)
+}
+
+/// Whether a chunk of `found` version belongs in a file of `expected` chunks: the same,
+/// or both frames (a segment may hold frames of either, old and sealed).
+pub(crate) fn version_fits(expected: u32, found: u32) -> bool {
+    found == expected || (is_frame_version(expected) && is_frame_version(found))
+}
+
+/// A version whose data is a frame.
+pub(crate) fn is_frame_version(version: u32) -> bool {
+    version == CHUNK_VERSION_FRAME || version == CHUNK_VERSION_SEALED
 }
 pub const CHUNK_HEADER_LEN: usize = 48;
 
@@ -36,21 +51,29 @@ pub struct BufferCompletion {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChunkHeader {
     pub index: u32,
-    /// The data is a frame (version 3), not the buffer itself (version 2).
+    /// The data is a frame (version 3 or 4), not the buffer itself (version 2).
     pub frame: bool,
+    /// The frame has a seal (version 4).
+    pub sealed: bool,
     pub valid_size: u32,
     pub completion: BufferCompletion,
 }
 
 impl ChunkHeader {
+    /// Where a frame's compact buffer starts in the chunk's data (after its time index
+    /// and, when sealed, its seal).
+    pub fn frame_body_at(&self) -> usize {
+        super::FRAME_INDEX_LEN + if self.sealed { super::SEAL_LEN } else { 0 }
+    }
+
     pub fn to_bytes(&self) -> [u8; CHUNK_HEADER_LEN] {
         let mut b = [0u8; CHUNK_HEADER_LEN];
         let c = &self.completion;
         b[0..8].copy_from_slice(&CHUNK_MAGIC);
-        let version = if self.frame {
-            CHUNK_VERSION_FRAME
-        } else {
-            CHUNK_VERSION
+        let version = match (self.frame, self.sealed) {
+            (true, true) => CHUNK_VERSION_SEALED,
+            (true, false) => CHUNK_VERSION_FRAME,
+            (false, _) => CHUNK_VERSION,
         };
         b[8..12].copy_from_slice(&version.to_le_bytes());
         b[12..16].copy_from_slice(&self.index.to_le_bytes());
@@ -70,7 +93,8 @@ impl ChunkHeader {
         magic.copy_from_slice(&b[..8]);
         let header = Self {
             index: u32_at(12),
-            frame: u32_at(8) == CHUNK_VERSION_FRAME,
+            frame: is_frame_version(u32_at(8)),
+            sealed: u32_at(8) == CHUNK_VERSION_SEALED,
             valid_size: u32_at(20),
             completion: BufferCompletion {
                 stream_id: u32_at(16),

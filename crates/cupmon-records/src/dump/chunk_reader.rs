@@ -12,7 +12,8 @@
 //!   the file is skipped, and a zero-filled tail (what a power loss leaves) is reported
 //!   as such.
 //! - Errors: an empty file, an all-zero file, and a file whose first header is damaged
-//!   with no valid header anywhere after it (not a raw-buffer file at all).
+//!   with no valid header anywhere after it (not a raw-buffer file at all). A segment
+//!   ([`ChunkReader::with_frames`]) is one file of many: there these are warnings.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -49,6 +50,8 @@ pub struct ChunkReader<R> {
     truncation: Option<Truncation>,
     warnings: Vec<DumpWarning>,
     done: bool,
+    /// Damage at byte 0 is a warning, not an error (a segment).
+    start_may_be_damaged: bool,
 }
 
 /// What one attempt at the next chunk came to.
@@ -98,6 +101,7 @@ impl<R: Read> ChunkReader<R> {
             truncation: None,
             warnings: Vec::new(),
             done: false,
+            start_may_be_damaged: false,
         }
     }
 
@@ -108,9 +112,13 @@ impl<R: Read> ChunkReader<R> {
         self
     }
 
-    /// Read a segment: chunks of version 3 (frames) instead of 2.
+    /// Read a segment: chunks of version 3 or 4 (frames) instead of 2. A segment is
+    /// one file of many: one that is empty or damaged from its first byte on (all
+    /// zeros, as a power loss leaves) is no error but a warning (or nothing, empty),
+    /// so that the segments after it are read.
     pub fn with_frames(mut self) -> Self {
         self.version = super::chunk::CHUNK_VERSION_FRAME;
+        self.start_may_be_damaged = true;
         self
     }
 
@@ -184,7 +192,7 @@ impl<R: Read> ChunkReader<R> {
         let got = self.read_exact_or_end(&mut raw)?;
         if got == 0 {
             self.done = true;
-            if start == 0 {
+            if start == 0 && !self.start_may_be_damaged {
                 return Err(DumpError::EmptyFile {
                     file: self.file.clone(),
                 });
@@ -208,7 +216,7 @@ impl<R: Read> ChunkReader<R> {
             return Ok(self.truncate(start, CHUNK_HEADER_LEN as u64, got as u64));
         }
         let (_, version, header) = ChunkHeader::parse(&raw);
-        if version != self.version {
+        if !super::chunk::version_fits(self.version, version) {
             let fatal = DumpError::BadChunkVersion {
                 file: self.file.clone(),
                 chunk: self.number,
@@ -289,7 +297,7 @@ impl<R: Read> ChunkReader<R> {
         }
         self.done = true;
         let all_zero = found.nonzero_end == start;
-        if start == 0 {
+        if start == 0 && !self.start_may_be_damaged {
             return Err(if all_zero {
                 DumpError::AllZero {
                     file: self.file.clone(),

@@ -2,7 +2,7 @@
 //! `CUPMRBUF` magic with a header that could be the next chunk's, noting where the
 //! skipped bytes stop being zero (a zero-filled tail is what a power loss leaves).
 //!
-//! A candidate header must have version 2, a valid size within the meta's buffer size
+//! A candidate header must have the file's version (2, or a frame's), a valid size within the meta's buffer size
 //! and within the bytes left in the file, and an index no further past the expected one
 //! than the chunks the skipped bytes could have held (each at least a 48-byte header).
 //! Eight bytes of magic plus these checks make a false match in activity-record bytes
@@ -37,7 +37,7 @@ impl Expect {
         let size = u64::from(header.valid_size);
         let lost_at_most = (at - self.from) / CHUNK_HEADER_LEN as u64;
         magic == CHUNK_MAGIC
-            && version == self.version
+            && super::chunk::version_fits(self.version, version)
             && u64::from(header.index.wrapping_sub(self.next_index)) <= lost_at_most
             && self.max_size.is_none_or(|max| size <= max)
             && self
@@ -151,6 +151,7 @@ mod tests {
         ChunkHeader {
             index,
             frame: false,
+            sealed: false,
             valid_size,
             completion: BufferCompletion::default(),
         }

@@ -61,11 +61,30 @@ impl<W: Write> ChunkWriter<W> {
         self.write(completion, frame, true)
     }
 
+    /// Write one version-4 chunk: `frame` is a time index, a seal and a compact buffer.
+    pub fn write_sealed_frame(
+        &mut self,
+        completion: BufferCompletion,
+        frame: &[u8],
+    ) -> io::Result<ChunkHeader> {
+        self.write_versioned(completion, frame, true, true)
+    }
+
     fn write(
         &mut self,
         completion: BufferCompletion,
         data: &[u8],
         frame: bool,
+    ) -> io::Result<ChunkHeader> {
+        self.write_versioned(completion, data, frame, false)
+    }
+
+    fn write_versioned(
+        &mut self,
+        completion: BufferCompletion,
+        data: &[u8],
+        frame: bool,
+        sealed: bool,
     ) -> io::Result<ChunkHeader> {
         let valid_size = u32::try_from(data.len()).map_err(|_| {
             io::Error::new(
@@ -79,6 +98,7 @@ impl<W: Write> ChunkWriter<W> {
         let header = ChunkHeader {
             index: self.next_index,
             frame,
+            sealed,
             valid_size,
             completion,
         };

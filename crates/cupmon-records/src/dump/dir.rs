@@ -6,7 +6,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use super::dump_annotations::DumpAnnotations;
-use super::segment::{list_segments, SegmentList};
+use super::segment::{list_segments_of, SegmentList};
 use super::{
     ChunkReader, DumpError, DumpWarning, KernelNameTable, MetaFile, KERNEL_NAMES_FILE, META_FILE,
     RAW_BUFFERS_FILE,
@@ -48,7 +48,7 @@ impl Dump {
         warnings.extend(kernel_names.warnings().iter().cloned());
         let (user_annotations, annotation_warnings) = DumpAnnotations::open(&dir);
         warnings.extend(annotation_warnings);
-        let segments = list_segments(&dir)?;
+        let segments = list_segments_of(&dir, meta.dump_id())?;
         if let Some(list) = &segments {
             warnings.extend(list.warnings.iter().cloned());
             if list.retired.segments > 0 {

@@ -77,6 +77,12 @@ impl MetaFile {
         self.u64_key("buffer_size")
     }
 
+    /// The dump's id (`dump_id`, 16 hex digits), which its segments and digests carry;
+    /// `None` in a dump of a cupmon before the seal, or of PyTorch's monitor.
+    pub fn dump_id(&self) -> Option<super::DumpId> {
+        self.str_key("dump_id").and_then(super::DumpId::parse)
+    }
+
     pub fn pid(&self) -> Option<u64> {
         self.u64_key("pid")
     }

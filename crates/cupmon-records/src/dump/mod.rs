@@ -25,7 +25,10 @@ mod launch_account;
 mod meta;
 mod rank;
 mod replace;
+mod seal;
 mod segment;
+mod segment_audit;
+mod segment_damage;
 mod segment_writer;
 mod side_lines;
 mod status;
@@ -43,7 +46,7 @@ pub use annotations::{
 pub use buffers::{Buffer, BufferBody, BufferReader};
 pub use chunk::{
     BufferCompletion, Chunk, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION,
-    CHUNK_VERSION_FRAME,
+    CHUNK_VERSION_FRAME, CHUNK_VERSION_SEALED,
 };
 pub use chunk_headers::chunk_headers;
 pub use chunk_reader::ChunkReader;
@@ -68,13 +71,19 @@ pub use meta::{
     MetaFile, DISK_FULL_SUFFIX, META_HEADER_LEN, META_MAGIC, META_TMP_SUFFIX, META_VERSION,
 };
 pub use rank::{pid_in_dir_name, rank_in_dir_name};
+pub(crate) use seal::{checksum, checksum_hex};
+pub use seal::{DumpId, FrameSeal, SEAL_LEN};
 pub use segment::{
-    list_segments, parse_segment_file_name, segment_file_name, IndexLine, RetireReason, Retired,
-    SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
+    list_segments, parse_index_line, parse_segment_file_name, segment_file_name, IndexLine,
+    RetireReason, Retired, SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR,
+    SEGMENT_INDEX_FILE,
 };
 pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal, Refusal};
-pub use warning::{ChunkDamage, DumpWarning, SkippedBytes, Truncation, ZeroTail, SESSION_OPEN};
+pub use warning::{
+    ChunkDamage, DumpWarning, IndexSays, SegmentLoss, SkippedBytes, Truncation, ZeroTail,
+    SESSION_OPEN,
+};
 pub use writer::{BufferWritten, DumpWriter};
 
 /// Session description (CUPMMETA v2).

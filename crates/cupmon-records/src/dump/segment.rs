@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::dump_file::{read_side_file, SEGMENT_INDEX_CAP};
 use super::error::DumpError;
-use super::side_lines::parse_lines;
+use super::seal::{check_line, seal_line, DumpId};
+use super::segment_audit::audit;
 use super::warning::DumpWarning;
 
 /// The folder of a dump that holds its segments.
@@ -61,6 +62,24 @@ pub struct SegmentSummary {
     /// Bytes of its digest file (`seg-NNNNNN.digest`; 0 without one).
     #[serde(default)]
     pub digest_bytes: u64,
+    /// XXH3-64 of the digest file's bytes, 16 hex digits (none without a digest, or
+    /// from a cupmon before the seal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest_xxh3: Option<String>,
+    /// File offset of its last frame's chunk header (none before the seal): readers
+    /// check that frame is there, as a zero-filled tail (a power loss) would not leave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_frame_at: Option<u64>,
+}
+
+/// One line of `index.jsonl` (without its newline): what it says, or what is wrong
+/// with it (it does not parse, fails its checksum, or is zeros: a power loss).
+pub fn parse_index_line(text: &str) -> Result<IndexLine, String> {
+    if text.trim_matches('\0').is_empty() {
+        return Err(format!("{} zero bytes, as a power loss leaves", text.len()));
+    }
+    check_line(text)?;
+    serde_json::from_str::<IndexLine>(text).map_err(|e| e.to_string())
 }
 
 /// Why a segment was retired.
@@ -130,8 +149,10 @@ impl SegmentIndexLog {
         Ok(Self { file })
     }
 
+    /// Append `line`, sealed with its checksum (`seal.rs`).
     pub fn append(&mut self, line: &IndexLine) -> io::Result<()> {
-        let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+        let json = serde_json::to_string(line).map_err(io::Error::other)?;
+        let mut bytes = seal_line(&json).into_bytes();
         bytes.push(b'\n');
         self.file.write_all(&bytes)
     }
@@ -144,19 +165,40 @@ pub struct SegmentFile {
     pub path: PathBuf,
     /// `None`: the active segment, or one a killed process left unclosed.
     pub summary: Option<SegmentSummary>,
+    /// Whether its size and first frame are what its index line and the dump say:
+    /// only then may its digest stand for its records (`segment_audit.rs`).
+    pub sound: bool,
+    /// Buffers that segments numbered between the previous live segment and this one
+    /// held, by their index lines, but that are not read (missing, another dump's, a
+    /// copy): buffer numbers stay their place in the dump (`export-parquet` keeps them
+    /// between runs).
+    pub buffers_lost_before: u64,
 }
 
-/// The live segments of a dump (in order), what was retired, and any damage to the
-/// index's last line.
+/// The live segments of a dump (in order), what was retired, and the damage seen in
+/// the index and the segments' files (see `segment_audit.rs`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SegmentList {
     pub live: Vec<SegmentFile>,
     pub retired: Retired,
     pub warnings: Vec<DumpWarning>,
+    /// The dump's id that its segments' frames and digests must carry (`None`: a dump
+    /// of a cupmon before the seal).
+    pub dump_id: Option<DumpId>,
 }
 
 /// Read `dir/segments`: `None` when the dump has no such folder (a single-file dump).
+/// The segments are checked against the meta's `dump_id` (see `segment_audit.rs`).
 pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> {
+    let meta = super::MetaFile::read(dump_dir.join(super::META_FILE)).ok();
+    list_segments_of(dump_dir, meta.and_then(|m| m.dump_id()))
+}
+
+/// [`list_segments`] for a dump whose meta names `dump_id`.
+pub(super) fn list_segments_of(
+    dump_dir: &Path,
+    dump_id: Option<DumpId>,
+) -> Result<Option<SegmentList>, DumpError> {
     let dir = dump_dir.join(SEGMENTS_DIR);
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -172,18 +214,29 @@ pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> 
     let index = dir.join(SEGMENT_INDEX_FILE);
     if let Some(bytes) = read_side_file(&index, &label, SEGMENT_INDEX_CAP, lost, &mut list.warnings)
     {
-        let damage = parse_lines(&bytes, &label, |line| {
-            match serde_json::from_str::<IndexLine>(line).map_err(|e| e.to_string())? {
-                IndexLine::Closed(s) => {
+        // Any line that does not parse or fails its checksum is skipped with a
+        // warning, whatever it says (a closed segment without its line is read from
+        // its records); the lines after it are read.
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let text = String::from_utf8_lossy(line);
+            let text = text.trim_end_matches('\r');
+            if text.is_empty() {
+                continue;
+            }
+            match parse_index_line(text) {
+                Ok(IndexLine::Closed(s)) => {
                     closed.insert(s.segment, s);
                 }
-                IndexLine::Retired { segment, .. } => {
+                Ok(IndexLine::Retired { segment, .. }) => {
                     retired_ids.insert(segment, ());
                 }
+                Err(problem) => list.warnings.push(DumpWarning::BadIndexLine {
+                    file: label.clone(),
+                    line: i + 1,
+                    problem,
+                }),
             }
-            Ok(())
-        });
-        list.warnings.extend(damage);
+        }
     }
     for id in retired_ids.keys() {
         if let Some(s) = closed.remove(id) {
@@ -206,9 +259,11 @@ pub fn list_segments(dump_dir: &Path) -> Result<Option<SegmentList>, DumpError> 
             segment,
             path: entry.path(),
             summary: closed.get(&segment).cloned(),
+            sound: false,
+            buffers_lost_before: 0,
         });
     }
     files.sort_by_key(|f| f.segment);
-    list.live = files;
+    audit(&mut list, &dir, files, closed, dump_id);
     Ok(Some(list))
 }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::compact::{ChunkCompressor, DEFAULT_LEVEL};
 use super::frame::{FrameIndex, TimeSpan};
+use super::seal::{DumpId, FrameSeal, SEAL_LEN};
 use super::segment::{
     segment_file_name, IndexLine, RetireReason, Retired, SegmentIndexLog, SegmentSummary,
     SEGMENTS_DIR,
@@ -83,6 +84,8 @@ pub struct SegmentWriter {
     stats: SegmentStats,
     /// The digest of the segment the next frames go into.
     digest: Option<DigestBuilder>,
+    /// The dump's id, in every frame's seal and every digest.
+    id: DumpId,
 }
 
 fn unix_ns() -> u64 {
@@ -92,8 +95,8 @@ fn unix_ns() -> u64 {
 }
 
 impl SegmentWriter {
-    /// Create `dump_dir/segments` (it must not hold segments yet).
-    pub fn create(dump_dir: &Path, policy: SegmentPolicy) -> io::Result<Self> {
+    /// Create `dump_dir/segments` (it must not hold segments yet); `id` is the dump's.
+    pub fn create(dump_dir: &Path, policy: SegmentPolicy, id: DumpId) -> io::Result<Self> {
         let dir = dump_dir.join(SEGMENTS_DIR);
         fs::create_dir_all(&dir)?;
         let index = SegmentIndexLog::open(&dir)?;
@@ -109,7 +112,13 @@ impl SegmentWriter {
             frame: Vec::new(),
             stats: SegmentStats::default(),
             digest: None,
+            id,
         })
+    }
+
+    /// The dump's id.
+    pub fn dump_id(&self) -> DumpId {
+        self.id
     }
 
     fn digest(&mut self) -> &mut DigestBuilder {
@@ -155,9 +164,25 @@ impl SegmentWriter {
             self.open_next()?;
         }
         let active = self.active.as_mut().expect("opened above");
-        let header = active.writer.write_frame(completion, &self.frame)?;
+        // The seal covers the header this frame gets, so it is made for that header.
+        let sealed_for = ChunkHeader {
+            index: active.writer.next_index(),
+            frame: true,
+            sealed: true,
+            valid_size: u32::try_from(self.frame.len()).unwrap_or(u32::MAX),
+            completion,
+        };
+        FrameSeal::write(
+            &mut self.frame,
+            &sealed_for.to_bytes(),
+            self.id,
+            active.summary.segment,
+        );
+        let header = active.writer.write_sealed_frame(completion, &self.frame)?;
+        debug_assert_eq!(header, sealed_for);
         let written = (CHUNK_HEADER_LEN + self.frame.len()) as u64;
         let s = &mut active.summary;
+        s.last_frame_at = Some(s.bytes);
         s.bytes += written;
         s.buffer_bytes += data.len() as u64;
         s.chunks += 1;
@@ -216,8 +241,10 @@ impl SegmentWriter {
             }
         };
         result.map_err(io::Error::other)?;
-        let mut frame = Vec::with_capacity(body.len() + super::frame::FRAME_INDEX_LEN);
+        let mut frame = Vec::with_capacity(body.len() + super::frame::FRAME_INDEX_LEN + SEAL_LEN);
         frame.extend_from_slice(&index.to_bytes());
+        // The seal's place: filled in once the frame's chunk header is known.
+        frame.extend_from_slice(&[0; SEAL_LEN]);
         frame.extend_from_slice(&body);
         self.frame = frame;
         Ok(())
@@ -260,10 +287,22 @@ impl SegmentWriter {
         summary.closed_unix_ns = unix_ns();
         // The digest before the index line: a segment the index calls closed has its
         // digest, or none (a crash, a full disk: readers then digest its records).
-        if let Some(digest) = self.digest.take() {
-            let (digest, _) = digest.finish();
-            if let Ok(bytes) = write_digest(&self.dir, summary.segment, &digest) {
+        // A digest is written only where records were digested: a caller that digests
+        // none (it hands buffers only) leaves readers to read them.
+        let digest = self
+            .digest
+            .take()
+            .map(|d| d.finish().0)
+            .filter(|d| d.records + d.foreign + d.skipped > 0 || summary.records == 0);
+        if let Some(mut digest) = digest {
+            // Records the caller did not hand over are records the digest lacks.
+            let seen = digest.records + digest.foreign + digest.skipped;
+            digest.skipped += summary.records.saturating_sub(seen);
+            digest.dump_id = Some(self.id.to_string());
+            digest.segment = Some(summary.segment);
+            if let Ok((bytes, sum)) = write_digest(&self.dir, summary.segment, &digest) {
                 summary.digest_bytes = bytes;
+                summary.digest_xxh3 = Some(sum);
                 self.stats.bytes_written += bytes;
             }
         }

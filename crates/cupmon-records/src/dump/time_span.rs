@@ -12,10 +12,11 @@
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::chunk::{ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC, CHUNK_VERSION_FRAME};
+use super::chunk::{is_frame_version, ChunkHeader, CHUNK_HEADER_LEN, CHUNK_MAGIC};
 use super::chunk_resync::read_full;
 use super::compact::{max_section_len, ChunkDecompressor, COMPACT_HEADER_LEN};
 use super::frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
+use super::seal::SEAL_LEN;
 use super::segment::SEGMENTS_DIR;
 use super::{ChunkReader, Dump, DumpError};
 use crate::{walk_records, Layout, RecordIter};
@@ -88,7 +89,7 @@ impl FrameSpans {
             // As the decode bounds a frame (dump/buffers.rs).
             max_frame: buffer_size.map(|b| {
                 max_section_len(b.min(u64::from(u32::MAX)) as u32)
-                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN) as u64
+                    + (COMPACT_HEADER_LEN + FRAME_INDEX_LEN + SEAL_LEN) as u64
             }),
             max_buffer: buffer_size.map_or(usize::MAX, |b| b as usize),
             decompressor: None,
@@ -113,9 +114,9 @@ impl FrameSpans {
             let end = pos + CHUNK_HEADER_LEN as u64 + size;
             let sound = got == CHUNK_HEADER_LEN
                 && magic == CHUNK_MAGIC
-                && version == CHUNK_VERSION_FRAME
+                && is_frame_version(version)
                 && self.max_frame.is_none_or(|m| size <= m)
-                && size >= FRAME_INDEX_LEN as u64
+                && size >= header.frame_body_at() as u64
                 && end <= len;
             if !sound {
                 // Damage or a cut last frame: the decode's reader decides what survives.
@@ -126,7 +127,8 @@ impl FrameSpans {
                     .with_first_index(next_index);
                 while let Ok(Some(chunk)) = rest.next_chunk() {
                     if let Some(index) = FrameIndex::parse(chunk.data) {
-                        let index = self.complete(index, chunk.data);
+                        let body_at = chunk.header.frame_body_at();
+                        let index = self.complete(index, chunk.data, body_at);
                         join(&mut all, &index);
                     }
                 }
@@ -143,7 +145,7 @@ impl FrameSpans {
                     .take(size - FRAME_INDEX_LEN as u64)
                     .read_to_end(&mut self.data)?;
                 let data = std::mem::take(&mut self.data);
-                let index = self.complete(index, &data);
+                let index = self.complete(index, &data, header.frame_body_at());
                 self.data = data;
                 join(&mut all, &index);
             } else {
@@ -158,8 +160,8 @@ impl FrameSpans {
 
     /// `index`, or for a frame without one, the index of its records (nothing when it
     /// cannot be decompressed: the decode skips such a frame too).
-    fn complete(&mut self, index: FrameIndex, frame: &[u8]) -> FrameIndex {
-        if index.records != 0 || frame.len() <= FRAME_INDEX_LEN {
+    fn complete(&mut self, index: FrameIndex, frame: &[u8], body_at: usize) -> FrameIndex {
+        if index.records != 0 || frame.len() <= body_at {
             return index;
         }
         let Some(layout) = self.layout else {
@@ -168,7 +170,7 @@ impl FrameSpans {
         let d = self
             .decompressor
             .get_or_insert_with(|| ChunkDecompressor::new(layout));
-        if d.decompress_into(&frame[FRAME_INDEX_LEN..], self.max_buffer, &mut self.out)
+        if d.decompress_into(&frame[body_at..], self.max_buffer, &mut self.out)
             .is_err()
         {
             return index;

@@ -5,6 +5,8 @@
 use std::fmt;
 
 use super::error::Magic;
+use super::segment_damage::{fmt_lost, fmt_short};
+pub use super::segment_damage::{IndexSays, SegmentLoss};
 use crate::DecodeError;
 
 /// The raw-buffer file ends inside a chunk (a crash or a copy cut it short). Every
@@ -138,6 +140,14 @@ pub struct ZeroTail {
 
 impl fmt::Display for ZeroTail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.from == 0 {
+            // A segment (one file of many) that holds nothing but zeros.
+            return write!(
+                f,
+                "{}: all {} bytes are zero, as a power loss leaves: nothing in it survived",
+                self.file, self.bytes
+            );
+        }
         write!(
             f,
             "{}: {} zero bytes at the end, as a power loss leaves (from byte {}); kept the {} \
@@ -239,6 +249,37 @@ pub enum DumpWarning {
     MetaNotUpdated {
         file: String,
         /// What was left of the rewrite, and what that says of the cause.
+        problem: String,
+    },
+    /// A segment file that is not read: missing, another dump's, or a copy.
+    SegmentLost {
+        file: String,
+        why: SegmentLoss,
+        /// What its own index line said it held (lost with it).
+        index: Option<IndexSays>,
+    },
+    /// A closed segment gave fewer (or more) records than its index line says.
+    SegmentShort {
+        file: String,
+        index: IndexSays,
+        /// Records of the frames that could be read.
+        read: u64,
+    },
+    /// A segment's digest disagrees with its index line, its segment or the dump: the
+    /// segment's records were read instead (nothing lost).
+    DigestNotUsed { file: String, problem: String },
+    /// A line of `segments/index.jsonl` that does not parse or fails its checksum:
+    /// skipped (a closed segment without its line is read from its records).
+    BadIndexLine {
+        file: String,
+        line: usize,
+        problem: String,
+    },
+    /// A sealed frame whose checksum fails, or that belongs to another dump or
+    /// segment: skipped, reading went on with the next.
+    FrameRejected {
+        file: String,
+        byte: u64,
         problem: String,
     },
 }
@@ -345,6 +386,29 @@ impl fmt::Display for DumpWarning {
                 "{file}: the process's last update of the meta was not written ({problem}); \
                  read the one before it, so the session reads as still open and its counts \
                  stop at that update"
+            ),
+            Self::SegmentLost { file, why, index } => fmt_lost(f, file, why, index),
+            Self::SegmentShort { file, index, read } => fmt_short(f, file, index, *read),
+            Self::DigestNotUsed { file, problem } => write!(
+                f,
+                "{file}: {problem}; not used: the segment's records were read instead"
+            ),
+            Self::BadIndexLine {
+                file,
+                line,
+                problem,
+            } => write!(
+                f,
+                "{file}: line {line}: {problem}; skipped it (a segment it closed is read from \
+                 its records)"
+            ),
+            Self::FrameRejected {
+                file,
+                byte,
+                problem,
+            } => write!(
+                f,
+                "{file}: the frame at byte {byte} {problem}; skipped that activity buffer"
             ),
             Self::NothingWritten { file, absent } => {
                 let state = if *absent { "absent" } else { "empty" };

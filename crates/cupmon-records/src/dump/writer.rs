@@ -9,11 +9,17 @@ use std::path::{Path, PathBuf};
 use super::frame::FrameIndex;
 use super::segment::{Retired, SEGMENTS_DIR};
 use super::segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
+use super::DumpId;
 use super::{
     write_kernel_name_line, AnnotationLog, BufferCompletion, ChunkHeader, ChunkWriter, DumpError,
     KernelNameTable, MetaFile, CHUNK_HEADER_LEN, KERNEL_NAMES_FILE, META_FILE, RAW_BUFFERS_FILE,
 };
 use crate::Layout;
+
+/// The id `meta` names (a caller that chose one), or a fresh one.
+fn dump_id(meta: &MetaFile) -> DumpId {
+    meta.dump_id().unwrap_or_else(DumpId::generate)
+}
 
 /// Where the activity buffers go.
 #[derive(Debug)]
@@ -54,6 +60,9 @@ pub struct DumpWriter {
     names_out: BufWriter<File>,
     annotations: Option<AnnotationLog>,
     annotated: HashSet<u64>,
+    /// The dump's id: in the meta, and in each segment's frames and digest (a raw
+    /// dump, PyTorch's layout, has none).
+    id: Option<DumpId>,
 }
 
 impl DumpWriter {
@@ -89,12 +98,20 @@ impl DumpWriter {
     ) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|e| DumpError::io(&dir.display().to_string(), e))?;
-        let segments =
-            SegmentWriter::create(&dir, policy).map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
+        let segments = SegmentWriter::create(&dir, policy, dump_id(meta))
+            .map_err(|e| DumpError::io(SEGMENTS_DIR, e))?;
         Self::with_buffers(dir, meta, Buffers::Segments(Box::new(segments)))
     }
 
     fn with_buffers(dir: PathBuf, meta: &MetaFile, buffers: Buffers) -> Result<Self, DumpError> {
+        let id = match &buffers {
+            Buffers::Segments(s) => Some(s.dump_id()),
+            Buffers::Raw { .. } => None,
+        };
+        let mut meta = meta.clone();
+        if let Some(id) = id {
+            meta.set("dump_id", id.to_string());
+        }
         meta.write(dir.join(META_FILE))?;
         let names_out = File::create(dir.join(KERNEL_NAMES_FILE))
             .map(BufWriter::new)
@@ -106,7 +123,15 @@ impl DumpWriter {
             names_out,
             annotations: None,
             annotated: HashSet::new(),
+            id,
         })
+    }
+
+    /// The dump's id (the meta's `dump_id`; none for a raw dump): a meta rewritten by
+    /// the caller must keep it ([`DumpWriter::annotate_meta`] sets it), or readers take
+    /// the segments for another dump's.
+    pub fn dump_id(&self) -> Option<DumpId> {
+        self.id
     }
 
     pub fn dir(&self) -> &Path {
@@ -215,9 +240,12 @@ impl DumpWriter {
         }
     }
 
-    /// `meta` plus what this writer knows: what was retired, whether a `--raw` dump
-    /// reached its budget.
+    /// `meta` plus what this writer knows: the dump's id, what was retired, whether a
+    /// `--raw` dump reached its budget.
     pub fn annotate_meta(&self, meta: &mut MetaFile) {
+        if let Some(id) = self.id {
+            meta.set("dump_id", id.to_string());
+        }
         let retired = self.retired();
         if retired.segments > 0 {
             meta.set(
