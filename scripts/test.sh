@@ -78,7 +78,7 @@ else
 fi
 
 step "cargo test (workspace)"
-cargo test --workspace --locked 2>&1 | tee "$logs/cargo-test.log"
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$logs/cargo-test.log"
 status=${PIPESTATUS[0]}
 # libtest's `test result: ok. 12 passed; 0 failed; 1 ignored; ...` per binary;
 # a test that returned early because it cannot run here passed for libtest.

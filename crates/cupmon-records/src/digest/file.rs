@@ -56,10 +56,13 @@ pub fn stored_digest(
     let Some(s) = file.summary.as_ref().filter(|_| file.sound) else {
         return Ok(None);
     };
-    let bytes = match fs::read(segments_dir.join(digest_file_name(file.segment))) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+    // By the rule every dump file is read by: a FIFO or a link to /dev/zero in its
+    // place is no digest (the segment's records are read instead).
+    let path = segments_dir.join(digest_file_name(file.segment));
+    let bytes = match cupmon_files::read_capped_if_present(&path, crate::dump::DIGEST_CAP) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(e.problem()),
     };
     check_digest(&bytes, file.segment, s, dump_id)
 }

@@ -59,10 +59,12 @@ fn look_at(path: &Path, last_frame_at: Option<u64>) -> Look {
         seal: None,
         last_frame_whole: None,
     };
-    let Ok(mut file) = File::open(path) else {
+    // Not through a planted link, never blocking on a FIFO: a segment that is not a
+    // regular file looks empty here, and its readers say what it is.
+    let Ok((mut file, len)) = cupmon_files::open_regular(path) else {
         return look;
     };
-    look.len = file.metadata().map_or(0, |m| m.len());
+    look.len = len;
     let Some((head, header)) = frame_head(&mut file, look.len) else {
         return look;
     };
