@@ -136,8 +136,13 @@ fn cases() -> Vec<Case> {
         refused!("segment_index_dev_zero", Segments, dev_zero, "segments/index.jsonl", STATS, 0,
             "segments/index.jsonl: a symbolic link (to /dev/zero)", ALL_RECORDS),
         // A digest is a shortcut: without it the segment's records give the same numbers.
-        refused!("digest_fifo", Segments, fifo, "segments/seg-000001.digest", STATS, 0, "", ALL_RECORDS),
-        refused!("digest_dev_zero", Segments, dev_zero, "segments/seg-000001.digest", STATS, 0, "", ALL_RECORDS),
+        // A planted digest is damage said (its segment's records give the same numbers).
+        refused!("digest_fifo", Segments, fifo, "segments/seg-000001.digest", STATS, 0,
+            "segments/seg-000001.digest: a FIFO (named pipe), not a regular file; not used: the segment's records were read instead",
+            ALL_RECORDS),
+        refused!("digest_dev_zero", Segments, dev_zero, "segments/seg-000001.digest", STATS, 0,
+            "segments/seg-000001.digest: a symbolic link (to /dev/zero), not a regular file; not used",
+            ALL_RECORDS),
         refused!("segment_fifo", Segments, fifo, "segments/seg-000001.cupmr", DECODE, 0,
             "segments/seg-000001.cupmr: a FIFO (named pipe), not a regular file: not read; the activity records it holds are missing from the output",
             "(0 events)"),
