@@ -120,7 +120,7 @@ def timed_pair(a, name, cpu, win, out_dir):
     ref_out = os.path.join(out_dir, f"{name}_pytorch.json")
     ours = [a.cupmon, "merge", "--cpu", cpu, "--window", win, "-o", ours_out,
             "--trace-name", "bench"]
-    ref = [sys.executable, os.path.join(a.seed_ref, "seed_merge.py"), "--cpu", cpu,
+    ref = [sys.executable, os.path.join(a.reference, "seed_merge.py"), "--cpu", cpu,
            "--window", win, "--out", ref_out, "--trace-name", "bench"]
     rows = {"cupmon": [], "pytorch": []}
     for _ in range(a.repeat):
@@ -129,7 +129,7 @@ def timed_pair(a, name, cpu, win, out_dir):
             if code != 0:
                 sys.exit(f"{who} failed on {name}: {err.strip()}")
             rows[who].append((wall, rss))
-    same = subprocess.run([sys.executable, os.path.join(a.seed_ref, "trace_compare.py"),
+    same = subprocess.run([sys.executable, os.path.join(a.reference, "trace_compare.py"),
                            ref_out, ours_out], capture_output=True, text=True)
     for who, runs in rows.items():
         walls = [w for w, _ in runs]
@@ -151,7 +151,7 @@ def memory_case(a, name, cmd, timeout=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cupmon", default=os.path.join(ROOT, "target", "release", "cupmon"))
-    ap.add_argument("--seed-ref", default=os.path.join(ROOT, "..", "shared", "reference"))
+    ap.add_argument("--reference", default=os.path.join(ROOT, "..", "shared", "reference"))
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cases", default=",".join(ALL_CASES))
@@ -233,7 +233,7 @@ def merge_1m(a):
               f"peak RSS {max(r for _, r in runs):7.0f} MiB  ({a.repeat} runs)")
     if not a.baseline:
         return True
-    same = subprocess.run([sys.executable, os.path.join(a.seed_ref, "trace_compare.py"),
+    same = subprocess.run([sys.executable, os.path.join(a.reference, "trace_compare.py"),
                            os.path.join(a.out, "merge_1m_baseline.json"),
                            os.path.join(a.out, "merge_1m_cupmon.json")],
                           capture_output=True, text=True)

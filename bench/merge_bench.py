@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Merge benchmark: `cupmon merge` against the seed's Python merge, same inputs, same run.
+"""Merge benchmark: `cupmon merge` against PyTorch's Python merge_trace_window_into_chrome_trace, same inputs, same run.
 
 Builds a synthetic Kineto-style CPU trace (pretty-printed like torch.profiler's
 export, N cpu_op events with External ids) and a trace window (kernels, runtime
@@ -8,7 +8,7 @@ each merger REPEAT times, alternating, and reports the median wall time and the
 peak RSS of each, and the ratios. Checks that the two outputs are equal.
 
 usage: bench/merge_bench.py [--events 1000000] [--window 600000] [--repeat 3]
-       [--seed-ref ../shared/reference] [--cupmon target/release/cupmon] [--out bench/out]
+       [--reference ../shared/reference] [--cupmon target/release/cupmon] [--out bench/out]
 """
 import argparse
 import json
@@ -103,7 +103,7 @@ def main():
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--window", type=int, default=600_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seed-ref", default=os.path.join(ROOT, "..", "shared", "reference"))
+    ap.add_argument("--reference", default=os.path.join(ROOT, "..", "shared", "reference"))
     ap.add_argument("--cupmon", default=os.path.join(ROOT, "target", "release", "cupmon"))
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     ap.add_argument("--gz", action="store_true", help="also time .gz input and output")
@@ -119,17 +119,17 @@ def main():
         write_window(win, a.window, a.events)
     print(f"CPU trace: {os.path.getsize(cpu) / 1e6:.0f} MB, {a.events} cpu_op events; "
           f"window: {os.path.getsize(win) / 1e6:.0f} MB, {a.window} events")
-    seed_out = os.path.join(a.out, "seed_merged.json")
+    pytorch_out = os.path.join(a.out, "pytorch_merged.json")
     ours_out = os.path.join(a.out, "cupmon_merged.json")
-    seed_cmd = [sys.executable, os.path.join(a.seed_ref, "seed_merge.py"), "--cpu", cpu,
-                "--window", win, "--out", seed_out, "--trace-name", "bench"]
+    pytorch_cmd = [sys.executable, os.path.join(a.reference, "seed_merge.py"), "--cpu", cpu,
+                "--window", win, "--out", pytorch_out, "--trace-name", "bench"]
     ours_cmd = [a.cupmon, "merge", "--cpu", cpu, "--window", win, "-o", ours_out,
                 "--trace-name", "bench"]
-    results = {"seed": [], "cupmon": []}
+    results = {"pytorch": [], "cupmon": []}
     for _ in range(a.repeat):
         results["cupmon"].append(run_measured(ours_cmd))
-        results["seed"].append(run_measured(seed_cmd))
-    same = subprocess.run([sys.executable, os.path.join(a.seed_ref, "trace_compare.py"), seed_out, ours_out],
+        results["pytorch"].append(run_measured(pytorch_cmd))
+    same = subprocess.run([sys.executable, os.path.join(a.reference, "trace_compare.py"), pytorch_out, ours_out],
                           capture_output=True, text=True)
     rows = {}
     for name, runs in results.items():
@@ -138,9 +138,9 @@ def main():
     print(f"{'merger':8} {'median s':>9} {'min..max s':>14} {'peak RSS MiB':>13}")
     for name, (med, rss, lo, hi) in rows.items():
         print(f"{name:8} {med:9.2f} {lo:6.2f}..{hi:<6.2f} {rss:13.0f}")
-    speedup = rows["seed"][0] / rows["cupmon"][0]
-    mem = rows["seed"][1] / rows["cupmon"][1]
-    print(f"cupmon is {speedup:.1f}x faster and peaks at 1/{mem:.1f} of the seed's memory "
+    speedup = rows["pytorch"][0] / rows["cupmon"][0]
+    mem = rows["pytorch"][1] / rows["cupmon"][1]
+    print(f"cupmon is {speedup:.1f}x faster and peaks at 1/{mem:.1f} of PyTorch's merge's memory "
           f"(goals: >= 25x, <= 1/4); outputs {'equal' if same.returncode == 0 else 'DIFFER'}: "
           f"{same.stdout.strip() or same.stderr.strip()}")
     if a.gz:

@@ -1,7 +1,7 @@
 """Trace windows between Python dicts and the JSON the native side reads.
 
-A window is the seed's ``trace_window`` dict. JSON object keys are strings,
-but the seed (and PyTorch's monitor) use int keys for ``user_annotations``
+A window is the ``trace_window`` dict of PyTorch's monitor. JSON object keys are strings,
+but PyTorch's merge (and its monitor) use int keys for ``user_annotations``
 (external id -> name) and ``thread_resource_map`` (pid -> {opaque thread id ->
 OS thread id}); windows handed to the user get int keys back.
 """
@@ -51,5 +51,5 @@ def int_keys(window: Window) -> Window:
 
 
 def loads(data: Union[bytes, str]) -> Window:
-    """A window from JSON, with int keys as the seed uses them."""
+    """A window from JSON, with int keys as PyTorch's merge uses them."""
     return int_keys(json.loads(data))

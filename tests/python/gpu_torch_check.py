@@ -16,7 +16,7 @@ steps, then N profiled steps) in a process of its own:
 
 and each cupmon trace is compared with its torch reference: the same set of
 aten ops; the same kernels (count, names, grid/block; grid/block from the
-window, since the seed's trace format has no launch configuration); one
+window, since PyTorch's trace-window format has no launch configuration); one
 `ac2g` arrow into each GPU op; each cuda_runtime call once and the same
 runtime calls as torch.profiler. Prints PASS/FAIL/INFO lines, timings, and
 `N passed, M failed`; exits 1 on a failure.

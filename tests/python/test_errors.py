@@ -93,7 +93,7 @@ def test_a_window_value_json_cannot_hold_is_a_trace_input_error(tmp_path):
 
 
 def test_nothing_to_merge_is_a_trace_input_error(tmp_path):
-    # An empty CPU trace and an empty window: the seed raises too.
+    # An empty CPU trace and an empty window: PyTorch's merge raises too.
     empty_window = {"events": [], "user_annotations": {}, "thread_resource_map": {}}
     with pytest.raises(cupmon.TraceInputError, match="did not contain any duration events"):
         cupmon.merge_trace_window_into_chrome_trace(

@@ -14,7 +14,7 @@ from trace_compare import contains, diff, load
 
 
 def expected_window(fixture: str) -> dict:
-    """expected_window.json as the seed's dict: int keys (seed_merge.py's load_window)."""
+    """expected_window.json as PyTorch's merge's dict: int keys (seed_merge.py's load_window)."""
     w = load(FIXTURES / fixture / "expected_window.json")
     w["user_annotations"] = {int(k): v for k, v in w["user_annotations"].items()}
     w["thread_resource_map"] = {
@@ -29,7 +29,7 @@ def test_merge_of_a_window_dict_equals_the_seeds_output(fixture, tmp_path):
     result = cupmon.merge_trace_window_into_chrome_trace(
         cpu_trace(fixture), out, expected_window(fixture), trace_name=fixture
     )
-    assert result is None  # the seed's signature
+    assert result is None  # PyTorch's merge's signature
     assert diff(load(FIXTURES / fixture / "expected_merged_trace.json"), load(out)) == []
 
 
@@ -55,7 +55,7 @@ def test_merge_names_the_trace_after_the_output_path_by_default(tmp_path):
     cupmon.merge_trace_window_into_chrome_trace(
         cpu_trace("cuda_workload"), out, window, trace_name=""
     )
-    assert load(out)["traceName"] == str(out)  # `trace_name or output_path`, as the seed
+    assert load(out)["traceName"] == str(out)  # `trace_name or output_path`, as PyTorch's merge
 
 
 def test_merge_accepts_string_keys_and_leaves_the_window_alone(tmp_path):
@@ -109,7 +109,7 @@ def test_a_decoded_dump_merges_like_the_seed(fixture, tmp_path):
     window = cupmon.read_dump(str(FIXTURES / fixture))
     cupmon.merge_trace_window_into_chrome_trace(cpu_trace(fixture), out, window, trace_name=fixture)
     merged = load(out)
-    # cupmon adds its completeness facts at the top level; the rest is the seed's.
+    # cupmon adds its completeness facts at the top level; the rest is PyTorch's merge's.
     info = merged.pop("cupmon")
     # PyTorch's monitor does not count dropped records: unknown, and the trace says why.
     assert info["dropped_records"] is None

@@ -123,7 +123,7 @@ fn window_holds_api_calls_after_its_start_and_their_gpu_work() {
         Some("step 1")
     );
     assert!(window.extra_activities.contains(&ActivityKind::RUNTIME.0));
-    // The seed's order: API records, then external correlation, then GPU records.
+    // PyTorch's merge's order: API records, then external correlation, then GPU records.
     let order: Vec<&str> = window.events.iter().map(WindowEvent::kind_name).collect();
     let first_gpu = order.iter().position(|k| *k == "kernel").expect("kernels");
     assert!(order[first_gpu..]

@@ -3,7 +3,7 @@
 //! decoding). The live monitor is not here: the package reaches the one
 //! monitor of the process through the injection library's C ABI (ctypes).
 //!
-//! Windows cross the boundary as JSON bytes (the seed's `trace_window` dict
+//! Windows cross the boundary as JSON bytes (the `trace_window` dict of PyTorch's monitor
 //! through `json.dumps`), so this layer has no dict walking of its own and the
 //! merge reads them with the same parser as `cupmon merge`. Every function
 //! releases the GIL while it works; errors become Python exceptions in

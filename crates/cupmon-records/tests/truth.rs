@@ -7,7 +7,7 @@ use super::common::{fixture_dir, truth_view, FIXTURES};
 use cupmon_records::{ApiDomain, Dump, Record, RecordIter};
 use serde_json::Value;
 
-/// The seed's `_vNNNN` stripping rule.
+/// PyTorch's merge's `_vNNNN` stripping rule.
 fn strip_version(name: &str) -> &str {
     match name.rsplit_once("_v") {
         Some((prefix, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => prefix,

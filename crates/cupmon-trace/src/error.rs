@@ -11,10 +11,10 @@ pub enum TraceError {
         location: String,
         msg: String,
     },
-    /// A window the seed's merge would reject (a missing field, ...).
+    /// A window PyTorch's merge would reject (a missing field, ...).
     #[error("trace window: {0}")]
     Window(String),
-    /// The merged trace would hold no duration event (the seed raises too).
+    /// The merged trace would hold no duration event (PyTorch's merge raises too).
     #[error("merged trace did not contain any duration events")]
     NoDurationEvents,
     /// Writing the output failed (the path is added where it is known).

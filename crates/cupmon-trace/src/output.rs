@@ -22,7 +22,7 @@ use crate::TraceError;
 /// The output name that means standard output.
 pub const STDOUT_NAME: &str = "-";
 
-/// Whether a path names gzip data (the seed's rule: the name ends in `.gz`).
+/// Whether a path names gzip data (PyTorch's merge's rule: the name ends in `.gz`).
 pub fn is_gz(path: &Path) -> bool {
     path.to_string_lossy().ends_with(".gz")
 }

@@ -1,7 +1,7 @@
-//! Differential tests: cupmon's merge against the seed's own code
+//! Differential tests: cupmon's merge against PyTorch's merge's own code
 //! (`../shared/reference/seed_merge.py`, the specification) on generated
 //! windows and CPU traces that exercise every rule of the merge, including
-//! the inputs the seed rejects. Skipped, with a message, where the oracle or
+//! the inputs PyTorch's merge rejects. Skipped, with a message, where the oracle or
 //! python3 is not available.
 
 use std::path::{Path, PathBuf};
@@ -93,7 +93,7 @@ fn run_cases(cases: &[super::gen::Case], dir: &Path) {
         std::fs::write(base.join("window.json"), &case.window).expect("write window");
         let line = serde_json::json!({
             "cpu": cpu, "window": base.join("window.json"),
-            "out": base.join(if case.out_gz { "seed.json.gz" } else { "seed.json" }),
+            "out": base.join(if case.out_gz { "pytorch.json.gz" } else { "pytorch.json" }),
             "trace_name": case.trace_name,
         });
         list.push_str(&line.to_string());
@@ -113,8 +113,8 @@ fn run_cases(cases: &[super::gen::Case], dir: &Path) {
     for (i, case) in cases.iter().enumerate() {
         let base = dir.join(format!("case{i}"));
         let suffix = if case.out_gz { ".json.gz" } else { ".json" };
-        let seed_out = base.join(format!("seed{suffix}"));
-        let seed_error = std::fs::read_to_string(base.join("seed.error")).ok();
+        let pytorch_out = base.join(format!("pytorch{suffix}"));
+        let pytorch_error = std::fs::read_to_string(base.join("pytorch.error")).ok();
         let ours = base.join(format!("ours{suffix}"));
         let cpu = base.join(if case.cpu_gz {
             "cpu.json.gz"
@@ -134,18 +134,18 @@ fn run_cases(cases: &[super::gen::Case], dir: &Path) {
                 &mut |_| {},
             )
         });
-        match (seed_error, result) {
+        match (pytorch_error, result) {
             (Some(_), Err(_)) => both_rejected += 1,
             (Some(e), Ok(_)) => failures.push(format!(
-                "case {i} ({}): seed raised {e} but cupmon merged",
+                "case {i} ({}): PyTorch's merge raised {e} but cupmon merged",
                 case.label
             )),
             (None, Err(e)) => failures.push(format!(
-                "case {i} ({}): seed merged but cupmon failed: {e}",
+                "case {i} ({}): PyTorch's merge succeeded but cupmon failed: {e}",
                 case.label
             )),
             (None, Ok(_)) => {
-                let mut expected = load(&seed_out);
+                let mut expected = load(&pytorch_out);
                 let mut actual = load(&ours);
                 if case.trace_name.is_none() {
                     // The default name is the output path, which differs by design here.
@@ -180,7 +180,7 @@ fn run_cases(cases: &[super::gen::Case], dir: &Path) {
         );
     }
     eprintln!(
-        "differential: {} cases agree with the seed ({} merged identically, {both_rejected} rejected by both)",
+        "differential: {} cases agree with PyTorch's merge ({} merged identically, {both_rejected} rejected by both)",
         cases.len(),
         cases.len() - both_rejected
     );

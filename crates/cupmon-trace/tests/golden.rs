@@ -1,4 +1,4 @@
-//! The merge of each real H200 fixture equals the seed's output for it.
+//! The merge of each real H200 fixture equals PyTorch's merge's output for it.
 
 use std::path::{Path, PathBuf};
 

@@ -62,9 +62,9 @@ fn complete_events_have_numeric_ts_and_dur() {
 }
 
 /// Every flow finish has its start; every start has its finish except where
-/// the seed draws one from a synchronisation call (`cudaStreamSynchronize`,
+/// PyTorch's merge draws one from a synchronisation call (`cudaStreamSynchronize`,
 /// `cudaDeviceSynchronize`, `cudaStreamWaitEvent` are in its flow list but
-/// launch no GPU work). That is the seed's behaviour, kept on purpose. A launch
+/// launch no GPU work). That is PyTorch's merge's behaviour, kept on purpose. A launch
 /// whose GPU op has no time keeps its start too: the op is left out of the
 /// complete trace, the launch is not (viewers ignore a start without a finish).
 #[test]
@@ -126,7 +126,7 @@ fn every_flow_start_has_its_finish() {
         "each untimed op's launch keeps its start"
     );
     eprintln!(
-        "{from_sync} ac2g starts from synchronisation calls have no finish (the seed's behaviour), \
+        "{from_sync} ac2g starts from synchronisation calls have no finish (PyTorch's merge's behaviour), \
          {from_untimed} from launches of GPU ops without a time (left out)"
     );
 }

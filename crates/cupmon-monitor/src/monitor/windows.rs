@@ -76,7 +76,7 @@ impl Monitor {
     }
 
     /// Close the window: disable its kinds, flush (plain, then forced), and
-    /// return its records filtered as the seed's monitor does.
+    /// return its records filtered as PyTorch's CUPTI monitor does.
     pub fn end_window(&self) -> Result<TraceWindow, MonitorError> {
         let mut phase = lock(&self.window);
         let WindowPhase::Open { enabled, start_ns } =

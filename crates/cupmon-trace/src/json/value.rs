@@ -1,5 +1,5 @@
 //! A small JSON value for the few places the merge needs one (annotations,
-//! odd field types), with the Python conversions the seed applies to it:
+//! odd field types), with the Python conversions PyTorch's merge applies to it:
 //! `int(v)`, `float(v)`, `str(v)` and `json.dumps(v)`.
 
 use super::read::RawNum;
@@ -37,9 +37,9 @@ impl Value {
         }
     }
 
-    /// Python's `int(v)` as the seed's `_as_int` uses it: `Ok(None)` where Python
-    /// raises TypeError/ValueError (the seed then falls back to a default),
-    /// `Err` where it raises anything else (OverflowError), which the seed does not catch.
+    /// Python's `int(v)` as PyTorch's merge's `_as_int` uses it: `Ok(None)` where Python
+    /// raises TypeError/ValueError (PyTorch's merge then falls back to a default),
+    /// `Err` where it raises anything else (OverflowError), which PyTorch's merge does not catch.
     pub fn py_int(&self) -> Result<Option<i128>, PyRaise> {
         match self {
             Value::Int(v) => Ok(Some(*v)),

@@ -1,4 +1,4 @@
-//! The `args` of a GPU event, in the seed's key order, with its rules for
+//! The `args` of a GPU event, in PyTorch's merge's key order, with its rules for
 //! annotations (a JSON dict spreads into args, a list becomes its
 //! `json.dumps` text, anything else is kept as `annotation`).
 

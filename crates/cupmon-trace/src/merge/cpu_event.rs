@@ -1,6 +1,6 @@
 //! What the merge reads of one CPU-trace event, parsed straight from its bytes.
 //!
-//! The seed loads the whole trace into Python objects; cupmon looks at each
+//! PyTorch's merge loads the whole trace into Python objects; cupmon looks at each
 //! event once, keeps only these facts and copies the event's text unchanged.
 
 use super::param_comms::{ParamComms, OP_NAME as PARAM_COMMS};
@@ -21,7 +21,7 @@ pub(crate) enum Cat {
     Trace,
     /// "cpu_op" or "user_annotation": carries an External id.
     Op,
-    /// A list or dict: unhashable, so the seed's `in {...}` raises.
+    /// A list or dict: unhashable, so PyTorch's merge's `in {...}` raises.
     Unhashable,
     #[default]
     Other,
@@ -50,7 +50,7 @@ enum Num<'a> {
 }
 
 impl Num<'_> {
-    /// The seed's `_as_float(event.get(k, 0.0))`.
+    /// PyTorch's merge's `_as_float(event.get(k, 0.0))`.
     fn as_float(&self) -> f64 {
         match self {
             Num::Missing => 0.0,
@@ -61,14 +61,14 @@ impl Num<'_> {
     }
 }
 
-/// The outcome of `int(args["External id"])` in the seed.
+/// The outcome of `int(args["External id"])` in PyTorch's merge.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) enum ExternalId {
     /// No args dict, no key, null, or `int()` raised TypeError/ValueError.
     #[default]
     None,
     Id(i128),
-    /// `int()` raised something the seed does not catch (OverflowError).
+    /// `int()` raised something PyTorch's merge does not catch (OverflowError).
     Raises(String),
 }
 
@@ -80,7 +80,7 @@ pub(crate) struct CpuEvent {
     /// Set only when the value is a JSON integer (Python `isinstance(v, int)`).
     pub pid: Option<i128>,
     pub tid: Option<i128>,
-    /// `ts` and `dur` as the seed's `_as_float` reads them.
+    /// `ts` and `dur` as PyTorch's merge's `_as_float` reads them.
     pub ts: f64,
     pub dur: f64,
     pub external_id: ExternalId,
@@ -277,7 +277,7 @@ fn args_external_id(r: &mut Reader<'_>) -> ReadResult<(ExternalId, Option<Box<Pa
     }
 }
 
-/// `int(v)` of a non-integer External id, as the seed handles it.
+/// `int(v)` of a non-integer External id, as PyTorch's merge handles it.
 fn external_id_from(v: Value) -> ExternalId {
     match v {
         Value::Null => ExternalId::None,

@@ -48,7 +48,7 @@ pub(crate) struct CpuScan {
     /// (External id, (pid, tid), (ts, dur) in µs) of every CPU op, in trace order,
     /// until [`CpuScan::keep_external_ids`] keeps the ones the window asks about.
     candidates: Vec<OpCandidate>,
-    /// External id -> (pid, tid) (later ops win, as in the seed's dict).
+    /// External id -> (pid, tid) (later ops win, as in PyTorch's merge's dict).
     pub thread_by_external_id: FxHashMap<i128, (i128, i128)>,
     /// External id -> the op's (ts, dur) in µs after the base time (later ops win):
     /// where the window's calls linked to it must lie (`clock_align.rs`).
@@ -185,7 +185,7 @@ pub(crate) fn scan_cpu_trace(
     Ok(scan)
 }
 
-/// `int(data["baseTimeNanoseconds"])`, which the seed does not guard.
+/// `int(data["baseTimeNanoseconds"])`, which PyTorch's merge does not guard.
 fn base_time(bytes: &[u8]) -> Result<i128, String> {
     let v =
         parse_document(bytes).ok_or_else(|| "baseTimeNanoseconds: unreadable value".to_owned())?;
@@ -211,7 +211,7 @@ fn scan_events<R: Read>(
     match open {
         b'[' => {}
         b'{' | b'"' => {
-            // list() of an empty dict or string is empty: the seed accepts those.
+            // list() of an empty dict or string is empty: PyTorch's merge accepts those.
             let (v, range) = s.step(|r| r.value())?;
             return match v {
                 Value::Object(m) if m.is_empty() => Ok(()),

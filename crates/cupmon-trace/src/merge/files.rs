@@ -16,7 +16,7 @@ use crate::spool::{needs_spool, spool};
 use crate::{TraceError, TraceFormat};
 
 /// Merge a window into the CPU trace at `cpu_path`, writing `output`
-/// (`.gz` in and out by file name), as the seed's merge does. A CPU trace
+/// (`.gz` in and out by file name), as PyTorch's merge does. A CPU trace
 /// that can be read only once (a pipe, a FIFO) is first copied to a
 /// temporary file beside the output, removed afterwards.
 pub fn merge_files(
@@ -30,7 +30,7 @@ pub fn merge_files(
 }
 
 /// [`merge_files`], but a CPU trace without `traceEvents` is an error. The
-/// seed merges one (`{}`, a trace window given as the CPU trace) into a
+/// PyTorch's merge accepts one (`{}`, a trace window given as the CPU trace) into a
 /// trace with no CPU events; from a user that is always a mistake.
 pub fn merge_files_strict(
     cpu_path: &Path,

@@ -1,4 +1,4 @@
-//! The Kineto trace merge: `merge_trace_window_into_chrome_trace` of the seed,
+//! The Kineto trace merge: PyTorch's `merge_trace_window_into_chrome_trace`,
 //! streamed. Pass 1 reads the CPU trace for what the merge needs; pass 2
 //! copies the kept CPU events' text into the output around the window's events.
 //! Here: the merge's options, results and base time; `files.rs` runs it over a
@@ -50,7 +50,7 @@ pub const DEFAULT_MAX_EVENT_BYTES: u64 = 1 << 30;
 /// Options of a merge.
 #[derive(Debug, Clone)]
 pub struct MergeOptions {
-    /// `traceName` of the output; the seed uses the output path when unset.
+    /// `traceName` of the output; PyTorch's merge uses the output path when unset.
     pub trace_name: Option<String>,
     /// Exactly PyTorch's `merge_trace_window_into_chrome_trace`'s output; otherwise
     /// (the default) the complete trace: the same events and times with Kineto's
@@ -105,7 +105,7 @@ pub enum MergeProgress {
     Scanned(u64),
 }
 
-/// The seed's default base time: now, rounded down to a trimester.
+/// PyTorch's merge's default base time: now, rounded down to a trimester.
 pub fn default_base_ns() -> i128 {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

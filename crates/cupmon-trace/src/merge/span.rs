@@ -44,7 +44,7 @@ impl TimeRange {
         self.max_end_ts = py_max(self.max_end_ts, ts + py_max(dur, 0.0));
     }
 
-    /// Combine with a range computed over later events, in the seed's order.
+    /// Combine with a range computed over later events, in PyTorch's merge's order.
     pub fn then(self, later: TimeRange) -> TimeRange {
         TimeRange {
             min_ts: py_min(self.min_ts, later.min_ts),
@@ -52,7 +52,7 @@ impl TimeRange {
         }
     }
 
-    /// False when there was no duration event at all (the seed raises).
+    /// False when there was no duration event at all (PyTorch's merge raises).
     pub fn has_events(&self) -> bool {
         self.min_ts.is_finite()
     }

@@ -1,6 +1,6 @@
 //! What the merge must know of a whole window before it writes the first event: the
 //! metadata events' devices, streams, processes and threads (of the events it shows), whether the overhead
-//! track is needed, the latest non-overhead end (for the seed's trailing "Activity
+//! track is needed, the latest non-overhead end (for PyTorch's merge's trailing "Activity
 //! Buffer Request" rule) and the first start (an exported trace's base time). One
 //! pass over the events in window order gathers it, from memory or from a dump.
 
@@ -29,7 +29,7 @@ pub(crate) struct Survey {
     plain_overhead: bool,
     /// The earliest start of the "Activity Buffer Request" overheads.
     buffer_request_start: Option<i128>,
-    /// The first such overhead whose start the seed cannot read.
+    /// The first such overhead whose start PyTorch's merge cannot read.
     buffer_request_error: Option<PyRaise>,
 }
 
@@ -95,7 +95,7 @@ impl Survey {
     }
 
     /// Whether an overhead event is shown (one that is not the trailing buffer
-    /// request); the seed's error when it must read a start it cannot.
+    /// request); PyTorch's merge's error when it must read a start it cannot.
     pub fn need_overhead(&self) -> Result<bool, TraceError> {
         let max = self.max_non_overhead_end_ns;
         if max > 0 {

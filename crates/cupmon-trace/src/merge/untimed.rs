@@ -7,7 +7,7 @@
 //! stream or device metadata of their own, no overlap lane, no part of an annotation's
 //! span. Their launches have times and stay, each with its `ac2g` start: whether every
 //! op of a correlation id is untimed is not known when a streamed trace writes the
-//! launch, and a start without a finish is what viewers ignore (the seed's
+//! launch, and a start without a finish is what viewers ignore (PyTorch's merge's
 //! synchronisation calls draw such starts too).
 //! A memory record without a time still counts for the bytes held after it.
 //!

@@ -1,5 +1,5 @@
 //! One event of a trace window: the fields the merge reads, and the event
-//! built from them with the seed's own rules (`_as_int`, `str()`, which
+//! built from them with PyTorch's merge's own rules (`_as_int`, `str()`, which
 //! fields it requires for which kind).
 
 use super::window_input::{
@@ -114,7 +114,7 @@ impl Fields {
         self.0[f as usize].as_ref()
     }
 
-    /// `_as_int(event[f])`: the seed raises KeyError when the field is missing.
+    /// `_as_int(event[f])`: PyTorch's merge raises KeyError when the field is missing.
     fn required_int(&self, f: Field) -> Result<i128, String> {
         match self.get(f) {
             None => Err(format!("missing field '{}'", field_name(f))),
@@ -147,7 +147,7 @@ impl Fields {
     }
 }
 
-/// The seed's `_as_int`: `int(v)`, 0 where that raises TypeError/ValueError.
+/// PyTorch's merge's `_as_int`: `int(v)`, 0 where that raises TypeError/ValueError.
 fn as_int(v: &Value) -> Result<i128, String> {
     v.py_int().map(|i| i.unwrap_or(0))
 }

@@ -1,11 +1,11 @@
-//! The trace window as the merge reads it: every field the seed's merge looks
-//! at, converted with the seed's own rules (`_as_int`, `str()`), so that any
-//! window the seed accepts is accepted here and any it rejects is rejected.
+//! The trace window as the merge reads it: every field PyTorch's merge looks
+//! at, converted with PyTorch's merge's own rules (`_as_int`, `str()`), so that any
+//! window PyTorch's merge accepts is accepted here and any it rejects is rejected.
 //!
-//! The seed raises `KeyError` for some missing fields and converts others with
+//! PyTorch's merge raises `KeyError` for some missing fields and converts others with
 //! defaults; which ones depends on the event's kind (and for overhead events on
 //! whether the event turns out to be the trailing "Activity Buffer Request",
-//! which is only known once all events are read). Fields the seed always
+//! which is only known once all events are read). Fields PyTorch's merge always
 //! requires are checked while parsing; the overhead ones are kept as [`Lazy`].
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -17,7 +17,7 @@ use cupmon_records::ApiDomain;
 #[derive(Debug, Default, Clone)]
 pub struct MergeWindow {
     pub(crate) events: Vec<MergeEvent>,
-    /// CUSTOM1 external id -> name (`None` when the name is not a string: the seed skips it).
+    /// CUSTOM1 external id -> name (`None` when the name is not a string: PyTorch's merge skips it).
     pub(crate) user_annotations: FxHashMap<i128, Option<String>>,
     /// pid -> (int32 opaque thread id -> OS thread id).
     pub(crate) thread_resource_map: FxHashMap<i128, FxHashMap<i128, i128>>,
@@ -160,7 +160,7 @@ pub(crate) struct ApiEvent {
     pub process_id: i128,
     pub thread_id: i128,
     pub correlation_id: i128,
-    /// The seed shows this call (its name is not filtered out).
+    /// PyTorch's merge shows this call (its name is not filtered out).
     pub registered: bool,
     /// Only read (and required) when `registered`.
     pub start_ns: i128,
@@ -168,7 +168,7 @@ pub(crate) struct ApiEvent {
     pub end_ns_get: i128,
 }
 
-/// A field whose absence or bad value only matters if the seed reads it.
+/// A field whose absence or bad value only matters if PyTorch's merge reads it.
 #[derive(Debug, Clone)]
 pub(crate) enum Lazy<T> {
     Missing(&'static str),

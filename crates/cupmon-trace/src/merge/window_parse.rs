@@ -1,5 +1,5 @@
 //! Reading a trace-window JSON document into a [`MergeWindow`], with the
-//! checks that `seed_merge.py`'s `load_window` and the seed's merge make.
+//! checks that `seed_merge.py`'s `load_window` and PyTorch's merge make.
 //! The document is streamed one event (or top-level member) at a time, so
 //! that reading takes no more memory than the window plus its largest value.
 
@@ -73,7 +73,7 @@ impl MergeWindow {
 /// Why a window could not be read.
 enum WindowError {
     Stream(StreamError),
-    /// Valid JSON that the seed rejects: where and why.
+    /// Valid JSON that PyTorch's merge rejects: where and why.
     Bad(u64, String),
 }
 
@@ -156,7 +156,7 @@ fn parse_events<R: Read>(s: &mut StreamBuf<R>) -> Result<Vec<MergeEvent>, Window
     let not_a_list = || WindowError::Bad(at.start, "'events' must be a list".to_owned());
     match open {
         b'[' => {}
-        // Iterating an empty dict or string yields nothing, so the seed accepts them.
+        // Iterating an empty dict or string yields nothing, so PyTorch's merge accepts them.
         b'{' | b'"' => {
             let (v, _) = s.step(|r| r.value())?;
             return match v {

@@ -1,5 +1,5 @@
 //! `gpu_user_annotation` spans: for each CUSTOM1 annotation, device and stream, one
-//! span over the GPU work launched under it (the seed's `_gpu_user_annotation_events`).
+//! span over the GPU work launched under it (PyTorch's merge's `_gpu_user_annotation_events`).
 
 use std::collections::BTreeMap;
 use std::io::Write;

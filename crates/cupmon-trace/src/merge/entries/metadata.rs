@@ -1,4 +1,4 @@
-//! The window's metadata events, as the seed writes them: a process per GPU and per
+//! The window's metadata events, as PyTorch's merge writes them: a process per GPU and per
 //! CPU process, a thread per API thread and per stream, the overlap tracks of a
 //! complete trace, and the overhead track when an overhead event is shown.
 
@@ -62,7 +62,7 @@ enum Meta<'a> {
 }
 
 /// `_metadata_event`.
-/// A process's name ("python"), label and sort index, as the seed writes them.
+/// A process's name ("python"), label and sort index, as PyTorch's merge writes them.
 fn process_meta<W: Write>(
     sink: &mut EventSink<W>,
     ts: f64,
@@ -91,7 +91,7 @@ fn process_meta<W: Write>(
     );
 }
 
-/// A thread's (or stream's) name and sort index, at ts 0 as the seed writes them.
+/// A thread's (or stream's) name and sort index, at ts 0 as PyTorch's merge writes them.
 fn thread_meta<W: Write>(
     sink: &mut EventSink<W>,
     pid: i128,

@@ -1,4 +1,4 @@
-//! The window's part of a merged trace, rule for rule as the seed's
+//! The window's part of a merged trace, rule for rule as PyTorch's merge's
 //! `_trace_window_entries` and `_gpu_user_annotation_events` build it:
 //! metadata events (inserted after the CPU trace's leading `M` events, `metadata.rs`)
 //! and trace events (appended after the CPU events: calls, GPU ops and overhead with

@@ -1,4 +1,4 @@
-//! The window's `X` events, as the seed writes them: registered API calls, GPU ops
+//! The window's `X` events, as PyTorch's merge writes them: registered API calls, GPU ops
 //! (with a complete trace's Kineto names, args and overlap lanes) and overhead, and
 //! the `ac2g` arrows from a launch to its GPU op.
 
