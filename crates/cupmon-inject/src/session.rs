@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats, StateError};
-use cupmon_trace::TraceWindow;
+use cupmon_window::TraceWindow;
 
 /// A running monitor and what it has written.
 #[derive(Debug)]

@@ -79,6 +79,6 @@ fn own_command() -> Option<Vec<String>> {
 }
 
 /// This process's place in a distributed job, from the launcher's environment.
-pub(crate) fn distributed_info() -> Option<cupmon_trace::DistributedInfo> {
-    cupmon_trace::DistributedInfo::from_env(|k| std::env::var(k).ok())
+pub(crate) fn distributed_info() -> Option<cupmon_window::DistributedInfo> {
+    cupmon_window::DistributedInfo::from_env(|k| std::env::var(k).ok())
 }

@@ -13,7 +13,7 @@ use cupmon_records::dump::{BufferWritten, FrameIndex};
 use cupmon_records::{
     ActivityKind, BufferCompletion, DumpError, DumpWriter, KernelNames, Layout, Record, RecordIter,
 };
-use cupmon_trace::WindowEvent;
+use cupmon_window::WindowEvent;
 
 use crate::msg::{Msg, WindowEvents};
 use crate::shared::Shared;
