@@ -8,7 +8,8 @@ use cupmon_records::dump::AnnotationLog;
 use cupmon_window::CupmonInfo;
 
 use super::{lock, AnnotationLogState, Monitor};
-use crate::stats::{BufferUse, MetaEntry, MonitorStats, QuietStretch};
+use crate::meta::MetaEntry;
+use crate::stats::{BufferUse, MonitorStats, QuietStretch};
 use crate::MonitorError;
 
 impl Monitor {
