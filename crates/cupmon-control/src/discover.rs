@@ -215,7 +215,10 @@ mod tests {
     fn execed(child: &std::process::Child) {
         for _ in 0..500 {
             let comm = std::fs::read_to_string(format!("/proc/{}/comm", child.id()));
-            if comm.is_ok_and(|c| c.trim() == "sleep") {
+            // exec names the process before it lays out the new environment: until
+            // then /proc/PID/environ reads empty and the process looks unmonitored.
+            let environ = std::fs::read(format!("/proc/{}/environ", child.id()));
+            if comm.is_ok_and(|c| c.trim() == "sleep") && environ.is_ok_and(|e| !e.is_empty()) {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
