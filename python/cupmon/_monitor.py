@@ -17,6 +17,7 @@ import json
 import numbers
 import os
 import threading
+import warnings
 from typing import Any, Dict, Iterable, Optional, Union
 
 from ._errors import ErrorCode, MonitorError, MonitorStateError, NotMonitoringError, error_for
@@ -201,8 +202,10 @@ def start_collection(
 
 def stop_collection() -> Dict[str, Any]:
     """Stop the collection started by :func:`start_collection`: flush, close an
-    open window (written as ``window-N.json`` in the dump), return the final
-    stats. Raises :class:`NotMonitoringError` when no collection runs, and
+    open window (written as ``window-N.json`` in the dump, with its trace
+    ``window-N.trace.json.gz``, or ``.trace.pftrace`` with the ``trace_format``
+    setting, beside it), return the final stats. Raises
+    :class:`NotMonitoringError` when no collection runs, and
     :class:`MonitorStateError` under ``cupmon run``, whose monitor is not
     stopped (it ends with the process)."""
     state = status()
@@ -210,7 +213,34 @@ def stop_collection() -> Dict[str, Any]:
         raise MonitorStateError(
             "the monitor of this process belongs to `cupmon run` and stops when the process exits"
         )
-    return call("stop")
+    stats = call("stop")
+    _write_window_traces(stats.get("dump_dir"), stats.get("trace_format") or "json")
+    return stats
+
+
+def _write_window_traces(dump_dir: Optional[str], trace_format: str) -> None:
+    """Write the trace of each window of the dump that has none: the monitor
+    writes only the windows' JSON (the trace is made here, after it stopped,
+    with the offline export that ``cupmon export`` uses)."""
+    if not dump_dir or not os.path.isdir(dump_dir):
+        return
+    from . import _cupmon as _native  # the Rust extension: `cupmon export`'s code
+
+    for name in sorted(os.listdir(dump_dir)):
+        number = name[len("window-") : -len(".json")]
+        if not (name.startswith("window-") and name.endswith(".json") and number.isdigit()):
+            continue
+        traces = [f"window-{number}.trace.json.gz", f"window-{number}.trace.pftrace"]
+        if any(os.path.exists(os.path.join(dump_dir, t)) for t in traces):
+            continue
+        window = os.path.join(dump_dir, name)
+        trace = os.path.join(dump_dir, traces[1] if trace_format == "pftrace" else traces[0])
+        try:
+            _native.export_file(
+                window, trace, f"cupmon window {number} of pid {os.getpid()}", False, trace_format
+            )
+        except Exception as e:  # a window without records, an unreadable file: said, not fatal
+            warnings.warn(f"cupmon: no trace written for {window}: {e}", stacklevel=3)
 
 
 def monitor_stats() -> Dict[str, Any]:

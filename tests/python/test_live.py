@@ -3,6 +3,7 @@ against the fake libcupti: no GPU, no driver."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -299,3 +300,26 @@ print(json.dumps(got))
 """
     got = last_json(child(code, fake_env(fake_cupti)))
     assert got == ["done", None, "done", "NoAnnotationOpen"]
+
+
+def test_stop_collection_writes_the_trace_of_the_window_it_closed(fake_cupti, tmp_path):
+    # The injection library writes only window-N.json; the trace beside it is made
+    # by the Python side after the stop, in the format of the trace_format setting.
+    for trace_format, trace in (("json", "window-0.trace.json.gz"), ("pftrace", "window-0.trace.pftrace")):
+        dump = tmp_path / trace_format
+        code = f"""
+cupmon.start_collection({str(dump)!r}, trace_format={trace_format!r})
+cupmon.begin_trace_window()
+launch(4)
+final = cupmon.stop_collection()
+print(json.dumps({{"files": sorted(os.listdir({str(dump)!r})), "format": final.get("trace_format")}}))
+"""
+        out = last_json(child(code, fake_env(fake_cupti)))
+        assert out["format"] == trace_format
+        assert "window-0.json" in out["files"], out
+        assert trace in out["files"], out
+        assert [f for f in out["files"] if ".trace" in f] == [trace], out
+        if trace_format == "json":
+            merged = json.loads(gzip.decompress((dump / trace).read_bytes()))
+            kernels = [e for e in merged["traceEvents"] if e.get("cat") == "kernel"]
+            assert len(kernels) == 4

@@ -52,7 +52,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a program under cupmon (always-on collection, optional trace windows).
     #[command(
-        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to a new directory OUTPUT/<pid>-<start>\n(OUTPUT/rank<R>-<pid>-<start> under torchrun; <start> is the UTC start time, e.g.\n20261201T093005Z, with -1, -2, ... added when taken: a dump is never overwritten);\neach window becomes window-N.json and window-N.trace.json.gz there."
+        after_help = "Examples:\n  cupmon run -- python train.py\n  cupmon run -o prof --window-at 30 --window-for 2 -- ./app --steps 1000\n  cupmon run --window-on-signal -- torchrun --nproc-per-node 8 train.py\n\nEach CUDA process writes a dump to a new directory OUTPUT/<pid>-<start>\n(OUTPUT/rank<R>-<pid>-<start> under torchrun; <start> is the UTC start time, e.g.\n20261201T093005Z, with -1, -2, ... added when taken: a dump is never overwritten);\neach window becomes window-N.json there, and when the program has ended cupmon run\nwrites its trace window-N.trace.json.gz beside it."
     )]
     Run(RunArgs),
     /// Merge a trace window into a torch.profiler (Kineto) CPU trace.
@@ -79,7 +79,7 @@ pub enum Command {
     Demo(DemoArgs),
     /// Open a trace window now in running monitored processes (all ranks of a run).
     #[command(
-        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242-20261201T093005Z --steps 3\n                                   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json and window-N.trace.json.gz into its dump directory;\nwith several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
+        after_help = "Examples:\n  cupmon window prof              every monitored process of `cupmon run -o prof`, 5 s\n  cupmon window prof --for 30s\n  cupmon window prof/rank0-4242-20261201T093005Z --steps 3\n                                   until the program has called cupmon.step() 3 times\n  cupmon window 4242               the process with pid 4242\n\nEach process writes window-N.json into its dump directory, and cupmon window writes its\ntrace window-N.trace.json.gz beside it; with several processes, one combined trace (one process group per rank) is written too.\nWorks for processes started by `cupmon run` and for those that only have the injection\nlibrary set (CUDA_INJECTION64_PATH); no signal is sent."
     )]
     Window(WindowArgs),
     /// List the monitored processes of a run, a dump directory or a pid.

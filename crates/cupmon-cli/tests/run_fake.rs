@@ -105,6 +105,51 @@ fn with_trace_format_pftrace_the_window_trace_is_a_perfetto_trace() {
     assert!(dump.join("window-0.json").is_file());
 }
 
+#[test]
+fn the_traced_process_writes_only_the_window_json_and_cupmon_run_makes_the_trace() {
+    // The program with the injection library alone (no `cupmon run` to make the
+    // trace afterwards): the window's JSON, and no trace file of any format.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let library = inject_library();
+    let fake = cupmon_test_support::fake_library_path();
+    let out = Command::new(app())
+        .args(["sleep", "200", "launch", "20", "sleep", "500"])
+        .env("CUDA_INJECTION64_PATH", &library)
+        .env("CUPMON_INJECT_LIBRARY", &library)
+        .env("CUPMON_LIBCUPTI", fake)
+        .env("CUPMON_LIBCUDA", fake)
+        .env("CUPMON_OUTPUT_DIR", dir.path())
+        .env("CUPMON_WINDOW_AT", "0.1")
+        .env("CUPMON_WINDOW_FOR", "0.3")
+        .output()
+        .expect("run the program");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dump = only_dump(dir.path());
+    let names: Vec<String> = std::fs::read_dir(&dump)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"window-0.json".to_owned()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.contains(".trace")),
+        "the traced process wrote a trace: {names:?}"
+    );
+    // The same program under `cupmon run`: the trace is there when the run ends.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(
+        dir.path(),
+        &["--window-at", "0.1", "--window-for", "0.3"],
+        &["sleep", "200", "launch", "20", "sleep", "500"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let trace = only_dump(dir.path()).join("window-0.trace.json.gz");
+    assert!(stderr.contains(&trace.display().to_string()), "{stderr}");
+    let text = crate::util::read_json(&trace).to_string();
+    assert!(text.contains("cupmon window 0 of pid "), "{text:.300}");
+}
+
 pub(crate) fn only_dump(dir: &Path) -> PathBuf {
     let dumps: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("read_dir")

@@ -96,9 +96,15 @@ pub struct WindowStatus {
 pub struct LastWindow {
     pub number: u32,
     pub window_json: String,
+    /// The trace file, from an older cupmon that wrote it in the process; today's
+    /// writes only the JSON and whoever closed the window makes the trace.
     #[serde(default)]
     pub trace: Option<String>,
     pub events: u64,
+    /// How the process was asked to have its traces written (`json`, `pftrace`:
+    /// its CUPMON_TRACE_FORMAT); `None` from an older cupmon.
+    #[serde(default)]
+    pub trace_format: Option<String>,
 }
 
 /// A request line as the server reads it; `Err` says why it is not one.

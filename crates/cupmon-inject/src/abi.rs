@@ -60,10 +60,21 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
             crate::exit::flush_at_exit();
             Ok(Value::Null)
         }
-        "stop" => match crate::session::stop() {
-            Some(stats) => Ok(serde_json::to_value(stats?).unwrap_or(Value::Null)),
-            None => Err(StateError::NotMonitoring.into()),
-        },
+        "stop" => {
+            // The Python side makes the traces of the windows written (this process
+            // writes only their JSON), in the format the session was given.
+            let format = with(|s| Ok(s.monitor.config().trace_format)).ok();
+            match crate::session::stop() {
+                Some(stats) => {
+                    let mut answer = serde_json::to_value(stats?).unwrap_or(Value::Null);
+                    if let (Some(object), Some(format)) = (answer.as_object_mut(), format) {
+                        object.insert("trace_format".into(), format.name().into());
+                    }
+                    Ok(answer)
+                }
+                None => Err(StateError::NotMonitoring.into()),
+            }
+        }
         "stats" => Ok(with(|s| {
             Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))
         })?),

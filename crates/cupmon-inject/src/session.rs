@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cupmon_monitor::{env_vars, Monitor, MonitorConfig, MonitorError, MonitorStats, StateError};
-use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceFormat, TraceWindow};
+use cupmon_window::TraceWindow;
 
 /// A running monitor and what it has written.
 #[derive(Debug)]
@@ -192,7 +192,6 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     let _clear = StoppingThread;
     let session = lock().take()?;
     let dir = session.monitor.config().dump_dir.clone();
-    let format = session.monitor.config().trace_format;
     let written = session.windows_written.load(Ordering::Relaxed);
     let stopped = session.monitor.stop();
     crate::clients::WITHHOLD_API.store(false, Ordering::Relaxed);
@@ -208,7 +207,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     let injected = session.injected;
     Some(stopped.map(|(stats, window)| {
         if let Some(window) = window {
-            write_window_files(&dir, written, &window, format);
+            write_window_file(&dir, written, &window);
         } else if injected && recorded_nothing(&stats) {
             remove_empty_dump(&dir);
         }
@@ -257,9 +256,11 @@ pub(crate) fn end_window(session: &Session) -> Result<TraceWindow, MonitorError>
     window
 }
 
-/// End the open window and write `window-N.json` and its trace
-/// (`window-N.trace.json.gz`, or `.pftrace` with CUPMON_TRACE_FORMAT=pftrace)
-/// into the dump directory. `Ok(None)` when no window is open (or no session).
+/// End the open window and write `window-N.json` into the dump directory. The
+/// trace of it is made outside this process (`cupmon run` when the program ends,
+/// `cupmon window` when it closes the window, `cupmon export`, or the Python side):
+/// the traced program never pays for JSON, gzip or Perfetto. `Ok(None)` when no
+/// window is open (or no session).
 pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
     let Some(session) = current() else {
         return Ok(None);
@@ -270,53 +271,30 @@ pub(crate) fn end_window_to_files() -> Result<Option<PathBuf>, MonitorError> {
     let window = end_window(&session)?;
     let dir = session.monitor.config().dump_dir.clone();
     let n = session.windows_written.fetch_add(1, Ordering::Relaxed);
-    let format = session.monitor.config().trace_format;
-    let path = write_window_files(&dir, n, &window, format);
-    let trace = dir.join(format.file_name(n));
+    let path = write_window_file(&dir, n, &window);
     *session
         .last_window
         .lock()
         .unwrap_or_else(|p| p.into_inner()) = Some(cupmon_control::LastWindow {
         number: n,
         window_json: path.display().to_string(),
-        trace: trace.is_file().then(|| trace.display().to_string()),
+        trace: None,
         events: window.events.len() as u64,
+        trace_format: Some(session.monitor.config().trace_format.name().to_owned()),
     });
     Ok(Some(path))
 }
 
-/// Write a window and its trace; problems are reported, not fatal (the
-/// program being traced must go on).
-fn write_window_files(
-    dir: &Path,
-    n: u32,
-    window: &TraceWindow,
-    format: cupmon_config::WindowTraceFormat,
-) -> PathBuf {
+/// Write a window as `window-N.json` (through a temporary file: a reader never
+/// sees half of it); problems are reported, not fatal (the program being traced
+/// must go on).
+fn write_window_file(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
     let json_path = dir.join(format!("window-{n}.json"));
-    let trace_path = dir.join(format.file_name(n));
     let written = serde_json::to_vec(window)
         .map_err(|e| e.to_string())
         .and_then(|bytes| write_atomically(&json_path, &bytes).map_err(|e| e.to_string()));
     if let Err(e) = written {
         cupmon_log::error!("cannot write {}: {e}", json_path.display());
-    }
-    if window.events.is_empty() {
-        cupmon_log::warn!("trace window {n} holds no records; no trace written for it");
-    } else if let Err(e) = export_window(
-        &MergeWindow::from(window),
-        &trace_path,
-        &ExportOptions {
-            trace_name: Some(format!("cupmon window {n} of pid {}", std::process::id())),
-            device_properties_json: None,
-            exact: false,
-            format: Some(match format {
-                cupmon_config::WindowTraceFormat::Json => TraceFormat::Json,
-                cupmon_config::WindowTraceFormat::Pftrace => TraceFormat::Pftrace,
-            }),
-        },
-    ) {
-        cupmon_log::error!("cannot write {}: {e}", trace_path.display());
     }
     json_path
 }

@@ -36,8 +36,9 @@ mod worker_profile;
 pub use cupmon_config::{env_vars, ConfigError, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
 pub use error::{MonitorError, StateError};
 pub use flusher::SLOW_FLUSH_PERIODS;
+pub use meta::MetaEntry;
 pub use monitor::Monitor;
-pub use stats::{BufferUse, MetaEntry, MonitorStats, QuietStretch};
+pub use stats::{BufferUse, MonitorStats, QuietStretch};
 pub use worker_profile::WorkerProfile;
 
 /// Sees each completed activity buffer on the worker thread, after it is

@@ -7,7 +7,26 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use cupmon_cupti::Cupti;
 use cupmon_records::MetaFile;
 
+use serde::{Deserialize, Serialize};
+
 use crate::{MonitorConfig, MonitorError};
+
+/// A part of the stats the monitor keeps in the dump's meta under its own key.
+pub trait MetaEntry: Serialize + for<'de> Deserialize<'de> {
+    const KEY: &'static str;
+
+    fn write_to(&self, meta: &mut MetaFile) {
+        if let Ok(value) = serde_json::to_value(self) {
+            meta.set(Self::KEY, value);
+        }
+    }
+
+    /// None when the meta has no such entry (dumps of other writers) or a
+    /// malformed one.
+    fn from_meta(meta: &MetaFile) -> Option<Self> {
+        serde_json::from_value(meta.json().get(Self::KEY)?.clone()).ok()
+    }
+}
 
 fn unix_ns() -> u64 {
     SystemTime::now()
@@ -79,6 +98,6 @@ fn own_command() -> Option<Vec<String>> {
 }
 
 /// This process's place in a distributed job, from the launcher's environment.
-pub(crate) fn distributed_info() -> Option<cupmon_trace::DistributedInfo> {
-    cupmon_trace::DistributedInfo::from_env(|k| std::env::var(k).ok())
+pub(crate) fn distributed_info() -> Option<cupmon_window::DistributedInfo> {
+    cupmon_window::DistributedInfo::from_env(|k| std::env::var(k).ok())
 }

@@ -3,7 +3,7 @@
 use std::sync::mpsc::SyncSender;
 
 use cupmon_cupti::CompletedBuffer;
-use cupmon_trace::WindowEvent;
+use cupmon_window::WindowEvent;
 
 /// Work for the worker, in arrival order.
 pub(crate) enum Msg {

@@ -16,7 +16,6 @@ use crate::launch_ledger::Ledger;
 use crate::msg::Msg;
 use crate::pool::Pool;
 use crate::stats::Counters;
-use crate::worker::note_backlog;
 use crate::BufferObserver;
 use crate::MonitorConfig;
 
@@ -165,5 +164,21 @@ impl ActivitySink for Shared {
             unix_ns,
         });
         note_backlog(self);
+    }
+}
+
+/// Flag the first time the queue grows past half the buffer budget.
+fn note_backlog(shared: &Shared) {
+    let queued = shared.counters.buffers_queued.load(Ordering::Relaxed);
+    let done = shared.counters.buffers_completed.load(Ordering::Relaxed);
+    let backlog = queued.saturating_sub(done) as usize;
+    shared.counters.worker.note_waiting(backlog as u64);
+    if backlog * 2 > shared.config.max_buffers()
+        && !shared.warned_backlog.swap(true, Ordering::Relaxed)
+    {
+        cupmon_log::warn!(
+            "the dump writer is falling behind ({backlog} buffers waiting); if it stays behind, \
+             CUPTI will drop records (they are counted)"
+        );
     }
 }

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use cupmon_records::MetaFile;
 use serde::{Deserialize, Serialize};
 
+use crate::meta::MetaEntry;
 use crate::worker_profile::{WorkerProfile, WorkerTimes};
 
 /// Counters updated by the worker thread and the callbacks.
@@ -152,23 +152,6 @@ pub struct BufferUse {
     pub buffer_size: u64,
     /// Requests that found no buffer ready and got one mapped in the callback.
     pub mapped_on_request: u64,
-}
-
-/// A part of the stats the monitor keeps in the dump's meta under its own key.
-pub trait MetaEntry: Serialize + for<'de> Deserialize<'de> {
-    const KEY: &'static str;
-
-    fn write_to(&self, meta: &mut MetaFile) {
-        if let Ok(value) = serde_json::to_value(self) {
-            meta.set(Self::KEY, value);
-        }
-    }
-
-    /// None when the meta has no such entry (dumps of other writers) or a
-    /// malformed one.
-    fn from_meta(meta: &MetaFile) -> Option<Self> {
-        serde_json::from_value(meta.json().get(Self::KEY)?.clone()).ok()
-    }
 }
 
 impl MetaEntry for BufferUse {

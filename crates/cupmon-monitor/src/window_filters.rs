@@ -9,7 +9,7 @@
 
 use cupmon_cupti::Cupti;
 use cupmon_records::ApiDomain;
-use cupmon_trace::{DRIVER_NOISE, RUNTIME_BLOCKLIST};
+use cupmon_window::{DRIVER_NOISE, RUNTIME_BLOCKLIST};
 
 /// Switch off records of the noisy runtime and driver calls; returns how many
 /// callback ids were switched off. CUPTI versions without per-call filters

@@ -13,7 +13,7 @@ use cupmon_records::dump::{BufferWritten, FrameIndex};
 use cupmon_records::{
     ActivityKind, BufferCompletion, DumpError, DumpWriter, KernelNames, Layout, Record, RecordIter,
 };
-use cupmon_trace::WindowEvent;
+use cupmon_window::WindowEvent;
 
 use crate::msg::{Msg, WindowEvents};
 use crate::shared::Shared;
@@ -337,21 +337,5 @@ impl Worker {
             }
             Err(e) => Some(e.to_string()),
         }
-    }
-}
-
-/// Flag the first time the queue grows past half the buffer budget.
-pub(crate) fn note_backlog(shared: &Shared) {
-    let queued = shared.counters.buffers_queued.load(Ordering::Relaxed);
-    let done = shared.counters.buffers_completed.load(Ordering::Relaxed);
-    let backlog = queued.saturating_sub(done) as usize;
-    shared.counters.worker.note_waiting(backlog as u64);
-    if backlog * 2 > shared.config.max_buffers()
-        && !shared.warned_backlog.swap(true, Ordering::Relaxed)
-    {
-        cupmon_log::warn!(
-            "the dump writer is falling behind ({backlog} buffers waiting); if it stays behind, \
-             CUPTI will drop records (they are counted)"
-        );
     }
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::MetaEntry;
+use crate::meta::MetaEntry;
 
 /// A thread's time on a CPU and waiting in the run queue, in ns.
 #[derive(Debug, Clone, Copy, Default)]

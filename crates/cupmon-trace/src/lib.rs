@@ -20,15 +20,13 @@
 //! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
 //!   `est. achieved occupancy %` of a kernel.
 
-mod api_rules;
 mod combine;
 mod error;
 mod export;
-mod filter;
 mod format;
 mod from_records;
 mod json;
-mod kinds;
+mod memory_out;
 mod merge;
 mod occupancy;
 mod out;
@@ -37,31 +35,34 @@ mod pftrace;
 mod spool;
 mod temp_files;
 mod trace_sink;
-mod window;
 mod window_stream;
 
-pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
+// The window model is cupmon-window's (records + serde only, so that the monitor and
+// the injection library link no renderer); its users here reach it as before.
+use cupmon_window::kinds;
+pub use cupmon_window::{
+    filter_window, is_registered, overhead_kind_name, requires_flow, ApiEvent, ClockAlignment,
+    CudaEventEvent, CupmonInfo, DistributedInfo, ExternalCorrelationEvent, GpuPlace, KernelEvent,
+    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SliceInfo, SyncEvent,
+    TraceWindow, WindowEvent, DRIVER_NOISE, RUNTIME_BLOCKLIST,
+};
+
 pub use combine::{
     combine_traces, combine_traces_as, CombineStats, NumberedInput, RankCollectives, RankSkew,
     RankSpan,
 };
 pub use error::TraceError;
 pub use export::{export_window, ExportOptions};
-pub use filter::filter_window;
 pub use format::{is_pftrace_path, OutputName, TraceFormat};
 pub use from_records::{decode_dump_to_window, decode_slice_to_window, decode_to_window};
-pub use kinds::{
-    overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,
-    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SyncEvent, WindowEvent,
-};
 /// The merge's JSON stages, for `bench/json` only.
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use merge::internals;
 pub use merge::{
-    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, ClockAlignment,
-    DumpExport, DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow,
-    UntimedGpuOps, WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
+    default_base_ns, merge_files, merge_files_strict, trimester_floor_ns, DumpExport,
+    DumpExportStats, MergeOptions, MergeProgress, MergeStats, MergeWindow, UntimedGpuOps,
+    WindowSource, DEFAULT_MAX_EVENT_BYTES, TRIMESTER_SECONDS,
 };
 pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,
@@ -75,5 +76,4 @@ pub use pftrace::PftraceSink;
 pub use pftrace::PftraceStats;
 pub use spool::needs_spool;
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
-pub use window::{CupmonInfo, DistributedInfo, SliceInfo, TraceWindow};
 pub use window_stream::{write_window_stream, StreamedWindow};

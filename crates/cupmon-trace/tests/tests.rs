@@ -15,3 +15,4 @@ mod pftrace;
 mod slice_annotations;
 mod stream;
 mod untimed;
+mod window_file;

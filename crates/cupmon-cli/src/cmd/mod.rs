@@ -19,6 +19,7 @@ pub mod stats;
 pub mod status;
 mod timeline_report;
 pub mod window;
+mod window_trace;
 mod worker_report;
 
 use std::io::Write;

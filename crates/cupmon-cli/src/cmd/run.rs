@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
-use cupmon_config::{env_vars, MonitorConfig, SETTINGS};
+use cupmon_config::{env_vars, MonitorConfig, WindowTraceFormat, SETTINGS};
 
 use crate::cli::RunArgs;
 use crate::exit::BadInput;
@@ -93,7 +93,13 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;
     let code = exit_code(status);
-    let recorded = summarise(&output, &before, &earlier_refusals, &run);
+    let recorded = summarise(
+        &output,
+        &before,
+        &earlier_refusals,
+        &run,
+        config.trace_format,
+    );
     if !recorded && created {
         // Made for this run, and still empty: a run that recorded nothing
         // leaves nothing behind. (Not empty: something else wrote there.)
@@ -224,6 +230,7 @@ fn summarise(
     before: &BTreeSet<PathBuf>,
     earlier_refusals: &[Refusal],
     run: &RunId,
+    trace_format: WindowTraceFormat,
 ) -> bool {
     // New dumps of this run: another run into the same directory has its own.
     let new: Vec<PathBuf> = dump_dirs(output)
@@ -247,6 +254,8 @@ fn summarise(
         return false;
     }
     for dir in &new {
+        // The processes wrote their windows' JSON only: their traces are made here.
+        super::window_trace::write_missing_traces(dir, trace_format);
         super::run_summary::print(dir);
     }
     true

@@ -78,7 +78,14 @@ fn close(output: &Path, run: &RunId) -> bool {
         let pid = found.control.pid;
         match client.call(&Request::EndWindow) {
             // Only files inside the process's own dump directory go into the combine.
-            Ok(Response::WindowWritten(w)) => match found.own_window(&w) {
+            Ok(Response::WindowWritten(w)) => match found
+                .own_window(&w)
+                .map_err(|e| e.to_string())
+                .and_then(|(json, trace)| {
+                    super::window_trace::trace_of_answer(&json, trace, &w, pid)
+                        .map(|trace| (json, trace))
+                        .map_err(|e| format!("{e:#}"))
+                }) {
                 Ok((json, trace)) => {
                     eprintln!(
                         "cupmon: pid {pid}: {} events: {}",
@@ -90,7 +97,7 @@ fn close(output: &Path, run: &RunId) -> bool {
                     }
                 }
                 Err(e) => {
-                    eprintln!("cupmon: warning: pid {pid}: window file refused, not combined: {e}")
+                    eprintln!("cupmon: warning: pid {pid}: window not traced, not combined: {e}")
                 }
             },
             Ok(Response::Error { message }) => eprintln!("cupmon: pid {pid}: {message}"),

@@ -1,6 +1,7 @@
 //! `cupmon window TARGET`: open a trace window in every monitored process of a run
 //! (or one dump, or one pid) at once, from any shell, wait, close them, and say what
-//! each wrote; then combine the ranks' traces into one.
+//! each wrote; then write their traces (the processes write only the windows' JSON)
+//! and combine the ranks' traces into one.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -97,7 +98,16 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
         match result {
             // Only files inside the process's own dump directory: an answer naming
             // another file (a secret, a link out) would put it in the combined trace.
-            Some(Ok(w)) => match part.found.own_window(&w) {
+            Some(Ok(w)) => match part
+                .found
+                .own_window(&w)
+                .map_err(|e| e.to_string())
+                .and_then(|(json, trace)| {
+                    let pid = part.found.control.pid;
+                    super::window_trace::trace_of_answer(&json, trace, &w, pid)
+                        .map(|trace| (json, trace))
+                        .map_err(|e| format!("{e:#}"))
+                }) {
                 Ok((json, trace)) => {
                     println!(
                         "{}: {} events: {}",
@@ -112,7 +122,7 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
                 Err(e) => {
                     failed += 1;
                     eprintln!(
-                        "cupmon: warning: {}: window file refused, not combined: {e}",
+                        "cupmon: warning: {}: window not traced, not combined: {e}",
                         part.who()
                     );
                 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use cupmon_cupti::{callback_stats, ActivityKind, Cupti, FlushFlag, ThreadIdType};
 use cupmon_records::dump::AnnotationLog;
-use cupmon_trace::TraceWindow;
+use cupmon_window::TraceWindow;
 
 use crate::flusher::Flusher;
 use crate::launch_ledger::Ledger;

@@ -5,10 +5,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cupmon_cupti::callback_stats;
 use cupmon_records::dump::AnnotationLog;
-use cupmon_trace::CupmonInfo;
+use cupmon_window::CupmonInfo;
 
 use super::{lock, AnnotationLogState, Monitor};
-use crate::stats::{BufferUse, MetaEntry, MonitorStats, QuietStretch};
+use crate::meta::MetaEntry;
+use crate::stats::{BufferUse, MonitorStats, QuietStretch};
 use crate::MonitorError;
 
 impl Monitor {

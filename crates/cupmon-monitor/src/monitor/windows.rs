@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 
-use cupmon_trace::{filter_window, TraceWindow};
+use cupmon_window::{filter_window, TraceWindow};
 
 use super::{lock, Monitor, WindowPhase};
 use crate::msg::{Msg, WindowEvents};
@@ -147,7 +147,7 @@ impl Monitor {
 }
 
 /// "kernel 40, cuda_runtime 42 (API starts A..B)" for a diagnostic line.
-fn describe_records(events: &[cupmon_trace::WindowEvent], start_ns: u64) -> String {
+fn describe_records(events: &[cupmon_window::WindowEvent], start_ns: u64) -> String {
     if events.is_empty() {
         return String::new();
     }

@@ -6,7 +6,7 @@ use std::io::Write;
 use super::sink::EventSink;
 use super::span::py_max;
 use crate::json::write::ObjectWriter;
-use crate::kinds::MemoryTotals;
+use crate::memory_out::{write_memory, write_memory_pool, MemoryTotals};
 use crate::out::{Arg, TraceOut};
 use crate::WindowEvent;
 
@@ -32,8 +32,8 @@ impl ChromeOut {
             base_ns: self.base_ns,
         };
         match e {
-            WindowEvent::Memory(m) => m.write(&mut out, &mut self.memory),
-            WindowEvent::MemoryPool(p) => p.write(&mut out),
+            WindowEvent::Memory(m) => write_memory(m, &mut out, &mut self.memory),
+            WindowEvent::MemoryPool(p) => write_memory_pool(p, &mut out),
             _ => {}
         }
     }
@@ -42,7 +42,7 @@ impl ChromeOut {
     /// the memory totals of the events after it.
     pub fn account(&mut self, e: &WindowEvent) {
         if let WindowEvent::Memory(m) = e {
-            m.write(&mut Discard, &mut self.memory);
+            write_memory(m, &mut Discard, &mut self.memory);
         }
     }
 }

@@ -45,7 +45,7 @@ fn launch_of(k: &crate::KernelEvent) -> Box<KernelLaunch> {
 
 fn api(domain: ApiDomain, e: &crate::ApiEvent) -> MergeEvent {
     let cbid = i128::from(e.cbid);
-    let registered = crate::api_rules::is_registered(domain, &domain.name(cbid));
+    let registered = crate::is_registered(domain, &domain.name(cbid));
     MergeEvent::Api(ApiEvent {
         domain,
         cbid,

@@ -369,7 +369,7 @@ fn gpu_event(f: &Fields, kind: GpuKind) -> Result<MergeEvent, String> {
 
 fn api_event(f: &Fields, domain: ApiDomain) -> Result<MergeEvent, String> {
     let cbid = f.required_int(Field::Cbid)?;
-    let registered = crate::api_rules::is_registered(domain, &domain.name(cbid));
+    let registered = crate::is_registered(domain, &domain.name(cbid));
     let (start_ns, end_ns) = if registered {
         (
             f.required_int(Field::StartNs)?,

@@ -54,7 +54,7 @@ impl Entries<'_> {
             })
             .end();
         range.add(ts, dur);
-        if a.correlation_id != 0 && crate::api_rules::requires_flow(a.domain, &name) {
+        if a.correlation_id != 0 && crate::requires_flow(a.domain, &name) {
             flow(sink, FlowEnd::Start, a.correlation_id, pid, tid, ts);
         }
     }

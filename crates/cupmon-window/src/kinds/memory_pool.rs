@@ -4,8 +4,6 @@
 use cupmon_records::MemoryPoolRecord;
 use serde::{Deserialize, Serialize};
 
-use crate::out::{Arg, TraceOut};
-
 /// A memory pool created (`operation` 1), destroyed (2) or trimmed (3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryPoolEvent {
@@ -42,37 +40,5 @@ impl From<&MemoryPoolRecord> for MemoryPoolEvent {
             is_managed_pool: r.is_managed_pool != 0,
             name: format!("[memory pool] {}", r.operation_name()),
         }
-    }
-}
-
-impl MemoryPoolEvent {
-    /// The operation's instant (on the device's first track) and the pool-size counter.
-    pub(crate) fn write(&self, out: &mut dyn TraceOut) {
-        let pid = i128::from(self.device_id);
-        let ts = i128::from(self.timestamp_ns);
-        let as_int = |v: u64| Arg::Int(i128::from(v));
-        out.instant(
-            pid,
-            0,
-            ts,
-            &self.name,
-            "gpu_memory_pool",
-            &[
-                ("Pool Addr", as_int(self.address)),
-                ("Pool Size", as_int(self.size)),
-                ("Utilized Size", as_int(self.utilized_size)),
-                ("Release Threshold", as_int(self.release_threshold)),
-                ("Min Bytes To Keep", as_int(self.min_bytes_to_keep)),
-                ("Pool Type", as_int(self.pool_type.into())),
-                ("Managed", Arg::Int(i128::from(self.is_managed_pool))),
-            ],
-        );
-        let size = if self.operation == 2 { 0 } else { self.size };
-        out.counter(
-            pid,
-            ts,
-            &format!("memory pool 0x{:x}", self.address),
-            &[("bytes", size as f64)],
-        );
     }
 }

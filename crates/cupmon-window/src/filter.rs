@@ -1,4 +1,4 @@
-//! Which records a trace window keeps, as the seed's companion monitor decides.
+//! Which records a trace window keeps, as PyTorch's CUPTI monitor decides.
 
 use std::collections::HashSet;
 

@@ -2,8 +2,8 @@
 //! PyTorch's `trace_window` dict (same `kind` names, same field names, same order),
 //! followed by cupmon's extra fields (launch configuration and the like).
 //!
-//! Reading a window back (for the merge) goes through [`crate::MergeWindow`], which
-//! accepts anything the seed accepts; this model is the writing side.
+//! Reading a window back (for the merge) goes through `cupmon_trace::MergeWindow`, which
+//! accepts anything PyTorch's merge accepts; this model is the writing side.
 
 use std::collections::BTreeMap;
 

@@ -26,7 +26,6 @@ pub use gpu_place::GpuPlace;
 pub use kernel::KernelEvent;
 pub use memcpy::MemcpyEvent;
 pub use memory::MemoryEvent;
-pub(crate) use memory::MemoryTotals;
 pub use memory_pool::MemoryPoolEvent;
 pub use memset::MemsetEvent;
 pub use overhead::{overhead_kind_name, OverheadEvent};

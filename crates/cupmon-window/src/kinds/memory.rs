@@ -3,12 +3,8 @@
 //! shows allocations: a `[memory]` instant per operation with the same arguments, and
 //! a counter of the bytes held per device.
 
-use std::collections::HashMap;
-
 use cupmon_records::MemoryRecord;
 use serde::{Deserialize, Serialize};
-
-use crate::out::{Arg, TraceOut};
 
 /// One allocation (`operation` 1) or release (2) of device or host memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,55 +52,8 @@ impl From<&MemoryRecord> for MemoryEvent {
     }
 }
 
-/// Bytes held per device, for the counter track; frees are matched to their
-/// allocation by address when CUPTI reports them without a size.
-#[derive(Debug, Default)]
-pub(crate) struct MemoryTotals {
-    live: HashMap<(u32, u64), u64>,
-    held: HashMap<u32, i128>,
-}
-
 impl MemoryEvent {
     pub fn is_allocation(&self) -> bool {
         self.operation == MemoryRecord::ALLOCATION
-    }
-
-    /// The `[memory]` instant and the device's counter after it.
-    pub(crate) fn write(&self, out: &mut dyn TraceOut, totals: &mut MemoryTotals) {
-        let key = (self.device_id, self.address);
-        let bytes = if self.is_allocation() {
-            totals.live.insert(key, self.bytes);
-            i128::from(self.bytes)
-        } else {
-            let size = totals.live.remove(&key).unwrap_or(self.bytes);
-            -i128::from(if self.bytes > 0 { self.bytes } else { size })
-        };
-        let held = totals.held.entry(self.device_id).or_insert(0);
-        *held += bytes;
-        let (pid, tid) = (i128::from(self.device_id), i128::from(self.stream_id));
-        let ts = i128::from(self.timestamp_ns);
-        out.instant(
-            pid,
-            tid,
-            ts,
-            "[memory]",
-            "gpu_memory",
-            &[
-                ("Device Type", Arg::Int(1)),
-                ("Device Id", Arg::Int(pid)),
-                ("Addr", Arg::Int(i128::from(self.address))),
-                ("Bytes", Arg::Int(bytes)),
-                ("Total Reserved", Arg::Int(*held)),
-                ("Memory Kind", Arg::Int(i128::from(self.memory_kind))),
-                ("Async", Arg::Int(i128::from(self.is_async))),
-                ("correlation", Arg::Int(i128::from(self.correlation_id))),
-            ],
-        );
-        out.counter(
-            pid,
-            ts,
-            "GPU memory (driver allocations)",
-            &[("bytes", *held as f64)],
-        );
     }
 }
