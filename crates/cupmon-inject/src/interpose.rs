@@ -28,6 +28,24 @@ pub(crate) fn attach(session: &Arc<Session>) {
     session.monitor.set_observer(Arc::new(Fanout { cupti }));
 }
 
+/// For tests that call the interposed entry points directly (a test binary exports
+/// none of them, so [`interposed`] cannot see them): behave as if preloaded.
+#[doc(hidden)]
+pub static ASSUME_INTERPOSED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the CUPTI entry points this process calls are this library's (it was
+/// preloaded, as `cupmon run` does), so that other CUPTI clients' calls reach cupmon.
+pub(crate) fn interposed() -> bool {
+    if ASSUME_INTERPOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        return true;
+    }
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name; the result is only
+    // compared with an address, never called.
+    let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"cuptiSubscribe".as_ptr()) };
+    std::ptr::eq(found as *const (), cuptiSubscribe as *const ())
+}
+
 fn debug(what: std::fmt::Arguments<'_>) {
     if cupmon_log::enabled(cupmon_log::Level::Debug) {
         cupmon_log::debug!("interposed {what}");

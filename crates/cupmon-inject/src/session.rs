@@ -116,6 +116,16 @@ pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), Monitor
         }
         .into());
     }
+    // Before CUPTI 13.3 a process has one callback subscriber. Without this library's
+    // CUPTI entry points in front (nothing preloaded: the Python API without `cupmon
+    // run`), cupmon counting launches would take it from torch.profiler, whose
+    // `cuptiSubscribe` would then fail: leave it, and say why launches are not counted.
+    cupmon_cupti::leave_callback_slot((!crate::interpose::interposed()).then(|| {
+        "cupmon's library is not preloaded (started without `cupmon run`), so CUPTI's one \
+         callback subscriber is left to other clients such as torch.profiler; run under \
+         `cupmon run` to count launches"
+            .to_owned()
+    }));
     let monitor = Monitor::start(config)?;
     let started = Arc::new(Session {
         monitor,

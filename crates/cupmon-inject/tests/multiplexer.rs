@@ -249,6 +249,9 @@ fn a_callback_subscriber_keeps_its_callbacks_beside_cupmons_launch_counter() {
     let (_cupti, fake) = load_fake();
     fake.reset();
     let dir = tempfile::tempdir().expect("tempdir");
+    // As under `cupmon run`, where this library is preloaded: the test calls the
+    // interposed entry points itself.
+    cupmon_inject::interpose::ASSUME_INTERPOSED.store(true, std::sync::atomic::Ordering::Relaxed);
     call(&format!(
         r#"{{"op":"start","output_dir":"{}"}}"#,
         dir.path().join("dump").display()
@@ -301,4 +304,32 @@ fn a_callback_subscriber_keeps_its_callbacks_beside_cupmons_launch_counter() {
     assert_eq!(stats["kernels_launched"], 4 + 5, "{stats}");
     assert_eq!(stats["kernels_unaccounted"], 0, "{stats}");
     fake.graph_destroy(exec).expect("destroy");
+    cupmon_inject::interpose::ASSUME_INTERPOSED.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[test]
+fn without_the_preload_cupmon_leaves_cuptis_one_callback_subscriber_to_torch_profiler() {
+    // The Python API without `cupmon run`: cupmon counting launches would take CUPTI's
+    // one subscriber (before 13.3), and torch.profiler's cuptiSubscribe would fail.
+    let _guard = exclusive();
+    let (_cupti, fake) = load_fake();
+    fake.reset();
+    let dir = tempfile::tempdir().expect("tempdir");
+    call(&format!(
+        r#"{{"op":"start","output_dir":"{}"}}"#,
+        dir.path().join("dump").display()
+    ));
+    fake.launch_kernels(3, 1, "k").expect("launch");
+    let stats = call(r#"{"op":"stop"}"#);
+    assert_eq!(
+        stats["kernels_launched"],
+        serde_json::Value::Null,
+        "{stats}"
+    );
+    let why = stats["launches_not_counted"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("not preloaded") && why.contains("cupmon run"),
+        "{stats}"
+    );
+    assert_eq!(stats["kernels_recorded"], 3, "{stats}");
 }

@@ -155,4 +155,35 @@ mod tests {
         );
         assert!(!dir.path().join("window-0.trace.json.gz").exists());
     }
+
+    #[test]
+    fn regression_a_ranks_window_trace_made_outside_the_process_lost_its_distributed_info() {
+        // The H200's torchrun check: once traces were made from window-N.json by
+        // `cupmon run` / `cupmon window`, the rank the window file carries was dropped.
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/h200-cupti13.0/cuda_workload/expected_window.json");
+        let mut window: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+        window["distributedInfo"] =
+            serde_json::json!({"backend": "nccl", "rank": 1, "world_size": 2});
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("window-0.json");
+        std::fs::write(&json, serde_json::to_vec(&window).unwrap()).unwrap();
+        let trace = write_trace(&json, WindowTraceFormat::Json, Some(7))
+            .unwrap()
+            .unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(trace).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            trace["distributedInfo"]["rank"], 1,
+            "{}",
+            trace["distributedInfo"]
+        );
+        assert_eq!(trace["distributedInfo"]["world_size"], 2);
+    }
 }

@@ -19,5 +19,6 @@ mod subscriber;
 pub use counter::{launch_counts, LaunchCounts};
 pub use subscriber::{
     client_callback_state, client_enable_all_domains, client_enable_callback, client_enable_domain,
-    is_client_handle, known_graphs, launch_counting, unsubscribe_client, Counting,
+    is_client_handle, known_graphs, launch_counting, leave_callback_slot, unsubscribe_client,
+    Counting,
 };

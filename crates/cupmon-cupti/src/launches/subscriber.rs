@@ -20,6 +20,19 @@ use crate::raw::{CallbackFn, RawStatus, SubscriberHandle};
 
 /// Whether launches are being counted (read in every callback).
 static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// Why cupmon leaves CUPTI's one callback subscriber to other clients, when it must.
+/// Before CUPTI 13.3 a process has one; when cupmon's CUPTI entry points are not the
+/// ones the process calls (the Python API without `cupmon run`, nothing preloaded),
+/// taking it would make torch.profiler's `cuptiSubscribe` fail. Set by the injection
+/// library before a session starts.
+static SLOT_LEFT: Mutex<Option<String>> = Mutex::new(None);
+
+/// Leave CUPTI's callback subscriber to others (`Some(why)`: launches are then not
+/// counted, and [`Cupti::start_counting_launches`] says why), or take it (`None`).
+pub fn leave_callback_slot(why: Option<String>) {
+    *SLOT_LEFT.lock().unwrap_or_else(|p| p.into_inner()) = why;
+}
 /// The clients as the callback sees them: a leaked list, replaced (never freed) when
 /// a client changes, like the activity registration. Null: no client.
 static VIEW: AtomicPtr<Vec<Client>> = AtomicPtr::new(ptr::null_mut());
@@ -91,6 +104,9 @@ impl Cupti {
     /// [`crate::launch_counts`]. `Err` says why counting is impossible (another
     /// subscriber came first, this libcupti has no callback API); then nothing counts.
     pub fn start_counting_launches(&'static self) -> Result<(), String> {
+        if let Some(why) = SLOT_LEFT.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            return Err(why);
+        }
         let mut state = lock();
         state.cupti.get_or_insert(self);
         if let Err(why) = graphs::load_driver(self.libcuda()) {

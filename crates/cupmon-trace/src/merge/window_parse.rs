@@ -134,6 +134,13 @@ fn parse_window<R: Read>(s: &mut StreamBuf<R>) -> Result<MergeWindow, WindowErro
                     let (v, _) = s.step(|r| r.value())?;
                     window.cupmon = cupmon_info(&v);
                 }
+                // cupmon's windows carry the process's rank: a trace made from the
+                // window file outside the process keeps it (one that does not parse is
+                // no rank, not an error).
+                "distributedInfo" => {
+                    let (v, _) = s.step(|r| r.value())?;
+                    window.distributed_info = serde_json::from_value(to_serde(&v)).ok();
+                }
                 _ => {
                     s.step(|r| r.skip_value())?;
                 }
