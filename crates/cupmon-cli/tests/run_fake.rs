@@ -203,7 +203,7 @@ fn records_every_kernel_and_a_scheduled_window_and_exits_with_the_programs_code(
         .expect("cupmon stats");
     let text = String::from_utf8_lossy(&stats.stdout);
     assert!(text.contains("buffers: at most "), "{text}");
-    assert!(text.contains(" of 64 lent to CUPTI"), "{text}");
+    assert!(text.contains(" of 512 lent to CUPTI"), "{text}"); // 2 GiB of 4 MiB buffers
     assert!(text.contains("dump writer: busy "), "{text}");
 }
 
@@ -314,7 +314,7 @@ fn invalid_settings_are_refused_before_the_program_starts() {
             "CUPMON_BUFFER_SIZE (--buffer-size) = \"abc\"",
         ),
         (
-            &["--buffer-mib", "200"],
+            &["--buffer-mib", "200", "--max-outstanding", "256MiB"],
             &[],
             "must hold at least two buffers",
         ),

@@ -131,7 +131,10 @@ impl MonitorConfig {
             // CUPTI or queued for the worker) at 1.2-1.5 M kernels/s: a 64 MiB cap
             // (16 buffers) lost a third of a 10 s burst. Only what is out and the
             // ready reserve are allocated; the rest of the cap costs nothing.
-            max_outstanding_bytes: 256 << 20,
+            // At 1.35 M kernels/s on the H200 the buffers in use peaked at 516 MiB; at a
+            // 256 MiB cap CUPTI was refused buffers and then stopped delivering for good
+            // (bench/recorder/RESULTS.md). Memory follows use: idle, 32-64 MiB.
+            max_outstanding_bytes: 2 << 30,
             // 8 x 4 MiB ready: a request is a pop while the worker refills.
             free_buffers: 8,
             flush_period: Duration::from_secs(1),

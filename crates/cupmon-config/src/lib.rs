@@ -234,7 +234,10 @@ mod tests {
             "{err}"
         );
         let err = MonitorConfig::new("d")
-            .with_env(env(&[("CUPMON_BUFFER_SIZE", "200M")]))
+            .with_env(env(&[
+                ("CUPMON_BUFFER_SIZE", "200M"),
+                ("CUPMON_MAX_OUTSTANDING", "256MiB"),
+            ]))
             .unwrap_err()
             .to_string();
         assert!(err.contains("must hold at least two buffers"), "{err}");

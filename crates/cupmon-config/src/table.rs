@@ -161,10 +161,11 @@ pub static SETTINGS: &[Setting] = &[
         env: "CUPMON_MAX_OUTSTANDING",
         flag: Some("max-outstanding"),
         value: "SIZE",
-        default: "256MiB",
+        default: "2GiB",
         allowed: "at least two buffers, at most 64GiB",
         help: "cap on buffer memory (lent to CUPTI or waiting to be written); past it records \
-               are dropped and counted. Memory follows use: idle, 32-64 MiB",
+               are dropped and counted, and CUPTI refused buffers under sustained launches \
+               may stop recording altogether. Memory follows use: idle, 32-64 MiB",
         apply: |c, v| {
             c.max_outstanding_bytes = size_in(v, 128 << 10, 64 << 30)?;
             Ok(())
