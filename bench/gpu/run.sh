@@ -75,7 +75,7 @@ else
         if [ -e "$cupti_lib/libcupti.so" ]; then link=-lcupti; else
             link=-l:$(basename "$(compgen -G "$cupti_lib/libcupti.so.*" | sort | head -1)"); fi
         step minimal_consumer gcc -O2 -Wall -shared -fPIC -o "$build/libminimal_consumer.so" \
-            bench/gpu/minimal_consumer.c -I"$cupti_inc" -L"$cupti_lib" "$link" -Wl,-rpath,"$cupti_lib"
+            bench/gpu/minimal_consumer.c -I"$cupti_inc" -L"$cupti_lib" "$link" -Wl,-rpath,"$cupti_lib" -pthread
     fi
 fi
 

@@ -24,8 +24,8 @@ import argparse
 import json
 import sys
 
-# CUPTI 13.0's CONCURRENT_KERNEL record (CUpti_ActivityKernel10); the floor reports
-# bytes, not records, and the burst makes only kernel records.
+# CUPTI 13.0's CONCURRENT_KERNEL record (CUpti_ActivityKernel10): records from bytes for
+# a consumer that did not count them (no MINCON_COUNT); the burst makes only kernels.
 KERNEL_RECORD_BYTES = 224
 
 
@@ -92,16 +92,21 @@ def account(meta, bench):
 
 def floor_account(info, bench):
     launched = bench["total_kernels"]
-    valid = info.get("valid_bytes", 0)
-    recorded = valid // KERNEL_RECORD_BYTES
+    if info.get("counted"):
+        # MINCON_COUNT: the consumer counted its kernel records itself.
+        recorded, exact = info["kernel_records"], True
+    else:
+        valid = info.get("valid_bytes", 0)
+        recorded, exact = valid // KERNEL_RECORD_BYTES, valid % KERNEL_RECORD_BYTES == 0
     dropped = info.get("dropped_records", 0)
     return {
         "workload_launched": launched,
         "cupmon_launched": "n/a(floor)",
         "recorded": recorded,
-        "recorded_exact": valid % KERNEL_RECORD_BYTES == 0,
+        "recorded_exact": exact,
         "dropped": dropped,
         "unaccounted": launched - recorded - dropped,
+        "flush_longest_ms": info.get("flush_longest_ms"),
         "cupti_api_version": info.get("cupti_api_version"),
     }
 

@@ -15,7 +15,8 @@
 #   SECONDS  how long the workload launches
 #   KEEP     cupmon's --keep (default 256MiB)
 # environment:
-#   CONSUMER=cupmon (default) | floor (bench/gpu/minimal_consumer.c, built here)
+#   CONSUMER=cupmon (default) | floor (bench/gpu/minimal_consumer.c, built here; its
+#            MINCON_* knobs, e.g. MINCON_FLUSH_MS=1000, pass through the environment)
 #   THREADS=8  GRAPH_NODES=512  OUT=/tmp/accounting-out  SAMPLE_S=5 (memory sampling)
 #   any CUPMON_* setting is passed to cupmon, e.g. CUPMON_CUPTI_FLUSH_PERIOD=100ms,
 #   CUPMON_CUPTI_DEVICE_BUFFER_SIZE=16MiB, CUPMON_CUPTI_DEVICE_BUFFER_POOL_LIMIT=1000,
@@ -66,8 +67,9 @@ if [ "$consumer" = floor ]; then
   link=-lcupti
   [ -e "$cupti_lib/libcupti.so" ] || link=-l:$(basename "$(compgen -G "$cupti_lib/libcupti.so.*" | sort | head -1)")
   run gcc -O2 -Wall -shared -fPIC -o "$work/libminimal_consumer.so" "$root/bench/gpu/minimal_consumer.c" \
-    -I"$cupti_inc" -L"$cupti_lib" "$link" -Wl,-rpath,"$cupti_lib" || exit 1
-  cmd=(env CUDA_INJECTION64_PATH="$work/libminimal_consumer.so" MINCON_INFO="$work/mincon.json" "$work/empty_kernel" "${workload[@]}")
+    -I"$cupti_inc" -L"$cupti_lib" "$link" -Wl,-rpath,"$cupti_lib" -pthread || exit 1
+  # MINCON_COUNT: the consumer counts its kernel records itself (not bytes / record size).
+  cmd=(env CUDA_INJECTION64_PATH="$work/libminimal_consumer.so" MINCON_INFO="$work/mincon.json" MINCON_COUNT=1 "$work/empty_kernel" "${workload[@]}")
 else
   export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
   cmd=("$cupmon" run --keep "$keep" -o "$work/run" -- "$work/empty_kernel" "${workload[@]}")
