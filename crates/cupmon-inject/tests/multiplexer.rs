@@ -88,6 +88,14 @@ fn take(client: &Mutex<Option<Received>>) -> Received {
         .unwrap_or_default()
 }
 
+/// Start cupmon's session through the C ABI, its dump in `dir/dump`.
+fn start_session(dir: &std::path::Path) {
+    call(&format!(
+        r#"{{"op":"start","output_dir":"{}"}}"#,
+        dir.join("dump").display()
+    ));
+}
+
 fn call(request: &str) -> serde_json::Value {
     let answer = cupmon_inject::call(request);
     assert_eq!(answer["ok"], true, "{request}: {answer}");
@@ -100,10 +108,7 @@ fn clients_get_their_kinds_cupmon_keeps_everything() {
     let (_cupti, fake) = load_fake();
     fake.reset();
     let dir = tempfile::tempdir().expect("tempdir");
-    call(&format!(
-        r#"{{"op":"start","output_dir":"{}"}}"#,
-        dir.path().join("dump").display()
-    ));
+    start_session(dir.path());
 
     // Client A: Kineto-like. Its registration is kept by cupmon, not passed on.
     let registers_before = fake.stats().register_calls;
@@ -204,10 +209,7 @@ fn rearm_takes_the_callbacks_back_from_a_client_that_took_them() {
     let (cupti, fake) = load_fake();
     fake.reset();
     let dir = tempfile::tempdir().expect("tempdir");
-    call(&format!(
-        r#"{{"op":"start","output_dir":"{}"}}"#,
-        dir.path().join("dump").display()
-    ));
+    start_session(dir.path());
     take(&CLIENT_A);
     // Another client registers with the real CUPTI (no LD_PRELOAD): it now gets the buffers.
     // SAFETY: valid CUPTI callbacks, registered through the real entry point.
@@ -252,10 +254,7 @@ fn a_callback_subscriber_keeps_its_callbacks_beside_cupmons_launch_counter() {
     // As under `cupmon run`, where this library is preloaded: the test calls the
     // interposed entry points itself.
     cupmon_inject::interpose::ASSUME_INTERPOSED.store(true, std::sync::atomic::Ordering::Relaxed);
-    call(&format!(
-        r#"{{"op":"start","output_dir":"{}"}}"#,
-        dir.path().join("dump").display()
-    ));
+    start_session(dir.path());
     // Kineto subscribes after cupmon: with CUPTI 13.0 alone it would be refused.
     let mut handle = std::ptr::null_mut();
     // SAFETY: a valid out-pointer and a callback with CUPTI's signature.
@@ -315,10 +314,7 @@ fn without_the_preload_cupmon_leaves_cuptis_one_callback_subscriber_to_torch_pro
     let (_cupti, fake) = load_fake();
     fake.reset();
     let dir = tempfile::tempdir().expect("tempdir");
-    call(&format!(
-        r#"{{"op":"start","output_dir":"{}"}}"#,
-        dir.path().join("dump").display()
-    ));
+    start_session(dir.path());
     fake.launch_kernels(3, 1, "k").expect("launch");
     let stats = call(r#"{"op":"stop"}"#);
     assert_eq!(
