@@ -15,6 +15,32 @@ use super::pages::Chunk;
 use super::row_group::RowGroupOut;
 use super::types::ColType;
 
+/// The `Encode` methods that write a column of integers (`self.0`) as cupmon's own
+/// dictionary pages, and delta pages where named: the same for every integer type.
+macro_rules! own_pages {
+    (dictionary $(, $delta:ident)?) => {
+        fn dictionary<'a>(
+            &'a self,
+            own: &OwnPages<'a>,
+            ctx: &WriteCtx<'a>,
+            bufs: &'a mut ColumnBufs,
+        ) -> Result<Option<Chunk<'a>>, ParquetError> {
+            Ok(Some(int_chunk(&self.0, self.0.len(), None, own, ctx, bufs)))
+        }
+        $(own_pages!(@$delta);)?
+    };
+    (@delta) => {
+        fn delta<'a>(
+            &'a self,
+            own: &OwnPages<'a>,
+            ctx: &WriteCtx<'a>,
+            bufs: &'a mut ColumnBufs,
+        ) -> Result<Option<Chunk<'a>>, ParquetError> {
+            Ok(delta_chunk(&self.0, self.0.len(), None, own, ctx, bufs))
+        }
+    };
+}
+
 vec_column!(
     /// An INT32 column (grid and block sizes, registers, shared memory).
     I32Col,
@@ -28,14 +54,7 @@ impl Column for I32Col {
 
 /// INT32 deltas go through the crate's writer (no such column varies per row).
 impl Encode for I32Col {
-    fn dictionary<'a>(
-        &'a self,
-        own: &OwnPages<'a>,
-        ctx: &WriteCtx<'a>,
-        bufs: &'a mut ColumnBufs,
-    ) -> Result<Option<Chunk<'a>>, ParquetError> {
-        Ok(Some(int_chunk(&self.0, self.0.len(), None, own, ctx, bufs)))
-    }
+    own_pages!(dictionary);
 
     fn with_crate(
         &self,
@@ -60,23 +79,7 @@ impl Column for I64Col {
 }
 
 impl Encode for I64Col {
-    fn dictionary<'a>(
-        &'a self,
-        own: &OwnPages<'a>,
-        ctx: &WriteCtx<'a>,
-        bufs: &'a mut ColumnBufs,
-    ) -> Result<Option<Chunk<'a>>, ParquetError> {
-        Ok(Some(int_chunk(&self.0, self.0.len(), None, own, ctx, bufs)))
-    }
-
-    fn delta<'a>(
-        &'a self,
-        own: &OwnPages<'a>,
-        ctx: &WriteCtx<'a>,
-        bufs: &'a mut ColumnBufs,
-    ) -> Result<Option<Chunk<'a>>, ParquetError> {
-        Ok(delta_chunk(&self.0, self.0.len(), None, own, ctx, bufs))
-    }
+    own_pages!(dictionary, delta);
 
     fn with_crate(
         &self,
@@ -102,23 +105,7 @@ impl Column for U32Col {
 }
 
 impl Encode for U32Col {
-    fn dictionary<'a>(
-        &'a self,
-        own: &OwnPages<'a>,
-        ctx: &WriteCtx<'a>,
-        bufs: &'a mut ColumnBufs,
-    ) -> Result<Option<Chunk<'a>>, ParquetError> {
-        Ok(Some(int_chunk(&self.0, self.0.len(), None, own, ctx, bufs)))
-    }
-
-    fn delta<'a>(
-        &'a self,
-        own: &OwnPages<'a>,
-        ctx: &WriteCtx<'a>,
-        bufs: &'a mut ColumnBufs,
-    ) -> Result<Option<Chunk<'a>>, ParquetError> {
-        Ok(delta_chunk(&self.0, self.0.len(), None, own, ctx, bufs))
-    }
+    own_pages!(dictionary, delta);
 
     fn with_crate(
         &self,
