@@ -15,6 +15,10 @@ use std::sync::Mutex;
 
 use cupmon_cupti::ActivityBuffer;
 
+/// The most memory the reserve of free buffers grows to (what it reached under the
+/// former 256 MiB cap), so that a high cap does not mean more memory held idle.
+const MAX_RESERVE_BYTES: usize = 64 << 20;
+
 #[derive(Debug)]
 pub(crate) struct Pool {
     free: Mutex<Vec<ActivityBuffer>>,
@@ -42,9 +46,12 @@ impl Pool {
         let reserve = reserve.clamp(1, max_buffers);
         Self {
             reserve: AtomicUsize::new(reserve),
-            // Growth stops at a quarter of the cap: the reserve is memory held
-            // idle, and refills are quick (the worker is mostly waiting).
-            max_reserve: (max_buffers / 4).max(reserve),
+            // Growth stops at a quarter of the cap, and at MAX_RESERVE_BYTES: the
+            // reserve is memory held idle, and refills are quick (the worker is mostly
+            // waiting). The cap only bounds a burst (2 GiB by default).
+            max_reserve: (max_buffers / 4)
+                .min(MAX_RESERVE_BYTES / buffer_size.max(1))
+                .max(reserve),
             max_in_use: AtomicUsize::new(0),
             refill_asked: AtomicBool::new(false),
             free: Mutex::new(Vec::with_capacity(max_buffers)),
@@ -238,5 +245,12 @@ mod tests {
             }
         }
         assert_eq!(pool.reserve.load(Ordering::Relaxed), 4);
+    }
+
+    #[test]
+    fn a_high_cap_keeps_the_idle_reserve_small() {
+        // The 2 GiB default cap of 4 MiB buffers: a quarter would hold 512 MiB idle.
+        let pool = Pool::new(4 << 20, 512, 1);
+        assert_eq!(pool.max_reserve, 16, "64 MiB of 4 MiB buffers");
     }
 }
