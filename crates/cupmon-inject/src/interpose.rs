@@ -258,6 +258,31 @@ pub(crate) fn detach() {
 // through cupmon's, so both keep their callbacks. Handles cupmon did not give out
 // (a subscriber that came before cupmon) go to CUPTI unchanged.
 
+/// What both subscribe entry points do first: serve the client through cupmon's
+/// subscription when cupmon holds (or can take) it, `Err(status)` to return then (or
+/// when no CUPTI is loaded); `Ok(cupti)`: forward the call to the real CUPTI.
+///
+/// # Safety
+/// `subscriber` must be valid for a write (the caller's contract with CUPTI).
+unsafe fn serve_subscriber(
+    name: &str,
+    subscriber: *mut SubscriberHandle,
+    callback: Option<CallbackFn>,
+    userdata: *mut c_void,
+) -> Result<&'static Cupti, RawStatus> {
+    let Some(cupti) = real() else {
+        return Err(NOT_INITIALIZED);
+    };
+    // SAFETY: the caller's out-pointer (this function's contract).
+    if let Some(status) = unsafe { cupti.subscribe_client(subscriber, callback, userdata) } {
+        debug(format_args!(
+            "{name}: client served through cupmon ({status})"
+        ));
+        return Err(status);
+    }
+    Ok(cupti)
+}
+
 /// # Safety
 /// `subscriber` must be valid for a write (the caller's contract with CUPTI).
 #[no_mangle]
@@ -267,16 +292,12 @@ pub unsafe extern "C" fn cuptiSubscribe(
     userdata: *mut c_void,
 ) -> RawStatus {
     guard(|| {
-        let Some(cupti) = real() else {
-            return NOT_INITIALIZED;
-        };
         // SAFETY: the caller's out-pointer, passed on.
-        if let Some(status) = unsafe { cupti.subscribe_client(subscriber, callback, userdata) } {
-            debug(format_args!(
-                "cuptiSubscribe: client served through cupmon ({status})"
-            ));
-            return status;
-        }
+        let cupti =
+            match unsafe { serve_subscriber("cuptiSubscribe", subscriber, callback, userdata) } {
+                Ok(cupti) => cupti,
+                Err(status) => return status,
+            };
         match cupti.raw().subscribe {
             // SAFETY: forwarded unchanged to the real function.
             Some(f) => unsafe { f(subscriber, callback, userdata) },
@@ -298,16 +319,13 @@ pub unsafe extern "C" fn cuptiSubscribe_v2(
     params: *mut c_void,
 ) -> RawStatus {
     guard(|| {
-        let Some(cupti) = real() else {
-            return NOT_INITIALIZED;
-        };
         // SAFETY: the caller's out-pointer, passed on.
-        if let Some(status) = unsafe { cupti.subscribe_client(subscriber, callback, userdata) } {
-            debug(format_args!(
-                "cuptiSubscribe_v2: client served through cupmon ({status})"
-            ));
-            return status;
-        }
+        let cupti = match unsafe {
+            serve_subscriber("cuptiSubscribe_v2", subscriber, callback, userdata)
+        } {
+            Ok(cupti) => cupti,
+            Err(status) => return status,
+        };
         type SubscribeV2Fn = unsafe extern "C" fn(
             *mut SubscriberHandle,
             Option<CallbackFn>,
