@@ -71,7 +71,10 @@ else fail "the Python API from the wheel"; fi
 # as the CUDA driver would (CUDA_INJECTION64_PATH, set by the wheel's cupmon).
 fake=$root/target/debug/libcupmon_fake_cupti.so
 app=$root/target/debug/examples/fake_cuda_app
-if ( cd "$root" && cargo build --quiet -p cupmon-fake-cupti -p cupmon-inject --example fake_cuda_app ); then
+# Two builds: with --example, cargo builds only that target and the fake's cdylib would be
+# missing on a fresh clone (it is built as an rlib dependency only).
+if ( cd "$root" && cargo build --quiet -p cupmon-fake-cupti &&
+     cargo build --quiet -p cupmon-inject --example fake_cuda_app ); then
   if env PATH="$clean_path" CUPMON_LIBCUPTI="$fake" CUPMON_LIBCUDA="$fake" \
        cupmon run -o "$work/run" -- "$app" launch 40 >run.out 2>run.err; then
     dump=$(ls -d "$work"/run/*/ | head -1)
