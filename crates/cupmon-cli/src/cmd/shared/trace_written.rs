@@ -6,8 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use cupmon_trace::{
-    export_window, writes_in_place, ExportOptions, MergeStats, MergeWindow, PftraceStats,
-    TraceFormat, UntimedGpuOps,
+    export_window, ExportOptions, MergeStats, MergeWindow, PftraceStats, TraceFormat, UntimedGpuOps,
 };
 
 /// Write `window` as a standalone trace at `output` and say so.
@@ -119,7 +118,7 @@ fn print_trace_written(path: &Path, events: u64, pftrace: Option<&PftraceStats>)
 /// stream (`-`, a pipe, a device): then to stderr, so it never mixes with
 /// the data. The work is done: a closed stdout (`| head`) is no failure.
 pub fn say_written(output: &Path, line: &str) {
-    if writes_in_place(output) {
+    if cupmon_files::writes_in_place(output) {
         eprintln!("{line}");
     } else {
         let _ = writeln!(std::io::stdout(), "{line}");
@@ -128,7 +127,7 @@ pub fn say_written(output: &Path, line: &str) {
 
 /// The CPU trace is a pipe or a FIFO: the merge copies it (it reads it twice).
 pub fn note_if_spooled(cpu: &Path) {
-    if cupmon_trace::needs_spool(cpu) {
+    if cupmon_files::needs_spool(cpu) {
         eprintln!(
             "cupmon: note: {} is not a regular file (a pipe, FIFO or device); the merge reads \
              its CPU trace twice, so it is first copied to a temporary file (removed at the end)",
