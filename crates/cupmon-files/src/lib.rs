@@ -20,22 +20,30 @@
 //! small files with fixed names are replaced by a rename ([`replace_file`]); every
 //! temporary file is registered so that Ctrl-C removes it
 //! ([`remove_live_temp_files`]); an input that can be read only once is copied to
-//! one ([`spool`]).
+//! one ([`spool`]). All but [`replace_file`] are behind the feature `outputs`, so
+//! that the traced process (records, control, the injection library) links no
+//! `tempfile`.
 
 mod error;
+#[cfg(feature = "outputs")]
 mod output;
 mod read;
 mod replace;
+#[cfg(feature = "outputs")]
 mod spool;
+#[cfg(feature = "outputs")]
 mod temp_files;
 
 pub use error::{FileError, FileKind, OutputError};
+#[cfg(feature = "outputs")]
 pub use output::{
     resolve_links, temp_dir_for, without_temp_path, writes_in_place, AtomicOutput, STDOUT_NAME,
 };
 pub use read::{open_regular, open_regular_if_present, read_capped, read_capped_if_present};
 pub use replace::replace_file;
+#[cfg(feature = "outputs")]
 pub use spool::{needs_spool, spool, Spooled};
+#[cfg(feature = "outputs")]
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 
 /// One kibibyte, mebibyte and gibibyte: the units caps are written in.
