@@ -15,8 +15,7 @@
 //!   named `.pftrace` (`.pftrace.gz`) or when asked, as a Perfetto protobuf
 //!   trace with the same content (`trace_sink.rs` decides, `pftrace/` converts).
 //! - [`filter_window`]: the companion monitor's window filtering.
-//! - [`remove_live_temp_files`]: for a signal handler, the temporary files
-//!   (beside outputs, copies of piped inputs) that would stay behind.
+//! - [`AtomicOutput`]: a trace file (`cupmon-files`' atomic output, gzip by name).
 //! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
 //!   `est. achieved occupancy %` of a kernel.
 
@@ -32,8 +31,6 @@ mod occupancy;
 mod out;
 mod output;
 mod pftrace;
-mod spool;
-mod temp_files;
 mod trace_sink;
 mod window_stream;
 
@@ -68,12 +65,10 @@ pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,
 };
 pub use out::{Arg, TraceOut};
-pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
+pub use output::{is_gz, AtomicOutput, OutputWriter};
 /// The JSON-to-Perfetto sink alone, for `bench/pftrace` only.
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use pftrace::PftraceSink;
 pub use pftrace::PftraceStats;
-pub use spool::needs_spool;
-pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 pub use window_stream::{write_window_stream, StreamedWindow};
