@@ -1,0 +1,112 @@
+//! `cupmon stragglers` on a two-rank run through the fake libcupti: rank 1 launches
+//! one extra kernel per step of twenty (5% more GPU time for the same work) and is
+//! named with that kernel; two equal ranks name no straggler.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use crate::run_fake::command;
+use crate::util::{assert_success, cupmon, stdout};
+
+/// Two ranks at once under `cupmon run -o dir`, rank `r` launching `extra[r]`
+/// `demo::straggle` kernels after each step's twenty `demo::add`.
+fn two_ranks(dir: &Path, extra: [u32; 2]) {
+    let children: Vec<_> = (0..2)
+        .map(|r| {
+            let e = extra[r].to_string();
+            command(dir, &[], &[], &["steps", "1500", "20", &e])
+                .env("RANK", r.to_string())
+                .env("WORLD_SIZE", "2")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start cupmon run")
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().expect("cupmon run");
+        assert!(out.status.success(), "{out:?}");
+    }
+}
+
+fn analysis(dir: &Path) -> Value {
+    let out = cupmon(dir, &["stragglers", "prof", "--json"]);
+    assert_success(&out);
+    serde_json::from_str(&stdout(&out)).expect("JSON")
+}
+
+fn named(a: &Value) -> Vec<(String, String)> {
+    a["periods"]
+        .as_array()
+        .expect("periods")
+        .iter()
+        .filter(|p| !p["straggler"].is_null())
+        .map(|p| {
+            let s = &p["straggler"];
+            let rank = a["ranks"][s["rank"].as_u64().unwrap() as usize]["label"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let kernel = s["kernels"][0]["kernel"]["name"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            (rank, kernel)
+        })
+        .collect()
+}
+
+#[test]
+fn a_rank_slowed_by_an_extra_kernel_per_step_is_named_with_its_kernel() {
+    let tmp = tempfile::tempdir().unwrap();
+    two_ranks(&tmp.path().join("prof"), [0, 1]);
+    let a = analysis(tmp.path());
+    let named = named(&a);
+    assert!(!named.is_empty(), "no straggler named: {a:#}");
+    for (rank, kernel) in &named {
+        assert_eq!(rank, "rank 1", "{a:#}");
+        assert!(kernel.starts_with("demo::straggle"), "{kernel}");
+    }
+    // The score is the extra work: 21 kernels where the other rank runs 20.
+    let p = a["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| !p["straggler"].is_null())
+        .unwrap();
+    let score = p["straggler"]["score"].as_f64().unwrap();
+    assert!((score - 0.05).abs() < 0.005, "{score}");
+    // The table says the same.
+    let out = cupmon(tmp.path(), &["stragglers", "prof"]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("rank 1: +5.0% compute"), "{text}");
+    assert!(text.contains("demo::straggle() <<<"), "{text}");
+}
+
+#[test]
+fn equal_ranks_name_no_straggler() {
+    let tmp = tempfile::tempdir().unwrap();
+    two_ranks(&tmp.path().join("prof"), [1, 1]);
+    let a = analysis(tmp.path());
+    assert_eq!(named(&a), Vec::<(String, String)>::new(), "{a:#}");
+    let compared = a["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["not_compared"].is_null())
+        .count();
+    assert!(compared >= 1, "no period compared the two ranks: {a:#}");
+}
+
+#[test]
+fn bad_arguments_are_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cupmon(tmp.path(), &["stragglers", "missing"]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    let out = cupmon(tmp.path(), &["stragglers", "empty", "--threshold", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+}
