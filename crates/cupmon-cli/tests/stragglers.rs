@@ -84,6 +84,14 @@ fn a_rank_slowed_by_an_extra_kernel_per_step_is_named_with_its_kernel() {
     let text = stdout(&out);
     assert!(text.contains("rank 1: +5.0% compute"), "{text}");
     assert!(text.contains("demo::straggle() <<<"), "{text}");
+    // And the report's section.
+    let out = cupmon(tmp.path(), &["report", "prof", "-o", "r.html"]);
+    assert_success(&out);
+    let html = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
+    let section = &html[html.find("id=\"compute-stragglers\"").expect("the section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<td>rank 1</td>"), "{section}");
+    assert!(section.contains("demo::straggle()"), "{section}");
 }
 
 #[test]

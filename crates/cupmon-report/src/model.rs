@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use cupmon_records::{DecodeProgress, Dump, TimeRange};
+use cupmon_straggler::RankTotals;
 
 use crate::collect::{collect, ProcessData};
 use crate::copies::CopyStats;
@@ -73,6 +74,9 @@ pub struct Report {
     pub copies: CopyStats,
     pub periods: Periods,
     pub hint: Option<Hint>,
+    /// The straggler rank of each period by compute (cupmon-straggler), for two or
+    /// more processes.
+    pub stragglers: Option<cupmon_straggler::Analysis>,
 }
 
 /// Read every dump (`threads` at a time) and build the report. `span` is the first
@@ -95,14 +99,27 @@ pub fn build_report(
     let to = r.to_ns.unwrap_or(last.saturating_add(1)).max(from);
     let grid = Grid::new(from, to, options.bin)?;
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<ProcessData, ReportError>>>> =
-        Mutex::new((0..dumps.len()).map(|_| None).collect());
+    type Read = Result<(ProcessData, Option<RankTotals>), ReportError>;
+    let results: Mutex<Vec<Option<Read>>> = Mutex::new((0..dumps.len()).map(|_| None).collect());
+    // Stragglers compare ranks: one process has none to compare with.
+    let straggler_options = (dumps.len() >= 2).then(|| cupmon_straggler::Options {
+        range: options.range,
+        period_ns: crate::periods::period_ns(&grid),
+        threshold: cupmon_straggler::THRESHOLD,
+    });
     std::thread::scope(|s| {
         for _ in 0..options.threads.clamp(1, dumps.len()) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(dump) = dumps.get(i) else { break };
-                let data = collect(dump, &options.range, &grid, |p| progress(i, p));
+                let data = collect(dump, &options.range, &grid, |p| progress(i, p)).and_then(|d| {
+                    let Some(o) = &straggler_options else {
+                        return Ok((d, None));
+                    };
+                    let totals = cupmon_straggler::collect(dump, &o.range, o.period_ns)
+                        .map_err(ReportError::Stragglers)?;
+                    Ok((d, Some(totals)))
+                });
                 results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(data);
             });
         }
@@ -113,7 +130,13 @@ pub fn build_report(
         .into_iter()
         .map(|r| r.expect("every dump was read"))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(assemble(target, options, grid, processes))
+    let (processes, totals): (Vec<ProcessData>, Vec<Option<RankTotals>>) =
+        processes.into_iter().unzip();
+    let stragglers = straggler_options
+        .map(|o| cupmon_straggler::compare_ranks(totals.into_iter().flatten().collect(), &o));
+    let mut report = assemble(target, options, grid, processes);
+    report.stragglers = stragglers;
+    Ok(report)
 }
 
 /// First start and last end over all `dumps` (each from its time index).
@@ -222,5 +245,6 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
         copies,
         periods,
         hint,
+        stragglers: None,
     }
 }
