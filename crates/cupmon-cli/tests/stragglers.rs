@@ -3,7 +3,8 @@
 //! named with that kernel; two equal ranks name no straggler.
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -13,10 +14,21 @@ use crate::util::{assert_success, cupmon, stdout};
 /// Two ranks at once under `cupmon run -o dir`, rank `r` launching `extra[r]`
 /// `demo::straggle` kernels after each step's twenty `demo::add`.
 fn two_ranks(dir: &Path, extra: [u32; 2]) {
-    let children: Vec<_> = (0..2)
+    for c in start_two_ranks(dir, extra, &[], &[]) {
+        let out = c.wait_with_output().expect("cupmon run");
+        assert!(out.status.success(), "{out:?}");
+    }
+}
+
+/// [`two_ranks`] started, with `cupmon run` flags `flags` and steps `then` after the
+/// training steps.
+fn start_two_ranks(dir: &Path, extra: [u32; 2], flags: &[&str], then: &[&str]) -> Vec<Child> {
+    (0..2)
         .map(|r| {
             let e = extra[r].to_string();
-            command(dir, &[], &[], &["steps", "1500", "20", &e])
+            let mut steps = vec!["steps", "1500", "20", &e];
+            steps.extend_from_slice(then);
+            command(dir, flags, &[], &steps)
                 .env("RANK", r.to_string())
                 .env("WORLD_SIZE", "2")
                 .stdout(Stdio::piped())
@@ -24,11 +36,7 @@ fn two_ranks(dir: &Path, extra: [u32; 2]) {
                 .spawn()
                 .expect("start cupmon run")
         })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().expect("cupmon run");
-        assert!(out.status.success(), "{out:?}");
-    }
+        .collect()
 }
 
 fn analysis(dir: &Path) -> Value {
@@ -117,4 +125,31 @@ fn bad_arguments_are_bad_input() {
     std::fs::create_dir(tmp.path().join("empty")).unwrap();
     let out = cupmon(tmp.path(), &["stragglers", "empty", "--threshold", "-1"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn status_names_the_straggler_of_the_last_minute_while_the_ranks_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("prof");
+    let ranks = start_two_ranks(
+        &prof,
+        [0, 1],
+        &["--flush-period", "100ms"],
+        &["sleep", "6000"],
+    );
+    let since = Instant::now();
+    let text = loop {
+        let out = cupmon(tmp.path(), &["status", "prof"]);
+        let text = stdout(&out);
+        if text.contains("STRAGGLER") || since.elapsed() > Duration::from_secs(20) {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    for c in ranks {
+        let out = c.wait_with_output().expect("cupmon run");
+        assert!(out.status.success(), "{out:?}");
+    }
+    assert!(text.contains("STRAGGLER: rank 1 +5.0%"), "{text}");
+    assert!(text.contains("demo::straggle() <<<"), "{text}");
 }

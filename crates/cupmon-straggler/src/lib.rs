@@ -5,6 +5,7 @@
 //!
 //! - [`collect`] walks one rank's dump into per-period totals ([`RankTotals`]);
 //! - [`compare`] compares the ranks of one period (the measure is documented there);
+//! - [`recent`]: the last minute of running ranks (`cupmon status`, metrics);
 //! - [`analyse`] does both for a run into an [`Analysis`] (Display: a table; serde: JSON).
 
 mod analysis;
@@ -12,6 +13,7 @@ mod collect;
 mod compare;
 mod error;
 mod key;
+mod live;
 
 pub use analysis::{analyse, compare_ranks, Analysis, Options, PeriodVerdict, RankInfo, MINUTE_NS};
 pub use collect::{collect, PeriodTotals, RankTotals};
@@ -20,3 +22,4 @@ pub use compare::{
 };
 pub use error::StragglerError;
 pub use key::{KernelKey, Totals};
+pub use live::{recent, RankRecent, Recent};

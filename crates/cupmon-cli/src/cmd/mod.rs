@@ -17,6 +17,7 @@ mod run_summary;
 pub mod sql;
 pub mod stats;
 pub mod status;
+mod status_stragglers;
 pub mod stragglers;
 mod timeline_report;
 pub mod window;

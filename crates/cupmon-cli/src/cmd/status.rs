@@ -36,10 +36,12 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     });
     let mut gone = 0;
     let mut warnings = Vec::new();
+    let mut answered = Vec::new();
     for (f, asked) in found.iter().zip(answers) {
         match asked {
             Asked::Status(s) => {
                 writeln!(out, "{}", line(&s))?;
+                answered.push(f.dump_dir.clone());
                 warnings.extend(account_warning(&s));
             }
             Asked::Refused(why) => {
@@ -66,6 +68,9 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     }
     for warning in warnings {
         writeln!(out, "{warning}")?;
+    }
+    if let Some(recent) = super::status_stragglers::last_minute(&answered) {
+        super::status_stragglers::print(&mut out, &recent)?;
     }
     Ok(0)
 }
