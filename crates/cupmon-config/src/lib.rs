@@ -19,6 +19,7 @@ pub mod env_vars;
 mod table;
 mod table_accounting;
 mod table_recorder;
+mod table_metrics;
 pub mod time_spec;
 pub mod units;
 
