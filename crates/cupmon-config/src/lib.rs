@@ -18,8 +18,8 @@ mod config;
 pub mod env_vars;
 mod table;
 mod table_accounting;
-mod table_recorder;
 mod table_metrics;
+mod table_recorder;
 pub mod time_spec;
 pub mod units;
 

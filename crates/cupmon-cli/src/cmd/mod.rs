@@ -12,6 +12,7 @@ pub mod merge;
 mod output_check;
 pub mod report;
 pub mod run;
+mod run_metrics;
 mod run_signal;
 mod run_summary;
 pub mod sql;

@@ -76,7 +76,7 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
 }
 
 /// What a found process answered.
-enum Asked {
+pub(super) enum Asked {
     Status(Box<ProcessStatus>),
     /// Exited, or no answer in time: listed with `--all`.
     Gone(String),
@@ -86,7 +86,7 @@ enum Asked {
 }
 
 /// The status of a found process, from its checked peer.
-fn ask(f: &Found, timeout: Duration) -> Asked {
+pub(super) fn ask(f: &Found, timeout: Duration) -> Asked {
     if !f.alive {
         return Asked::Gone("exited".to_owned());
     }
