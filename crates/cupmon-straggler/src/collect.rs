@@ -61,6 +61,9 @@ fn key_list<S: serde::Serializer>(
     }))
 }
 
+/// A launch as the walk sees it: name pointer, grid, block (named once at the end).
+type RawKey = (u64, [i32; 3], [i32; 3]);
+
 /// One rank's dump, by period.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankTotals {
@@ -87,7 +90,7 @@ pub fn collect(
     let mut names = KernelNames::new(dump.kernel_names());
     // name pointer -> (name, is NCCL), looked up once per pointer.
     let mut by_ptr: HashMap<u64, (String, bool)> = HashMap::new();
-    let mut raw: BTreeMap<u64, HashMap<(u64, [i32; 3], [i32; 3]), Totals>> = BTreeMap::new();
+    let mut raw: BTreeMap<u64, HashMap<RawKey, Totals>> = BTreeMap::new();
     let mut periods: BTreeMap<u64, PeriodTotals> = BTreeMap::new();
     let mut unions = Unions::default();
     let report = walk_slice(
