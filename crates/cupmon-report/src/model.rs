@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use cupmon_records::{DecodeProgress, Dump, TimeRange};
-use cupmon_straggler::RankTotals;
 
 use crate::collect::{collect, ProcessData};
 use crate::copies::CopyStats;
@@ -74,8 +73,8 @@ pub struct Report {
     pub copies: CopyStats,
     pub periods: Periods,
     pub hint: Option<Hint>,
-    /// The straggler rank of each period by compute (cupmon-straggler), for two or
-    /// more processes.
+    /// The compute straggler of the minutes of the slowest and worst periods
+    /// ([`crate::stragglers`]), for two or more processes.
     pub stragglers: Option<cupmon_straggler::Analysis>,
 }
 
@@ -99,27 +98,14 @@ pub fn build_report(
     let to = r.to_ns.unwrap_or(last.saturating_add(1)).max(from);
     let grid = Grid::new(from, to, options.bin)?;
     let next = AtomicUsize::new(0);
-    type Read = Result<(ProcessData, Option<RankTotals>), ReportError>;
-    let results: Mutex<Vec<Option<Read>>> = Mutex::new((0..dumps.len()).map(|_| None).collect());
-    // Stragglers compare ranks: one process has none to compare with.
-    let straggler_options = (dumps.len() >= 2).then(|| cupmon_straggler::Options {
-        range: options.range,
-        period_ns: crate::periods::period_ns(&grid),
-        threshold: cupmon_straggler::THRESHOLD,
-    });
+    let results: Mutex<Vec<Option<Result<ProcessData, ReportError>>>> =
+        Mutex::new((0..dumps.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..options.threads.clamp(1, dumps.len()) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(dump) = dumps.get(i) else { break };
-                let data = collect(dump, &options.range, &grid, |p| progress(i, p)).and_then(|d| {
-                    let Some(o) = &straggler_options else {
-                        return Ok((d, None));
-                    };
-                    let totals = cupmon_straggler::collect(dump, &o.range, o.period_ns)
-                        .map_err(ReportError::Stragglers)?;
-                    Ok((d, Some(totals)))
-                });
+                let data = collect(dump, &options.range, &grid, |p| progress(i, p));
                 results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(data);
             });
         }
@@ -130,12 +116,9 @@ pub fn build_report(
         .into_iter()
         .map(|r| r.expect("every dump was read"))
         .collect::<Result<Vec<_>, _>>()?;
-    let (processes, totals): (Vec<ProcessData>, Vec<Option<RankTotals>>) =
-        processes.into_iter().unzip();
-    let stragglers = straggler_options
-        .map(|o| cupmon_straggler::compare_ranks(totals.into_iter().flatten().collect(), &o));
     let mut report = assemble(target, options, grid, processes);
-    report.stragglers = stragglers;
+    let minutes = crate::stragglers::minutes_of_interest(&report);
+    report.stragglers = crate::stragglers::analyse_minutes(dumps, &minutes, options.threads)?;
     Ok(report)
 }
 

@@ -95,12 +95,6 @@ impl Periods {
     }
 }
 
-/// The length of the report's periods on `grid`: a minute for runs of 10 minutes or
-/// more, else a round bin for the span.
-pub fn period_ns(grid: &Grid) -> u64 {
-    bins_per_period(grid) as u64 * grid.bin_ns
-}
-
 /// How many bins make a period.
 fn bins_per_period(grid: &Grid) -> usize {
     let target = if grid.span_ns() >= MINUTES_FROM_NS {

@@ -157,22 +157,54 @@ pub fn collect(
                 .count()
         ));
     }
-    let rank = dump.rank();
-    let label = match (rank, dump.meta().json().get("pid").and_then(|p| p.as_i64())) {
-        (Some(r), _) => format!("rank {r}"),
-        (None, Some(pid)) => format!("pid {pid}"),
-        (None, None) => dump.dir().file_name().map_or_else(
-            || "process".to_owned(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-    };
     Ok(RankTotals {
-        label,
-        rank,
-        dir: dump.dir().to_path_buf(),
         periods,
         warnings,
+        ..RankTotals::empty(dump)
     })
+}
+
+impl RankTotals {
+    /// `dump`'s rank with no periods yet.
+    fn empty(dump: &Dump) -> Self {
+        let rank = dump.rank();
+        let label = match (rank, dump.meta().json().get("pid").and_then(|p| p.as_i64())) {
+            (Some(r), _) => format!("rank {r}"),
+            (None, Some(pid)) => format!("pid {pid}"),
+            (None, None) => dump.dir().file_name().map_or_else(
+                || "process".to_owned(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+        };
+        Self {
+            label,
+            rank,
+            dir: dump.dir().to_path_buf(),
+            periods: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// [`collect`] of only the periods starting at `starts` (each a multiple of
+/// `period_ns`), each read as a slice: what a reader that has the rest from digests
+/// (`cupmon report`) can afford on a day-long dump.
+pub fn collect_periods(
+    dump: &Dump,
+    starts: &[u64],
+    period_ns: u64,
+) -> Result<RankTotals, StragglerError> {
+    let mut all = RankTotals::empty(dump);
+    for &start in starts {
+        let end = start.saturating_add(period_ns);
+        let mut one = collect(dump, &TimeRange::new(Some(start), Some(end)), period_ns)?;
+        // The slice also holds kernels that started before it and ran into it.
+        if let Some(p) = one.periods.remove(&start) {
+            all.periods.insert(start, p);
+        }
+        all.warnings.append(&mut one.warnings);
+    }
+    Ok(all)
 }
 
 /// Disjoint stretches a period's union holds before it sums the oldest half: a

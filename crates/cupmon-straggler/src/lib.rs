@@ -16,7 +16,7 @@ mod key;
 mod live;
 
 pub use analysis::{analyse, compare_ranks, Analysis, Options, PeriodVerdict, RankInfo, MINUTE_NS};
-pub use collect::{collect, PeriodTotals, RankTotals};
+pub use collect::{collect, collect_periods, PeriodTotals, RankTotals};
 pub use compare::{
     compare, Comparison, Culprit, RankScore, Straggler, MIN_LAUNCHES, THRESHOLD, TOP_KERNELS,
 };

@@ -1,11 +1,12 @@
-//! The compute stragglers (cupmon-straggler): per period, the rank whose compute
+//! The compute stragglers (cupmon-straggler, in the minutes [`crate::stragglers`]
+//! reads): per minute, the rank whose compute
 //! kernels took the most GPU time for the same work, and the kernels (name, grid,
 //! block) behind the difference. Beside the ranks table, which finds the rank the
 //! others wait for in NCCL; this one says what that rank was computing.
 
 use std::io::{self, Write};
 
-use super::text::{esc, time};
+use super::text::{esc, shell_word, time};
 use crate::Report;
 
 pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
@@ -19,14 +20,16 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         .count();
     writeln!(
         out,
-        "<section id=\"compute-stragglers\"><h2>Stragglers by compute</h2><p class=\"note\">Per \
-         period of {}, each rank's compute kernels (NCCL kernels left out) by name and launch \
-         configuration, their GPU time brought to the same amount of work (launches of the \
-         kernels every rank ran, against the median rank). A rank is named when it spends at \
-         least {:.1}% more than the other ranks' median; the kernels are those whose time \
-         exceeds the others' most (as <code>cupmon stragglers</code> prints). {} of {} \
-         periods compared named a straggler.</p>",
-        cupmon_config::units::format_duration(std::time::Duration::from_nanos(a.period_ns)),
+        "<section id=\"compute-stragglers\"><h2>Stragglers by compute</h2><p class=\"note\">In \
+         the minutes (UTC) of the slowest period and of the periods where the others waited \
+         longest ({} read; every minute: <code>cupmon stragglers {}</code>), each rank's \
+         compute kernels (NCCL kernels left out) by name and launch configuration, their GPU \
+         time brought to the same amount of work (launches of the kernels every rank ran, \
+         against the median rank). A rank is named when it spends at least {:.1}% more than \
+         the other ranks' median; the kernels are those whose time exceeds the others' most. \
+         {} of {} minutes compared named a straggler.</p>",
+        a.periods.len(),
+        esc(&shell_word(&r.target)),
         a.threshold * 100.0,
         a.named().count(),
         compared
