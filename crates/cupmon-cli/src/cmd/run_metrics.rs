@@ -262,3 +262,36 @@ fn answer(mut stream: TcpStream, text: &str) -> std::io::Result<()> {
     )?;
     stream.flush()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_help_and_type_and_unknown_values_are_left_out() {
+        let text = exposition(&[
+            RankSample {
+                rank: Some(1),
+                pid: Some(42),
+                progress_age_s: Some(0.5),
+                straggler_score: Some(0.05),
+                straggler: true,
+                dropped_records: Some(3),
+                ..RankSample::default()
+            },
+            RankSample {
+                pid: Some(43),
+                ..RankSample::default()
+            },
+        ]);
+        for (name, kind, _) in METRICS {
+            assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{text}");
+        }
+        assert!(text.contains("cupmon_straggler{rank=\"1\",pid=\"42\"} 1\n"), "{text}");
+        assert!(text.contains("cupmon_straggler_score{rank=\"1\",pid=\"42\"} 0.05\n"));
+        assert!(text.contains("cupmon_dropped_records_total{rank=\"1\",pid=\"42\"} 3\n"));
+        // Not known for the second process (no rank, no answer): no sample at all.
+        assert!(!text.contains("cupmon_dropped_records_total{rank=\"\""), "{text}");
+        assert!(text.contains("cupmon_straggler{rank=\"\",pid=\"43\"} 0\n"), "{text}");
+    }
+}
