@@ -187,22 +187,33 @@ impl RankTotals {
 }
 
 /// [`collect`] of only the periods starting at `starts` (each a multiple of
-/// `period_ns`), each read as a slice: what a reader that has the rest from digests
-/// (`cupmon report`) can afford on a day-long dump.
+/// `period_ns`), each run of consecutive periods read as one slice: what a reader that
+/// has the rest from digests (`cupmon report`) can afford on a day-long dump.
 pub fn collect_periods(
     dump: &Dump,
     starts: &[u64],
     period_ns: u64,
 ) -> Result<RankTotals, StragglerError> {
+    let mut starts = starts.to_vec();
+    starts.sort_unstable();
+    starts.dedup();
     let mut all = RankTotals::empty(dump);
-    for &start in starts {
-        let end = start.saturating_add(period_ns);
-        let mut one = collect(dump, &TimeRange::new(Some(start), Some(end)), period_ns)?;
-        // The slice also holds kernels that started before it and ran into it.
-        if let Some(p) = one.periods.remove(&start) {
-            all.periods.insert(start, p);
+    let mut i = 0;
+    while i < starts.len() {
+        let mut j = i + 1;
+        while j < starts.len() && starts[j] == starts[j - 1].saturating_add(period_ns) {
+            j += 1;
         }
-        all.warnings.append(&mut one.warnings);
+        let end = starts[j - 1].saturating_add(period_ns);
+        let mut run = collect(dump, &TimeRange::new(Some(starts[i]), Some(end)), period_ns)?;
+        // The slice also holds kernels that started before it and ran into it.
+        for start in &starts[i..j] {
+            if let Some(p) = run.periods.remove(start) {
+                all.periods.insert(*start, p);
+            }
+        }
+        all.warnings.append(&mut run.warnings);
+        i = j;
     }
     Ok(all)
 }

@@ -287,11 +287,20 @@ mod tests {
         for (name, kind, _) in METRICS {
             assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{text}");
         }
-        assert!(text.contains("cupmon_straggler{rank=\"1\",pid=\"42\"} 1\n"), "{text}");
+        assert!(
+            text.contains("cupmon_straggler{rank=\"1\",pid=\"42\"} 1\n"),
+            "{text}"
+        );
         assert!(text.contains("cupmon_straggler_score{rank=\"1\",pid=\"42\"} 0.05\n"));
         assert!(text.contains("cupmon_dropped_records_total{rank=\"1\",pid=\"42\"} 3\n"));
         // Not known for the second process (no rank, no answer): no sample at all.
-        assert!(!text.contains("cupmon_dropped_records_total{rank=\"\""), "{text}");
-        assert!(text.contains("cupmon_straggler{rank=\"\",pid=\"43\"} 0\n"), "{text}");
+        assert!(
+            !text.contains("cupmon_dropped_records_total{rank=\"\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("cupmon_straggler{rank=\"\",pid=\"43\"} 0\n"),
+            "{text}"
+        );
     }
 }
