@@ -6,11 +6,9 @@
 //! minutes per rank); `cupmon stragglers TARGET` reads every minute.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use cupmon_records::Dump;
-use cupmon_straggler::{collect_periods, compare_ranks, Analysis, Options, RankTotals, MINUTE_NS};
+use cupmon_straggler::{collect_periods, compare_ranks, each_dump, Analysis, Options, MINUTE_NS};
 
 use crate::{Report, ReportError};
 
@@ -45,24 +43,8 @@ pub fn analyse_minutes(
     if dumps.len() < 2 || minutes.is_empty() {
         return Ok(None);
     }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RankTotals, ReportError>>>> =
-        Mutex::new((0..dumps.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, dumps.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(dump) = dumps.get(i) else { break };
-                let r = collect_periods(dump, minutes, MINUTE_NS).map_err(ReportError::from);
-                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    let totals = results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
+    let totals = each_dump(dumps, threads, |d| collect_periods(d, minutes, MINUTE_NS))
         .into_iter()
-        .map(|r| r.expect("every dump was read"))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(compare_ranks(totals, &Options::default())))
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::collect::{collect, RankTotals};
 use crate::compare::{compare, Comparison, THRESHOLD};
+use crate::each_dump::each_dump;
 use crate::StragglerError;
 
 /// A minute: the period stragglers are named for.
@@ -65,12 +66,14 @@ pub struct Analysis {
     pub warnings: Vec<String>,
 }
 
-/// Read every dump and compare its ranks period by period.
+/// Read every dump (a core each) and compare its ranks period by period.
 pub fn analyse(dumps: &[Dump], options: &Options) -> Result<Analysis, StragglerError> {
-    let totals = dumps
-        .iter()
-        .map(|d| collect(d, &options.range, options.period_ns))
-        .collect::<Result<Vec<_>, _>>()?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let totals = each_dump(dumps, threads, |d| {
+        collect(d, &options.range, options.period_ns)
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     Ok(compare_ranks(totals, options))
 }
 

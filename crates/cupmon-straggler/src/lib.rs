@@ -11,6 +11,7 @@
 mod analysis;
 mod collect;
 mod compare;
+mod each_dump;
 mod error;
 mod key;
 mod live;
@@ -20,6 +21,7 @@ pub use collect::{collect, collect_periods, PeriodTotals, RankTotals};
 pub use compare::{
     compare, Comparison, Culprit, RankScore, Straggler, MIN_LAUNCHES, THRESHOLD, TOP_KERNELS,
 };
+pub use each_dump::each_dump;
 pub use error::StragglerError;
 pub use key::{KernelKey, Totals};
 pub use live::{recent, RankRecent, Recent};

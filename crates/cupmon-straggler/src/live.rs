@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::collect::collect;
 use crate::compare::{compare, Comparison};
+use crate::each_dump::each_dump;
 use crate::StragglerError;
 
 /// One rank's last window.
@@ -60,10 +61,11 @@ pub fn recent(dumps: &[Dump], window_ns: u64, threshold: f64) -> Result<Recent, 
     let to_ns = lasts.iter().flatten().copied().max().unwrap_or(0);
     let from_ns = to_ns.saturating_sub(window_ns);
     let range = TimeRange::new(Some(from_ns), None);
-    // One period holding the whole window: every start falls in period 0.
-    let totals = dumps
-        .iter()
-        .map(|d| collect(d, &range, u64::MAX))
+    // One period holding the whole window: every start falls in period 0. Each dump
+    // walks its own last minute, a core each.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let totals = each_dump(dumps, threads, |d| collect(d, &range, u64::MAX))
+        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     let periods: Vec<_> = totals.iter().map(|t| t.periods.get(&0)).collect();
     let comparison = compare(&periods, threshold);
