@@ -95,6 +95,11 @@ pub enum Command {
         after_help = "Examples:\n  cupmon report prof -o report.html            every process (rank) of `cupmon run -o prof`\n  cupmon report prof/rank0-4242-20261201T093005Z --last 1h --bin 10s\n\nThe page is self-contained (no network when it is viewed): header, GPU busy % per\ndevice and rank over time with kernels/s, copy bandwidth and the trace windows, top\nkernels, copies, streams, ranks side by side with the slowest rank per minute, and the\n`cupmon decode` command for the slowest minute. Its numbers are `cupmon stats`' numbers."
     )]
     Report(ReportArgs),
+    /// Name the straggler rank of each minute and the kernels behind it.
+    #[command(
+        after_help = "Examples:\n  cupmon stragglers prof                 every rank of a `cupmon run` output\n  cupmon stragglers prof --json --last 10m\n\nPer minute (UTC), each rank's compute kernels (NCCL kernels left out) are compared by\nname and launch configuration, their GPU time brought to the same amount of work; the\nrank that spends the most is named when it spends at least --threshold more than the\nother ranks' median, with the kernels that account for the difference."
+    )]
+    Stragglers(StragglersArgs),
     /// Write dumps as Parquet datasets (kernels, memcpy, memset, api, dumps) for SQL engines.
     #[command(
         name = "export-parquet",
@@ -125,6 +130,24 @@ pub struct ReportArgs {
     /// How many kernels the kernel table lists.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    #[command(flatten)]
+    pub slice: crate::slice_args::SliceArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StragglersArgs {
+    /// A `cupmon run` output directory (all the dumps in it) or a dump directory.
+    pub target: PathBuf,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// The period ranks are compared over.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
+    pub period: std::time::Duration,
+    /// The least excess, in percent, of a rank's GPU time per unit of work over the
+    /// other ranks' median that names it.
+    #[arg(long, value_name = "PERCENT", default_value_t = cupmon_straggler::THRESHOLD * 100.0)]
+    pub threshold: f64,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
 }

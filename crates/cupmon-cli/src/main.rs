@@ -30,6 +30,7 @@ fn main() {
         cli::Command::Report(args) => cmd::report::run(&args),
         cli::Command::ExportParquet(args) => cmd::export_parquet::run(&args),
         cli::Command::Sql(args) => cmd::sql::run(&args),
+        cli::Command::Stragglers(args) => cmd::stragglers::run(&args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -24,6 +24,7 @@ mod report;
 mod run_exit;
 mod run_fake;
 mod slice;
+mod stragglers;
 mod timeline;
 mod untimed;
 mod util;

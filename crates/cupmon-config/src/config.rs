@@ -64,6 +64,11 @@ pub struct MonitorConfig {
     pub cupti_flush_period: Option<Duration>,
     pub cupti_device_buffer_size: Option<u64>,
     pub cupti_device_buffer_pool_limit: Option<u64>,
+    /// `cupmon run`'s metrics: the HTTP address to serve them on, the textfile to
+    /// write them to, and how often they are computed.
+    pub metrics_port: Option<std::net::SocketAddrV4>,
+    pub metrics_file: Option<PathBuf>,
+    pub metrics_interval: Duration,
 }
 
 /// How the trace of each window is written beside its `window-N.json`.
@@ -158,6 +163,9 @@ impl MonitorConfig {
             cupti_flush_period: None,
             cupti_device_buffer_size: None,
             cupti_device_buffer_pool_limit: None,
+            metrics_port: None,
+            metrics_file: None,
+            metrics_interval: Duration::from_secs(15),
         }
     }
 

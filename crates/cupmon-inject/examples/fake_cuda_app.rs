@@ -5,6 +5,8 @@
 //!
 //! usage: fake_cuda_app [STEP ...] (steps run in order)
 //!   launch N, sleep MS, sigterm, sigkill, nocuda (first step only)
+//!   steps N K E: N training steps of K launches of `demo::add` then E of
+//!     `demo::straggle` (a rank made slower by extra work per step)
 //!   _exit CODE, _Exit CODE: end through the C library's function of that name
 //!   exit_in_handler CODE: `_exit(CODE)` from a SIGALRM handler
 //!   fork_exit, fork_return, fork_sigterm: a child made by `fork` ends through
@@ -54,6 +56,7 @@ fn main() {
     let launch: libloading::Symbol<Launch> =
         unsafe { fake.get(b"cupmonFakeLaunchKernels") }.expect("cupmonFakeLaunchKernels");
     let name = CString::new("_ZN4demo3addEPfPKfi").expect("name");
+    let straggle = CString::new("_ZN4demo8straggleEv").expect("name");
     let mut steps = args.iter();
     while let Some(step) = steps.next() {
         let mut arg = || -> u64 {
@@ -67,6 +70,17 @@ fn main() {
                 let n = arg() as u32;
                 // SAFETY: a valid C string and plain integers.
                 assert_eq!(unsafe { launch(n, 7, name.as_ptr()) }, 0);
+            }
+            "steps" => {
+                let (n, per_step, extra) = (arg(), arg() as u32, arg() as u32);
+                for _ in 0..n {
+                    // SAFETY: valid C strings and plain integers.
+                    assert_eq!(unsafe { launch(per_step, 7, name.as_ptr()) }, 0);
+                    if extra > 0 {
+                        // SAFETY: as above.
+                        assert_eq!(unsafe { launch(extra, 7, straggle.as_ptr()) }, 0);
+                    }
+                }
             }
             "sleep" => std::thread::sleep(Duration::from_millis(arg())),
             "sigterm" | "sigkill" => {

@@ -4,7 +4,8 @@
 //! retired data), busy % over time per device and rank with kernels/s, copy bandwidth
 //! and the trace windows on one time axis, the top kernels (count, total, mean,
 //! p50/p99, share), copies, per-stream busy time, ranks side by side with the slowest
-//! rank per minute, and a hint: the `cupmon decode` command for the slowest minute.
+//! rank per minute (by time waiting in NCCL, and by compute with the kernels behind
+//! it: cupmon-straggler), and a hint: the `cupmon decode` command for the slowest minute.
 //!
 //! The numbers come from `cupmon stats`' own code ([`cupmon_records::digest::summarize`]:
 //! the segments' stored digests, the records where there are none), so the two agree
@@ -21,6 +22,7 @@ mod html;
 pub mod info;
 mod model;
 pub mod periods;
+pub mod stragglers;
 pub mod windows;
 
 use std::path::PathBuf;
@@ -49,6 +51,8 @@ pub enum ReportError {
     },
     #[error("a bin must be longer than 0")]
     ZeroBin,
+    #[error(transparent)]
+    Stragglers(#[from] cupmon_straggler::StragglerError),
     #[error("{0}: no dump to report on")]
     NoDumps(String),
 }

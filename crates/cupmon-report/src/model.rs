@@ -73,6 +73,9 @@ pub struct Report {
     pub copies: CopyStats,
     pub periods: Periods,
     pub hint: Option<Hint>,
+    /// The compute straggler of the minutes of the slowest and worst periods
+    /// ([`crate::stragglers`]), for two or more processes.
+    pub stragglers: Option<cupmon_straggler::Analysis>,
 }
 
 /// Read every dump (`threads` at a time) and build the report. `span` is the first
@@ -113,7 +116,10 @@ pub fn build_report(
         .into_iter()
         .map(|r| r.expect("every dump was read"))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(assemble(target, options, grid, processes))
+    let mut report = assemble(target, options, grid, processes);
+    let minutes = crate::stragglers::minutes_of_interest(&report);
+    report.stragglers = crate::stragglers::analyse_minutes(dumps, &minutes, options.threads)?;
+    Ok(report)
 }
 
 /// First start and last end over all `dumps` (each from its time index).
@@ -222,5 +228,6 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
         copies,
         periods,
         hint,
+        stragglers: None,
     }
 }

@@ -14,6 +14,7 @@ pub mod run;
 pub mod sql;
 pub mod stats;
 pub mod status;
+pub mod stragglers;
 pub mod window;
 
 mod shared;

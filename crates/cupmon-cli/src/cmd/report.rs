@@ -91,7 +91,7 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
 
 /// The dumps of `target`: itself, or the dump directories in it (a `cupmon run`
 /// output directory).
-fn dump_dirs(target: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn dump_dirs(target: &Path) -> Result<Vec<PathBuf>> {
     let bad =
         |why: String| -> anyhow::Error { BadInput(format!("{}: {why}", target.display())).into() };
     match std::fs::metadata(target) {
@@ -127,7 +127,7 @@ fn dump_dirs(target: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Ranks in numeric order, then processes without a rank by directory.
-fn order(dump: &Dump) -> (u8, i64, String, PathBuf) {
+pub(crate) fn order(dump: &Dump) -> (u8, i64, String, PathBuf) {
     let info = cupmon_report::info::ProcessInfo::from_meta(dump.meta());
     let dir = dump.dir().to_path_buf();
     match info.rank {

@@ -1,6 +1,7 @@
 //! `cupmon run -- CMD`: run a program with the injection library, then
 //! summarise what was recorded.
 
+mod metrics;
 mod signal;
 mod summary;
 
@@ -79,9 +80,24 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             None => command.env_remove(s.env),
         };
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| BadInput(format!("cannot run {:?}: {e}", args.command[0])))?;
+    let metrics = match metrics::start(&config, &output, &run, &before) {
+        Ok(m) => m,
+        Err(e) => {
+            if created {
+                let _ = std::fs::remove_dir(&output);
+            }
+            return Err(e);
+        }
+    };
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some(m) = metrics {
+                m.stop();
+            }
+            return Err(BadInput(format!("cannot run {:?}: {e}", args.command[0])).into());
+        }
+    };
     let pid = child.id();
     if config.window_on_signal {
         signal::toggle_windows_on_sigusr2(&output, run.clone())?;
@@ -95,6 +111,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     forward_signals_to(pid);
     let status = child.wait().context("waiting for the program")?;
+    if let Some(m) = metrics {
+        m.stop();
+    }
     let code = exit_code(status);
     let recorded = summarise(
         &output,

@@ -1,6 +1,8 @@
 //! `cupmon status TARGET`: the monitored processes of a run, a dump or a pid: the
 //! first thing to run on a node.
 
+mod stragglers;
+
 use std::io::Write;
 use std::time::Duration;
 
@@ -36,10 +38,12 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     });
     let mut gone = 0;
     let mut warnings = Vec::new();
+    let mut answered = Vec::new();
     for (f, asked) in found.iter().zip(answers) {
         match asked {
             Asked::Status(s) => {
                 writeln!(out, "{}", line(&s))?;
+                answered.push(f.dump_dir.clone());
                 warnings.extend(account_warning(&s));
             }
             Asked::Refused(why) => {
@@ -67,11 +71,14 @@ pub fn run(args: &StatusArgs) -> Result<i32> {
     for warning in warnings {
         writeln!(out, "{warning}")?;
     }
+    if let Some(recent) = stragglers::last_minute(&answered) {
+        stragglers::print(&mut out, &recent)?;
+    }
     Ok(0)
 }
 
 /// What a found process answered.
-enum Asked {
+pub(super) enum Asked {
     Status(Box<ProcessStatus>),
     /// Exited, or no answer in time: listed with `--all`.
     Gone(String),
@@ -81,7 +88,7 @@ enum Asked {
 }
 
 /// The status of a found process, from its checked peer.
-fn ask(f: &Found, timeout: Duration) -> Asked {
+pub(super) fn ask(f: &Found, timeout: Duration) -> Asked {
     if !f.alive {
         return Asked::Gone("exited".to_owned());
     }

@@ -6,6 +6,7 @@
 mod chart_data;
 mod header;
 mod ranks;
+mod stragglers;
 mod tables;
 mod text;
 
@@ -49,6 +50,7 @@ pub fn write_html(report: &Report, page_dir: &Path, out: &mut impl Write) -> io:
     tables::copies(out, report)?;
     tables::streams(out, report)?;
     ranks::ranks(out, report)?;
+    stragglers::write(out, report)?;
     tables::warnings(out, report)?;
     writeln!(
         out,
