@@ -6,15 +6,17 @@
 //! segment is there, sound ([`crate::dump::SegmentFile::sound`]: the size and first
 //! frame its index line and the dump say) and the digest is its own (its checksum in
 //! the index line, the dump's id, the segment's number, counts that agree with the
-//! index line). Otherwise the segment's records are read, as `decode` reads them, so
-//! `stats`, `report` and `decode` count the same records and warn of the same loss. A
-//! digest is not checked against damage inside a sound segment (a flipped byte between
-//! its first and last frames: finding it means reading the segment, which the digest
-//! spares): there `stats` counts what was written, and `decode` warns of the frame it
-//! could not read.
+//! index line) and every frame of the segment passes its seal
+//! ([`crate::dump::segment_frames_problem`]: a byte flipped between its first and last
+//! frames fails its frame's checksum; the compressed bytes are hashed, not decoded).
+//! Otherwise the segment's records are read, as `decode` reads them, so `stats`,
+//! `report` and `decode` count the same records and warn of the same loss.
 
 use super::{digest_file_name, stored_digest, Digest, DigestBuilder};
-use crate::dump::{DumpWarning, SegmentFile, SegmentSummary, SEGMENTS_DIR};
+use crate::dump::{
+    segment_file_name, segment_frames_problem, DumpWarning, SegmentFile, SegmentSummary,
+    SEGMENTS_DIR,
+};
 use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
 use crate::{ActivityKind, Dump, DumpError, TimeRange, Timeline, TimelineBuilder};
 
@@ -98,7 +100,23 @@ fn summarize_with(
                 partial += 1;
             }
             match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
-                Some((_, d)) => stored.push(d),
+                // Only a segment whose every frame passes its seal: else its records
+                // are read, and the frames that fail are warned of as decode does.
+                Some((_, d)) => {
+                    match segment_frames_problem(&file.path, list.dump_id, file.segment) {
+                        None => stored.push(d),
+                        Some(problem) => {
+                            warnings.push(DumpWarning::DigestNotUsed {
+                                file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
+                                problem: format!(
+                                    "its segment {SEGMENTS_DIR}/{}: {problem}",
+                                    segment_file_name(file.segment)
+                                ),
+                            });
+                            walked.push(file.clone());
+                        }
+                    }
+                }
                 None => walked.push(file.clone()),
             }
         }
