@@ -17,7 +17,7 @@ use cupmon_records::dump::{segment_file_name, IndexLine, SEGMENTS_DIR, SEGMENT_I
 use serde_json::Value;
 
 use crate::slice::ten_seconds;
-use crate::util::{cupmon, stderr, stdout};
+use crate::util::{command, cupmon, stderr, stdout};
 
 /// A damaged copy of the dump, and what it lost.
 struct Damaged {
@@ -552,4 +552,50 @@ fn a_flipped_byte_inside_a_sound_segment_is_not_counted_from_its_digest() {
     let html = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
     assert!(html.contains("seg-000002.cupmr") && html.contains("fails its checksum"));
     assert!(html.contains(&format!("<td class=\"num\">{}</td>", records - lost)));
+}
+
+/// A segment verified once is marked (in the user's cache, not the dump) and not read
+/// again while it stays as it was; a byte flipped after the mark changes the file's
+/// times, so the next `stats` verifies it again and warns.
+#[test]
+fn a_segment_changed_after_its_verified_mark_is_verified_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dump = tmp.path().join("dump");
+    ten_seconds(&dump);
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let stats = || {
+        command(tmp.path(), &["stats", dump.to_str().unwrap()])
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap()
+    };
+    let first = stats();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(!stderr(&first).contains("warning"), "{}", stderr(&first));
+    let marks_dir = cache.join("cupmon-verified");
+    let marks: Vec<_> = std::fs::read_dir(&marks_dir).unwrap().flatten().collect();
+    assert_eq!(marks.len(), 1, "one file for the dump");
+    let lines = std::fs::read_to_string(marks[0].path())
+        .unwrap()
+        .lines()
+        .count();
+    let closed = index_counts(&dump).len();
+    assert!(
+        lines >= closed - 1 && lines <= closed,
+        "{lines} marks, {closed} closed"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&marks_dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let again = stats();
+    assert_eq!(stdout(&again), stdout(&first), "the same from the marks");
+    middle_frame_byte_flipped(&dump, tmp.path());
+    let after = stats();
+    assert!(
+        stderr(&after).contains("seg-000002.cupmr")
+            && stderr(&after).contains("fails its checksum"),
+        "{}",
+        stderr(&after)
+    );
 }

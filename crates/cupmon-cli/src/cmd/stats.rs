@@ -15,6 +15,7 @@ use crate::progress::Progress;
 
 pub fn run(args: &StatsArgs) -> Result<i32> {
     super::check_dump_dir(&args.dump_dir)?;
+    crate::verified_cache::remember_verified_segments();
     let dir = &args.dump_dir;
     let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
     let slice = args.slice.resolve(&dump)?;

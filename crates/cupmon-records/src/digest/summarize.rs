@@ -12,6 +12,7 @@
 //! Otherwise the segment's records are read, as `decode` reads them, so `stats`,
 //! `report` and `decode` count the same records and warn of the same loss.
 
+use super::verified_marks::VerifiedMarks;
 use super::{digest_file_name, stored_digest, Digest, DigestBuilder};
 use crate::dump::{
     segment_file_name, segment_frames_problem, DumpWarning, SegmentFile, SegmentSummary,
@@ -77,6 +78,7 @@ fn summarize_with(
     if let Some(list) = dump.segments() {
         let dir = dump.dir().join(SEGMENTS_DIR);
         let mut walked: Vec<SegmentFile> = Vec::new();
+        let mut marks = VerifiedMarks::load(list.dump_id);
         for file in &list.live {
             let digest = match stored_digest(&dir, file, list.dump_id) {
                 Ok(d) => d.and_then(|d| file.summary.as_ref().map(|s| (s, d))),
@@ -102,24 +104,23 @@ fn summarize_with(
             match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
                 // Only a segment whose every frame passes its seal: else its records
                 // are read, and the frames that fail are warned of as decode does.
-                Some((_, d)) => {
-                    match segment_frames_problem(&file.path, list.dump_id, file.segment) {
-                        None => stored.push(d),
-                        Some(problem) => {
-                            warnings.push(DumpWarning::DigestNotUsed {
-                                file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
-                                problem: format!(
-                                    "its segment {SEGMENTS_DIR}/{}: {problem}",
-                                    segment_file_name(file.segment)
-                                ),
-                            });
-                            walked.push(file.clone());
-                        }
+                Some((s, d)) => match verified(file, s, list.dump_id, &mut marks) {
+                    None => stored.push(d),
+                    Some(problem) => {
+                        warnings.push(DumpWarning::DigestNotUsed {
+                            file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
+                            problem: format!(
+                                "its segment {SEGMENTS_DIR}/{}: {problem}",
+                                segment_file_name(file.segment)
+                            ),
+                        });
+                        walked.push(file.clone());
                     }
-                }
+                },
                 None => walked.push(file.clone()),
             }
         }
+        marks.save();
         if !stored.is_empty() {
             rest = Some(dump.with_live_segments(walked));
         }
@@ -154,6 +155,29 @@ fn summarize_with(
         segments_digested: stored.len() as u64,
     };
     Ok((summary, timelines))
+}
+
+/// Why `file` (its index line `s`) cannot be trusted: a frame that fails its seal
+/// ([`segment_frames_problem`]); `None` when every frame passes, now or at a run that
+/// marked the file as it still is (`verified_marks.rs`).
+fn verified(
+    file: &SegmentFile,
+    s: &SegmentSummary,
+    dump_id: Option<crate::dump::DumpId>,
+    marks: &mut VerifiedMarks,
+) -> Option<String> {
+    let mark = marks.mark_of(file, s.digest_xxh3.as_deref());
+    if mark.as_deref().is_some_and(|m| marks.contains(m)) {
+        return None;
+    }
+    let problem = segment_frames_problem(&file.path, dump_id, file.segment);
+    if let (None, Some(mark)) = (&problem, mark) {
+        // Unless the file changed while it was read: then it is checked again next time.
+        if marks.mark_of(file, s.digest_xxh3.as_deref()).as_ref() == Some(&mark) {
+            marks.add(mark);
+        }
+    }
+    problem
 }
 
 /// Whether `d`, the stored digest of the segment `s` says, stands for that segment's

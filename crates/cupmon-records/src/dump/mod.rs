@@ -25,6 +25,7 @@ mod launch_account;
 mod meta;
 mod rank;
 mod replace;
+pub(crate) use replace::replace_file;
 mod seal;
 mod segment;
 mod segment_audit;

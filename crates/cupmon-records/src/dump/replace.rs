@@ -7,7 +7,7 @@ use std::io;
 use std::path::Path;
 
 /// Write `bytes` to `path` by way of `path.tmp` and a rename over `path`.
-pub(super) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     fs::write(&tmp, bytes)?;
