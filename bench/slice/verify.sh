@@ -11,8 +11,9 @@
 #   summarize  the whole-dump digest `cupmon stats DUMP` prints, verification included
 #   verify     the verification alone (every closed segment's frames against their seals)
 #   decode     every record decoded (what a verification by reading the records costs)
-# and `cupmon stats DUMP` itself. The cost of the digests without verification is
-# summarize - verify. Environment: CUPMON (default target/release/cupmon, built here),
+# and `cupmon stats DUMP` itself, without marks of verified segments (stats-first: each
+# segment read and checked) and with the marks the run before left (stats-marked: the
+# digests alone, as before verification). The digests' own cost is summarize - verify. Environment: CUPMON (default target/release/cupmon, built here),
 # REPS, WORK (scratch directory; default a new one under /tmp; dumps removed unless
 # REUSE=1, as in run.sh). Prints the raw rows, then a Markdown table of medians
 # [min..max].
@@ -60,13 +61,17 @@ for mib in "${sizes[@]}"; do
     fi
     echo "$line" >&2
     disk=$(du -sm "$dump/segments" | cut -f1)
-    for mode in summarize verify decode stats; do
+    for mode in summarize verify decode stats-first stats-marked; do
         for rep in $(seq "$reps"); do
             for cache in cold warm; do
                 [ $cache = warm ] || evict "$dump"
-                if [ $mode = stats ]; then
+                if [[ $mode = stats-* ]]; then
+                    # stats-first: no marks yet (every segment verified); stats-marked:
+                    # the marks of the run before (no segment read).
+                    [ $mode = stats-marked ] || rm -rf "$work/cache"
+                    mkdir -p "$work/cache"
                     start=$(date +%s.%N)
-                    "$CUPMON" stats "$dump" >/dev/null
+                    XDG_CACHE_HOME=$work/cache "$CUPMON" stats "$dump" >/dev/null
                     secs=$(python3 -c "import time; print(f'{time.time() - $start:.3f}')")
                 else
                     secs=$("$cost" "$dump" $mode | cut -d' ' -f2)
@@ -91,7 +96,7 @@ def cell(xs):
 print()
 print("| raw MiB | segments MiB | pass | cache | wall s | segments MB/s |")
 print("|---|---|---|---|---|---|")
-order = {"summarize": 0, "verify": 1, "decode": 2, "stats": 3}
+order = {"summarize": 0, "verify": 1, "decode": 2, "stats-first": 3, "stats-marked": 4}
 for (mib, mode, cache), v in sorted(rows.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2])):
     rate = disk[mib] * 1.048576 / statistics.median(v) if statistics.median(v) > 0 else float("inf")
     print(f"| {mib} | {disk[mib]} | {mode} | {cache} | {cell(v)} | {rate:.0f} |")
