@@ -96,6 +96,20 @@ fn off_clock_records_of_a_truncated_torch_profiler_dump_are_kept_apart_not_left_
     assert_eq!(pf.status.code(), Some(0), "{}", stderr(&pf));
     let pf_bytes = std::fs::read(tmp.path().join("t.pftrace")).unwrap();
     assert!(contains(&pf_bytes, OFF_CLOCK_TRACK.as_bytes()));
+    // The window file made into a trace later (`cupmon export`): the same process.
+    let export = cupmon(
+        tmp.path(),
+        &["export", "--window", "window.json", "-o", "w.trace.json"],
+    );
+    assert_eq!(export.status.code(), Some(0), "{}", stderr(&export));
+    let w_trace = json(&tmp.path().join("w.trace.json"));
+    let apart_later = w_trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["pid"] == OFF_CLOCK_TRACK && e["ph"] == "X")
+        .count();
+    assert_eq!(apart_later, slices.len());
     // PyTorch's merge exactly: it knows nothing of them.
     let exact = cupmon(tmp.path(), &["decode", d, "--exact", "-o", "e.trace.json"]);
     assert_eq!(exact.status.code(), Some(0), "{}", stderr(&exact));
