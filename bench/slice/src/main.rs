@@ -1,7 +1,9 @@
-//! `make-dump OUT RAW_MIB [SEGMENT_MIB]`: a segmented dump (what `cupmon run` writes by
-//! default) of a synthetic training job, RAW_MIB MiB of CUPTI 13.0 activity buffers
-//! before compression, written through `DumpWriter::create_segmented` as the monitor's
-//! worker writes it (4 MiB buffers, each with its time index).
+//! `make-dump OUT RAW_MIB [SEGMENT_MIB] [--digests]`: a segmented dump (what `cupmon run`
+//! writes by default) of a synthetic training job, RAW_MIB MiB of CUPTI 13.0 activity
+//! buffers before compression, written through `DumpWriter::create_segmented` as the
+//! monitor's worker writes it (4 MiB buffers, each with its time index). With
+//! `--digests`, each segment's digest too, as the monitor writes them (without, readers
+//! walk the records: what the slice and report benches time).
 //!
 //! The job: one GPU, 2,000 kernels/s (50-750 us kernels, 100 us apart, about 80% busy);
 //! steps of 1,000 launches, each under a user annotation (one CUSTOM1 external
@@ -24,9 +26,11 @@ const STEP: u64 = 1000;
 const FUNCTIONS: u64 = 50;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let digests = args.iter().any(|a| a == "--digests");
+    args.retain(|a| a != "--digests");
     if args.len() < 3 {
-        eprintln!("usage: make-dump OUT RAW_MIB [SEGMENT_MIB (default 8)]");
+        eprintln!("usage: make-dump OUT RAW_MIB [SEGMENT_MIB (default 8)] [--digests]");
         std::process::exit(2);
     }
     let out = PathBuf::from(&args[1]);
@@ -66,6 +70,9 @@ fn main() {
             }
             index.add(&record);
             buf.push(&record);
+            if digests {
+                w.digest_record(&record);
+            }
         }
     }
     flush(&mut w, &mut buf, &mut index, layout, &mut raw, &mut chunks);

@@ -8,6 +8,7 @@ mod local_time;
 mod progress;
 mod setting_args;
 mod slice_args;
+mod verified_cache;
 
 use clap::Parser;
 

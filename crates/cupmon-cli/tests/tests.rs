@@ -17,6 +17,7 @@ mod first_hour;
 mod hostile_control;
 mod hostile_files;
 mod hostile_segments;
+mod off_clock;
 mod pftrace;
 mod regression;
 mod repo_docs;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cupmon_records::{walk_slice, DecodeProgress, DecodeReport, Dump, TimeRange};
+use cupmon_records::{walk_slice_apart, DecodeProgress, DecodeReport, Dump, TimeRange};
 use parquet::file::metadata::KeyValue;
 
 use crate::chunk_numbers::chunk_base;
@@ -143,7 +143,7 @@ pub fn export_dump(
         "cupmon.dump".to_owned(),
         dir.display().to_string(),
     )];
-    let mut export = RecordExport::new(
+    let export = RecordExport::new(
         &opts.out,
         &run,
         &seq,
@@ -157,29 +157,47 @@ pub fn export_dump(
     // rows of it: the walk gives the records overlapping it (and their external
     // correlations), of which the rows are those that start inside it.
     let range = time_range(slice);
-    let mut error = None;
     let mut skipped = (None, 0u64);
-    let mut report = walk_slice(&dump, &range, progress, |walked, _, record| {
-        if error.is_some() {
-            return;
-        }
-        let chunk = base.first_live + walked;
-        if chunk < start_chunk {
-            if skipped.0 != Some(chunk) {
-                skipped = (Some(chunk), skipped.1 + 1);
+    // Both callbacks write rows: the records on the session's clock, then those
+    // kept apart on their own (`off_clock`).
+    let state = std::cell::RefCell::new((export, None::<ExportError>));
+    let mut report = walk_slice_apart(
+        &dump,
+        &range,
+        progress,
+        |walked, _, record| {
+            let (export, error) = &mut *state.borrow_mut();
+            if error.is_some() {
+                return;
             }
-            // Earlier exports wrote these rows, but their external correlation
-            // records may name rows of the new chunks.
-            if let cupmon_records::Record::ExternalCorrelation(r) = record {
-                export.correlate(r);
+            let chunk = base.first_live + walked;
+            if chunk < start_chunk {
+                if skipped.0 != Some(chunk) {
+                    skipped = (Some(chunk), skipped.1 + 1);
+                }
+                // Earlier exports wrote these rows, but their external correlation
+                // records may name rows of the new chunks.
+                if let cupmon_records::Record::ExternalCorrelation(r) = record {
+                    export.correlate(r);
+                }
+                return;
             }
-            return;
-        }
-        if let Err(e) = export.record(chunk, record) {
-            error = Some(e);
-        }
-    })
+            if let Err(e) = export.record(chunk, record) {
+                *error = Some(e);
+            }
+        },
+        |w| {
+            let (export, error) = &mut *state.borrow_mut();
+            let chunk = base.first_live + w.number;
+            if error.is_none() && chunk >= start_chunk {
+                if let Err(e) = export.off_clock_record(chunk, w.stamp, &w.record) {
+                    *error = Some(e);
+                }
+            }
+        },
+    )
     .map_err(dump_error)?;
+    let (export, error) = state.into_inner();
     if let Some(e) = error {
         return Err(e);
     }

@@ -1,10 +1,11 @@
 //! cupmon-parquet: cupmon dumps as Parquet datasets that DuckDB, Spark and Trino
 //! read unchanged, for questions across ranks, hosts and days.
 //!
-//! [`export_dump`] reads a dump through `cupmon_records::walk_slice` (a `--from/--to`
+//! [`export_dump`] reads a dump through `cupmon_records::walk_slice_apart` (a `--from/--to`
 //! slice reads only the segments and frames that can hold its rows) and writes
-//! one dataset per record kind (`kernels/`, `memcpy/`, `memset/`, `api/`) plus a row
-//! per export in `dumps/`, laid out as
+//! one dataset per record kind (`kernels/`, `memcpy/`, `memset/`, `api/`), the records
+//! on a clock that could not be converted in `off_clock/` (only when there are any),
+//! plus a row per export in `dumps/`, laid out as
 //! `OUT/<dataset>/day=YYYY-MM-DD/hour=H/<host>.r<rank>.p<pid>.<seq>.parquet` (UTC).
 //! Files are written under a temporary name and renamed; their names depend only on
 //! the dump and the export (`<seq>`: the first chunk read, or the `--from/--to`

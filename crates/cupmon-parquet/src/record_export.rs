@@ -10,7 +10,7 @@ use parquet::file::metadata::KeyValue;
 
 use crate::correlations::Correlations;
 use crate::datasets::{
-    nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows,
+    nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows, OffClockRows,
 };
 use crate::encode::{Scratch, Strings};
 use crate::error::ExportError;
@@ -60,6 +60,9 @@ pub struct RecordExport<'a> {
     memcpy: Option<Sink<MemcpyRows>>,
     memset: Option<Sink<MemsetRows>>,
     api: Option<Sink<ApiRows>>,
+    /// Made at the first record on its own clock: most dumps have none, and write no
+    /// `off_clock` file.
+    off_clock: Option<Sink<OffClockRows>>,
     kernel_names: KernelNames<'a>,
     annotations: &'a BTreeMap<u64, String>,
     /// Rows whose start is in `[from, to)`.
@@ -99,6 +102,7 @@ impl<'a> RecordExport<'a> {
             memcpy: sink(kinds.memcpy).map(Sink::from_args),
             memset: sink(kinds.memset).map(Sink::from_args),
             api: sink(kinds.api).map(Sink::from_args),
+            off_clock: None,
             out,
             file_name,
             run: run.clone(),
@@ -208,6 +212,51 @@ impl<'a> RecordExport<'a> {
         Ok(())
     }
 
+    /// One record of chunk `chunk` on a clock the walk could not convert
+    /// (`cupmon_records::clock::OFF_CLOCK_RULE`), its buffer completed at
+    /// `buffer_completed_ns` (Unix): a row of `off_clock`, never of the datasets whose
+    /// times are Unix ns. A slice keeps those whose buffer completed inside it.
+    pub fn off_clock_record(
+        &mut self,
+        chunk: u64,
+        buffer_completed_ns: u64,
+        record: &Record,
+    ) -> Result<(), ExportError> {
+        if !matches!(
+            record,
+            Record::Kernel(_) | Record::Memcpy(_) | Record::Memset(_) | Record::Api(_)
+        ) {
+            return Ok(());
+        }
+        let t = buffer_completed_ns as i64;
+        if t < self.from || t >= self.to {
+            self.totals.outside += 1;
+            return Ok(());
+        }
+        let hour = hour_of(t);
+        let sink = self.off_clock.get_or_insert_with(|| {
+            Sink::new(
+                self.out,
+                self.file_name.clone(),
+                self.run.constants(),
+                self.extra.clone(),
+            )
+        });
+        let names = &mut self.kernel_names;
+        let name = |ptr| names.name(ptr).0.to_owned();
+        if sink
+            .rows(hour)
+            .push(t as u64, record, name, &mut self.strings)
+        {
+            self.totals.chunks = Some(match self.totals.chunks {
+                Some((a, b)) => (a.min(chunk), b.max(chunk)),
+                None => (chunk, chunk),
+            });
+            sink.pushed(&self.strings, &self.correlations, &mut self.scratch)?;
+        }
+        Ok(())
+    }
+
     /// Take an external correlation record without counting its chunk as read.
     pub fn correlate(&mut self, r: &cupmon_records::ExternalCorrelationRecord) {
         self.correlations
@@ -244,6 +293,7 @@ impl<'a> RecordExport<'a> {
         finish!(memcpy);
         finish!(memset);
         finish!(api);
+        finish!(off_clock);
         if let Some((mut row, extra)) = dump_row {
             let t = &self.totals;
             row.first_ns = t.first_ns;

@@ -12,9 +12,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::datasets::DATASETS;
+use crate::datasets::{OffClockRows, DATASETS};
 use crate::error::ExportError;
 use crate::schema::DatasetSpec;
+use crate::table::Rows;
 
 /// The file's name inside the export directory.
 pub const SQL_FILE: &str = "cupmon.sql";
@@ -55,7 +56,9 @@ pub fn sql_file_text(out: &Path) -> String {
                  union_by_name = true);",
                 spec.name
             );
-        } else {
+        } else if spec.name != OffClockRows::SPEC.name {
+            // `off_clock` has files only for dumps with records on their own clock,
+            // and no view stands on it: without files it is not mentioned.
             let _ = writeln!(
                 s,
                 "-- No {} files yet: an empty view with its columns.\n\

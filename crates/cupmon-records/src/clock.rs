@@ -7,6 +7,23 @@
 //! Unix ns) sampled together: one per completed buffer in the chunk headers, and
 //! those the monitor samples itself.
 
+/// What every output does with a record on a foreign clock that cannot be converted
+/// (too few samples of that clock: a dump cut short after a client such as
+/// torch.profiler registered its timestamp callback). Its timestamps stay as CUPTI
+/// wrote them, and it is never mixed with the records on the session's clock: not in
+/// their counts, time span, busy time or kernel times; traces put it in a process of
+/// its own ([`OFF_CLOCK_TRACK`]) with a `clock` arg ([`OFF_CLOCK_NAME`]); Parquet gives
+/// it a row of its own with the clock named; `stats` and `report` count it apart.
+pub const OFF_CLOCK_RULE: &str = "they are kept apart on their own clock (CUPTI's raw \
+                                  timestamps): counted apart, and on a track of their own \
+                                  in traces";
+
+/// The `clock` a record kept on its own clock is flagged with.
+pub const OFF_CLOCK_NAME: &str = "cupti_raw";
+
+/// The trace process of the records on their own clock.
+pub const OFF_CLOCK_TRACK: &str = "records on CUPTI's raw clock (not convertible)";
+
 /// Timestamps below this are not Unix-epoch ns (10^18 ns is September 2001).
 pub const UNIX_NS_FLOOR: u64 = 1_000_000_000_000_000_000;
 

@@ -95,5 +95,6 @@ pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
 pub use version::CuptiVersion;
 pub use walk::{
-    walk_records, walk_slice, DecodeProgress, DecodeReport, Walked, WalkedRef, META_NOT_UPDATED,
+    walk_records, walk_slice, walk_slice_apart, DecodeProgress, DecodeReport, Walked, WalkedRef,
+    META_NOT_UPDATED,
 };

@@ -128,6 +128,13 @@ impl<'d> SliceWalk<'d> {
         &self.trail.records
     }
 
+    /// The records of the buffer read last that are on a clock the walk cannot
+    /// convert: kept apart, as CUPTI wrote them ([`crate::clock::OFF_CLOCK_RULE`]).
+    /// A slice cannot place them in its range: it gives those of the buffers it reads.
+    pub fn off_clock_records(&self) -> &[Walked] {
+        &self.trail.off_clock_records
+    }
+
     /// The stamp of the buffer read last.
     pub fn stamp(&self) -> u64 {
         self.trail.stamp()

@@ -48,7 +48,8 @@ pub struct DecodeReport {
     pub clock_converted: u64,
     /// The other clock's rate, when records were converted (2.1 for a 2.1 GHz counter).
     pub foreign_ticks_per_ns: Option<f64>,
-    /// Records on another clock that could not be converted (left out; see warnings).
+    /// Records on another clock that could not be converted: kept apart, on their
+    /// own clock ([`crate::clock::OFF_CLOCK_RULE`]), not among `records`.
     pub off_clock: u64,
     /// Older data removed to keep the dump's budget.
     pub retired: Retired,
@@ -105,8 +106,8 @@ impl Walked {
 
 /// Call `f(chunk number, offset in chunk, record)` for every record of `dump`, in buffer
 /// order, its timestamps in Unix ns: records on another clock are converted with the
-/// dump's samples of that clock, or left out (counted, with a warning) when there are
-/// too few. Garbage inside a chunk ends that chunk with a warning; damaged bytes between
+/// dump's samples of that clock, or, when there are too few, kept apart (counted, with
+/// a warning; [`crate::SliceWalk::off_clock_records`] gives them) and not given to `f`. Garbage inside a chunk ends that chunk with a warning; damaged bytes between
 /// chunks are skipped with a warning, a truncated last chunk or a zero-filled tail ends
 /// the walk with one; what [`crate::ChunkReader`] cannot step over is an error. A dump
 /// whose process was killed before its first buffer was written (session still open,
@@ -127,11 +128,25 @@ pub fn walk_records(
 pub fn walk_slice(
     dump: &Dump,
     range: &TimeRange,
+    progress: impl FnMut(&DecodeProgress),
+    f: impl FnMut(u64, usize, &Record),
+) -> Result<DecodeReport, DumpError> {
+    walk_slice_apart(dump, range, progress, f, |_| {})
+}
+
+/// [`walk_slice`], handing the records kept apart on their own clock
+/// ([`crate::clock::OFF_CLOCK_RULE`]) to `off_clock`, after the other records of
+/// their buffer.
+pub fn walk_slice_apart(
+    dump: &Dump,
+    range: &TimeRange,
     mut progress: impl FnMut(&DecodeProgress),
     mut f: impl FnMut(u64, usize, &Record),
+    mut off_clock: impl FnMut(&Walked),
 ) -> Result<DecodeReport, DumpError> {
     let mut walk = SliceWalk::open(dump, range, Reorder::default())?;
     while walk.next_buffer_with(|w| f(w.number, w.offset, w.record))? {
+        walk.off_clock_records().iter().for_each(&mut off_clock);
         progress(&walk.progress());
     }
     Ok(walk.finish())
@@ -157,6 +172,9 @@ pub(crate) struct RecordWalk<'d> {
     pub count_all: bool,
     /// The records of the buffer read last.
     pub records: Vec<Walked>,
+    /// The records of the buffer read last that are on a clock the walk cannot
+    /// convert, their timestamps as CUPTI wrote them ([`crate::clock::OFF_CLOCK_RULE`]).
+    pub off_clock_records: Vec<Walked>,
 }
 
 impl<'d> RecordWalk<'d> {
@@ -191,6 +209,7 @@ impl<'d> RecordWalk<'d> {
             limit: None,
             count_all: false,
             records: Vec::new(),
+            off_clock_records: Vec::new(),
         })
     }
 
@@ -212,6 +231,7 @@ impl<'d> RecordWalk<'d> {
         mut direct: Option<&mut dyn FnMut(&WalkedRef<'_>)>,
     ) -> Result<bool, DumpError> {
         self.records.clear();
+        self.off_clock_records.clear();
         if self.done || self.limit.is_some_and(|n| self.report.chunks >= n) {
             self.done = true;
             return Ok(false);
@@ -244,13 +264,21 @@ impl<'d> RecordWalk<'d> {
         let (number, len) = (buffer.number, buffer.len);
         let (clock, count_all) = (self.clock, self.count_all);
         let (by_kind, kept) = (&mut self.by_kind, &mut self.records);
+        let off_clock = &mut self.off_clock_records;
         // Records decoded from bytes come owned, those of a frame's columns lent (each
         // is its template's, set anew for the next record): a lent one is copied only
         // to be converted or kept.
         let mut take = |offset: usize, mut record: Cow<'_, Record>| {
             if record.has_foreign_timestamp() {
                 let Some(c) = clock else {
+                    // Kept apart, as written: no output may show it on the session's clock.
                     report.off_clock += 1;
+                    off_clock.push(Walked {
+                        number,
+                        offset,
+                        stamp,
+                        record: record.into_owned(),
+                    });
                     return;
                 };
                 record.to_mut().map_timestamps(&|t| c.to_unix(t));
@@ -320,7 +348,7 @@ impl<'d> RecordWalk<'d> {
         if completed == 0 {
             // A header without the completion time: the buffer's latest record instead.
             self.stamp = self.stamp.max(latest_end);
-            for w in &mut self.records {
+            for w in self.records.iter_mut().chain(&mut self.off_clock_records) {
                 w.stamp = self.stamp;
             }
             if let Some(f) = direct {

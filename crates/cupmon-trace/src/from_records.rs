@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 use cupmon_records::{
-    walk_slice, DecodeProgress, DecodeReport, Dump, DumpError, ExternalCorrelationKind,
-    KernelNames, Record, TimeRange,
+    DecodeProgress, DecodeReport, Dump, DumpError, ExternalCorrelationKind, KernelNames, Record,
+    Reorder, SliceWalk, TimeRange,
 };
 
-use crate::{CupmonInfo, SliceInfo, TraceWindow, WindowEvent};
+use crate::{CupmonInfo, OffClockEvents, SliceInfo, TraceWindow, WindowEvent};
 
 /// Decode the dump in `dir` into a trace window (all records in buffer order, `start_ns`
 /// 0, the dump's user annotations) plus a report of counts and warnings.
@@ -40,15 +40,35 @@ pub fn decode_slice_to_window(
 ) -> Result<(TraceWindow, DecodeReport), DumpError> {
     let mut names = KernelNames::new(dump.kernel_names());
     let mut events = Vec::new();
+    let mut off_clock = Vec::new();
     let mut annotated: HashSet<u64> = HashSet::new();
-    let mut report = walk_slice(dump, range, progress, |_, _, record| {
-        note_annotation(record, &mut annotated);
-        events.push(WindowEvent::from_record(record, &mut names));
-    })?;
+    let mut walk = SliceWalk::open(dump, range, Reorder::default())?;
+    let mut progress = progress;
+    while walk.next_buffer_with(|w| {
+        note_annotation(w.record, &mut annotated);
+        events.push(WindowEvent::from_record(w.record, &mut names));
+    })? {
+        off_clock_events(&walk, &mut names, &mut off_clock);
+        progress(&walk.progress());
+    }
+    let mut report = walk.finish();
     report.unresolved_kernel_names = names.unresolved();
     let mut window = window_shell(dump, range, &mut report, &annotated)?;
     window.events = events;
+    window.off_clock = OffClockEvents::of(off_clock);
     Ok((window, report))
+}
+
+/// The events of the records `walk` kept apart in its last buffer, on their own clock
+/// (`cupmon_records::clock::OFF_CLOCK_RULE`), added to `out`.
+pub(crate) fn off_clock_events(
+    walk: &SliceWalk,
+    names: &mut KernelNames,
+    out: &mut Vec<WindowEvent>,
+) {
+    for w in walk.off_clock_records() {
+        out.push(WindowEvent::from_record(&w.record, names));
+    }
 }
 
 /// Annotations are named by CUSTOM1 external ids (cupmon's and Kineto's): note the one
@@ -103,6 +123,7 @@ pub(crate) fn window_shell(
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),
         distributed_info: dump_distributed_info(dump),
+        off_clock: None,
     })
 }
 

@@ -40,8 +40,8 @@ use cupmon_window::kinds;
 pub use cupmon_window::{
     filter_window, is_registered, overhead_kind_name, requires_flow, ApiEvent, ClockAlignment,
     CudaEventEvent, CupmonInfo, DistributedInfo, ExternalCorrelationEvent, GpuPlace, KernelEvent,
-    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SliceInfo, SyncEvent,
-    TraceWindow, WindowEvent, DRIVER_NOISE, RUNTIME_BLOCKLIST,
+    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OffClockEvents, OverheadEvent,
+    SliceInfo, SyncEvent, TraceWindow, WindowEvent, DRIVER_NOISE, RUNTIME_BLOCKLIST,
 };
 
 pub use combine::{

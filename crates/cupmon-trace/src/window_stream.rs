@@ -10,8 +10,8 @@ use cupmon_records::{
     DecodeProgress, DecodeReport, Dump, KernelNames, Reorder, SliceWalk, TimeRange,
 };
 
-use crate::from_records::{note_annotation, window_shell};
-use crate::{TraceError, WindowEvent};
+use crate::from_records::{note_annotation, off_clock_events, window_shell};
+use crate::{OffClockEvents, TraceError, WindowEvent};
 
 /// What [`write_window_stream`] wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +41,7 @@ pub fn write_window_stream(
     // A buffer's events are serialised here, then written in one call.
     let mut text = Vec::with_capacity(1 << 20);
     let mut failed = None;
+    let mut off_clock = Vec::new();
     loop {
         let more = walk.next_buffer_with(|w| {
             note_annotation(w.record, &mut annotated);
@@ -57,6 +58,7 @@ pub fn write_window_stream(
         }
         out.write_all(&text)?;
         text.clear();
+        off_clock_events(&walk, &mut names, &mut off_clock);
         if !more {
             break;
         }
@@ -65,7 +67,8 @@ pub fn write_window_stream(
     let mut report = walk.finish();
     report.unresolved_kernel_names = names.unresolved();
     if events > 0 || write_if_empty {
-        let shell = window_shell(dump, range, &mut report, &annotated)?;
+        let mut shell = window_shell(dump, range, &mut report, &annotated)?;
+        shell.off_clock = OffClockEvents::of(off_clock);
         let text = serde_json::to_vec(&shell).map_err(std::io::Error::from)?;
         if events == 0 {
             out.write_all(&text)?;

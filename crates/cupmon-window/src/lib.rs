@@ -23,4 +23,4 @@ pub use kinds::{
     overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,
     MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OverheadEvent, SyncEvent, WindowEvent,
 };
-pub use window::{CupmonInfo, DistributedInfo, SliceInfo, TraceWindow};
+pub use window::{CupmonInfo, DistributedInfo, OffClockEvents, SliceInfo, TraceWindow};

@@ -32,6 +32,33 @@ pub struct TraceWindow {
     /// The process's place in a distributed job (from torchrun's environment).
     #[serde(rename = "distributedInfo", skip_serializing_if = "Option::is_none")]
     pub distributed_info: Option<DistributedInfo>,
+    /// Records on a clock cupmon could not convert, kept apart on their own clock
+    /// (`cupmon_records::clock::OFF_CLOCK_RULE`); last, so that a window streamed
+    /// event by event can still write it after its other fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off_clock: Option<OffClockEvents>,
+}
+
+/// A window's events on a clock that could not be converted: their timestamps are
+/// CUPTI's raw ones (`clock`), not Unix ns, and no merge places them among the others.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OffClockEvents {
+    /// [`cupmon_records::clock::OFF_CLOCK_NAME`].
+    pub clock: &'static str,
+    /// [`cupmon_records::clock::OFF_CLOCK_TRACK`]: where traces show them.
+    pub track: &'static str,
+    pub events: Vec<WindowEvent>,
+}
+
+impl OffClockEvents {
+    /// `events`, flagged; `None` when there are none.
+    pub fn of(events: Vec<WindowEvent>) -> Option<Self> {
+        (!events.is_empty()).then_some(Self {
+            clock: cupmon_records::clock::OFF_CLOCK_NAME,
+            track: cupmon_records::clock::OFF_CLOCK_TRACK,
+            events,
+        })
+    }
 }
 
 /// torch.profiler's `distributedInfo`: the rank of a process in a distributed job,
@@ -107,7 +134,8 @@ pub struct CupmonInfo {
     /// Records stamped by another CUPTI client's clock, converted to Unix ns.
     #[serde(skip_serializing_if = "is_zero")]
     pub clock_converted: u64,
-    /// Records of another clock that could not be converted and were left out.
+    /// Records of another clock that could not be converted: kept apart, in the
+    /// window's `off_clock` (traces: a process of their own).
     #[serde(skip_serializing_if = "is_zero")]
     pub off_clock_records: u64,
     /// The time slice of the dump this holds (`cupmon decode --from/--to/--last`).

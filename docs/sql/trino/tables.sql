@@ -129,6 +129,30 @@ CREATE TABLE IF NOT EXISTS hive.cupmon.api (
 );
 CALL hive.system.sync_partition_metadata('cupmon', 'api', 'ADD');
 
+CREATE TABLE IF NOT EXISTS hive.cupmon.off_clock (
+    job VARCHAR,
+    host VARCHAR,
+    rank INTEGER,
+    local_rank INTEGER,
+    pid BIGINT,
+    buffer_completed_ns BIGINT,
+    clock VARCHAR,
+    kind VARCHAR,
+    name VARCHAR,
+    raw_start BIGINT,
+    raw_end BIGINT,
+    device BIGINT,
+    stream BIGINT,
+    correlation_id BIGINT,
+    day DATE,
+    hour INTEGER
+) WITH (
+    external_location = 'LOCATION/off_clock',
+    format = 'PARQUET',
+    partitioned_by = ARRAY['day', 'hour']
+);
+CALL hive.system.sync_partition_metadata('cupmon', 'off_clock', 'ADD');
+
 CREATE TABLE IF NOT EXISTS hive.cupmon.dumps (
     job VARCHAR,
     host VARCHAR,

@@ -19,6 +19,7 @@ use crate::exit::BadInput;
 use crate::progress::Progress;
 
 pub fn run(args: &ReportArgs) -> Result<i32> {
+    crate::verified_cache::remember_verified_segments();
     let dirs = dump_dirs(&args.target)?;
     let inputs: Vec<Input> = dirs.iter().map(|d| Input::Dump(d)).collect();
     check_output(&args.output, &inputs)?;

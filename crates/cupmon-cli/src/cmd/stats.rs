@@ -17,6 +17,7 @@ use crate::progress::Progress;
 
 pub fn run(args: &StatsArgs) -> Result<i32> {
     super::check_dump_dir(&args.dump_dir)?;
+    crate::verified_cache::remember_verified_segments();
     let dir = &args.dump_dir;
     let dump = Dump::open(dir).with_context(|| dir.display().to_string())?;
     let slice = args.slice.resolve(&dump)?;
@@ -195,8 +196,10 @@ fn print_stats(
         writeln!(
             out,
             "other clock:     {} records are on another CUPTI client's clock and could not be \
-             converted: left out of the time span and the kernel times",
-            s.off_clock_records
+             converted: counted apart (not among the records below, the time span or the \
+             kernel times); decode and export keep them on a track of their own ({:?})",
+            s.off_clock_records,
+            cupmon_records::clock::OFF_CLOCK_TRACK
         )?;
     }
     for (kind, n) in &r.records_by_kind {

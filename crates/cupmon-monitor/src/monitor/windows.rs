@@ -142,6 +142,8 @@ impl Monitor {
             cupmon: Some(info),
             device_properties: self.device_properties(),
             distributed_info: crate::meta::distributed_info(),
+            // A live window leaves them out (counted in `off_clock_records`).
+            off_clock: None,
         })
     }
 }

@@ -38,7 +38,7 @@ dataset! {
         session_start_monotonic_ns: OptI64Col [Plain] "the same instant on CLOCK_MONOTONIC",
         timestamp_mode: OptStrCol [Plain] "`cupti_default`: record times are CUPTI's default clock (Unix ns)",
         clock_converted: I64Col [Plain] "records on another CUPTI client's clock, converted to Unix ns",
-        off_clock: I64Col [Plain] "records on another clock that could not be converted (left out)",
+        off_clock: I64Col [Plain] "records on another clock that could not be converted: kept apart, on their own clock, in `off_clock`",
         unresolved_kernel_names: I64Col [Plain] "kernel rows whose name pointer the dump could not name",
         world_size: OptI64Col [Plain] "processes in the job (`distributedInfo.world_size`)",
         local_world_size: OptI64Col [Plain] "processes on the host",

@@ -6,22 +6,25 @@ mod dumps;
 mod kernels;
 mod memcpy;
 mod memset;
+mod off_clock;
 
 pub use api::ApiRows;
 pub use dumps::{DumpRow, DumpRows};
 pub use kernels::{nccl_collective, KernelRows};
 pub use memcpy::MemcpyRows;
 pub use memset::MemsetRows;
+pub use off_clock::OffClockRows;
 
 use crate::schema::DatasetSpec;
 use crate::table::Rows;
 
 /// Every dataset, in the order they are documented.
-pub const DATASETS: [DatasetSpec; 5] = [
+pub const DATASETS: [DatasetSpec; 6] = [
     KernelRows::SPEC,
     MemcpyRows::SPEC,
     MemsetRows::SPEC,
     ApiRows::SPEC,
+    OffClockRows::SPEC,
     DumpRows::SPEC,
 ];
 

@@ -24,6 +24,7 @@ mod file;
 mod second_bins;
 pub mod streams;
 mod summarize;
+mod verified_marks;
 
 use std::collections::BTreeMap;
 
@@ -40,6 +41,7 @@ pub const fn second_bins_ns() -> u64 {
     second_bins::NS_PER_S
 }
 pub use summarize::{summarize, summarize_on_grid, Summary, SummaryGrid, SummaryTimelines};
+pub use verified_marks::remember_verified_segments_in;
 
 use copies::CopyStats;
 use durations::Durations;

@@ -6,15 +6,18 @@
 //! segment is there, sound ([`crate::dump::SegmentFile::sound`]: the size and first
 //! frame its index line and the dump say) and the digest is its own (its checksum in
 //! the index line, the dump's id, the segment's number, counts that agree with the
-//! index line). Otherwise the segment's records are read, as `decode` reads them, so
-//! `stats`, `report` and `decode` count the same records and warn of the same loss. A
-//! digest is not checked against damage inside a sound segment (a flipped byte between
-//! its first and last frames: finding it means reading the segment, which the digest
-//! spares): there `stats` counts what was written, and `decode` warns of the frame it
-//! could not read.
+//! index line) and every frame of the segment passes its seal
+//! ([`crate::dump::segment_frames_problem`]: a byte flipped between its first and last
+//! frames fails its frame's checksum; the compressed bytes are hashed, not decoded).
+//! Otherwise the segment's records are read, as `decode` reads them, so `stats`,
+//! `report` and `decode` count the same records and warn of the same loss.
 
+use super::verified_marks::VerifiedMarks;
 use super::{digest_file_name, stored_digest, Digest, DigestBuilder};
-use crate::dump::{DumpWarning, SegmentFile, SegmentSummary, SEGMENTS_DIR};
+use crate::dump::{
+    segment_file_name, segment_frames_problem, DumpWarning, SegmentFile, SegmentSummary,
+    SEGMENTS_DIR,
+};
 use crate::walk::{walk_slice, DecodeProgress, DecodeReport};
 use crate::{ActivityKind, Dump, DumpError, TimeRange, Timeline, TimelineBuilder};
 
@@ -75,6 +78,7 @@ fn summarize_with(
     if let Some(list) = dump.segments() {
         let dir = dump.dir().join(SEGMENTS_DIR);
         let mut walked: Vec<SegmentFile> = Vec::new();
+        let mut marks = VerifiedMarks::load(list.dump_id);
         for file in &list.live {
             let digest = match stored_digest(&dir, file, list.dump_id) {
                 Ok(d) => d.and_then(|d| file.summary.as_ref().map(|s| (s, d))),
@@ -98,10 +102,25 @@ fn summarize_with(
                 partial += 1;
             }
             match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
-                Some((_, d)) => stored.push(d),
+                // Only a segment whose every frame passes its seal: else its records
+                // are read, and the frames that fail are warned of as decode does.
+                Some((s, d)) => match verified(file, s, list.dump_id, &mut marks) {
+                    None => stored.push(d),
+                    Some(problem) => {
+                        warnings.push(DumpWarning::DigestNotUsed {
+                            file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
+                            problem: format!(
+                                "its segment {SEGMENTS_DIR}/{}: {problem}",
+                                segment_file_name(file.segment)
+                            ),
+                        });
+                        walked.push(file.clone());
+                    }
+                },
                 None => walked.push(file.clone()),
             }
         }
+        marks.save();
         if !stored.is_empty() {
             rest = Some(dump.with_live_segments(walked));
         }
@@ -136,6 +155,29 @@ fn summarize_with(
         segments_digested: stored.len() as u64,
     };
     Ok((summary, timelines))
+}
+
+/// Why `file` (its index line `s`) cannot be trusted: a frame that fails its seal
+/// ([`segment_frames_problem`]); `None` when every frame passes, now or at a run that
+/// marked the file as it still is (`verified_marks.rs`).
+fn verified(
+    file: &SegmentFile,
+    s: &SegmentSummary,
+    dump_id: Option<crate::dump::DumpId>,
+    marks: &mut VerifiedMarks,
+) -> Option<String> {
+    let mark = marks.mark_of(file, s.digest_xxh3.as_deref());
+    if mark.as_deref().is_some_and(|m| marks.contains(m)) {
+        return None;
+    }
+    let problem = segment_frames_problem(&file.path, dump_id, file.segment);
+    if let (None, Some(mark)) = (&problem, mark) {
+        // Unless the file changed while it was read: then it is checked again next time.
+        if marks.mark_of(file, s.digest_xxh3.as_deref()).as_ref() == Some(&mark) {
+            marks.add(mark);
+        }
+    }
+    problem
 }
 
 /// Whether `d`, the stored digest of the segment `s` says, stands for that segment's

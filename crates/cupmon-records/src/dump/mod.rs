@@ -28,6 +28,7 @@ mod seal;
 mod segment;
 mod segment_audit;
 mod segment_damage;
+mod segment_verify;
 mod segment_writer;
 mod side_lines;
 mod status;
@@ -77,6 +78,7 @@ pub use segment::{
     RetireReason, Retired, SegmentFile, SegmentList, SegmentSummary, SEGMENTS_DIR,
     SEGMENT_INDEX_FILE,
 };
+pub use segment_verify::segment_frames_problem;
 pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal, Refusal};
 pub use warning::{

@@ -187,7 +187,8 @@ pub enum DumpWarning {
         skipped_bytes: u64,
     },
     /// Records stamped by another clock (a client's timestamp callback) that could not
-    /// be converted to Unix ns: left out of the output.
+    /// be converted to Unix ns: kept apart, on their own clock
+    /// ([`crate::clock::OFF_CLOCK_RULE`]).
     OffClock { records: u64 },
     /// The last line of a line-per-entry side file (`kernel_names.tsv`,
     /// `user_annotations.jsonl`) is cut or unreadable, as a kill while writing leaves
@@ -305,7 +306,8 @@ impl fmt::Display for DumpWarning {
                 f,
                 "{records} records carry timestamps of another clock (a CUPTI client such as \
                  torch.profiler registered its own) and the dump holds too few samples of that \
-                 clock to convert them; they were left out"
+                 clock to convert them; {}",
+                crate::clock::OFF_CLOCK_RULE
             ),
             Self::DamagedLastLine {
                 file,

@@ -49,6 +49,18 @@ fn gpus(p: &ProcessData) -> String {
     list.join("<br>")
 }
 
+/// The records kept apart on CUPTI's raw clock (`cupmon_records::clock::OFF_CLOCK_RULE`),
+/// said beside the records when there are any.
+fn off_clock(p: &ProcessData) -> String {
+    match p.stats.off_clock_records {
+        0 => String::new(),
+        n => format!(
+            " <span class=\"bad\" id=\"off-clock\">(+{n} on CUPTI's raw clock, not \
+             convertible: counted apart)</span>"
+        ),
+    }
+}
+
 fn dropped(p: &ProcessData) -> (String, bool) {
     let r = &p.stats.report;
     match r.dropped_records {
@@ -211,13 +223,14 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
         writeln!(
             out,
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{span}</td>\
-             <td class=\"num\">{}</td><td class=\"num {}\">{drop_text}</td><td class=\"{}\">{kernel_text}</td><td>{}</td><td><code>{}</code></td></tr>",
+             <td class=\"num\">{}{}</td><td class=\"num {}\">{drop_text}</td><td class=\"{}\">{kernel_text}</td><td>{}</td><td><code>{}</code></td></tr>",
             esc(&p.label),
             or_unknown(p.info.command.clone()),
             or_unknown(p.info.host.clone()),
             gpus(p),
             esc(&p.stats.report.cupti_version.to_string()),
             p.stats.report.records,
+            off_clock(p),
             if bad { "bad" } else { "ok" },
             if kernels_bad { "bad" } else { "ok" },
             retired(p),

@@ -178,6 +178,12 @@ impl<'d> Lookahead<'d> {
         self.joins.evicted_early()
     }
 
+    /// The records of the buffer read last that are on their own clock
+    /// (`off_clock.rs`).
+    pub fn off_clock_records(&self) -> &[Walked] {
+        self.walk.off_clock_records()
+    }
+
     pub fn progress(&self) -> cupmon_records::DecodeProgress {
         self.walk.progress()
     }

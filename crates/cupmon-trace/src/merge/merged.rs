@@ -7,6 +7,7 @@ use std::io::{self, Read, Write};
 
 use super::cpu_scan::CpuScan;
 use super::entries::{Entries, EventsWritten};
+use super::off_clock::write_off_clock;
 use super::sink::EventSink;
 use super::span::py_max;
 use super::stream::RangeCopier;
@@ -67,6 +68,12 @@ pub(crate) fn write_merged<W: Write>(
         out.write_all(raw_key)?;
         out.write_all(b":")
     };
+    // PyTorch's merge knows nothing of them.
+    let off_clock = if exact {
+        &[][..]
+    } else {
+        &window.off_clock[..]
+    };
     let mut wrote_events = false;
     let mut wrote_name = false;
     // The rank goes before traceEvents: HolisticTraceAnalysis reads it from the head.
@@ -82,7 +89,8 @@ pub(crate) fn write_merged<W: Write>(
                 out.write_all(info.to_spaced_json().as_bytes())?;
             }
             member(out, &m.raw_key)?;
-            (stats.events_written, stats.untimed_gpu_ops) = write_events(out, scan, part, open)?;
+            (stats.events_written, stats.untimed_gpu_ops) =
+                write_events(out, scan, part, open, off_clock)?;
             wrote_events = true;
         } else if m.key == "traceName" {
             member(out, &m.raw_key)?;
@@ -100,7 +108,8 @@ pub(crate) fn write_merged<W: Write>(
             out.write_all(info.to_spaced_json().as_bytes())?;
         }
         member(out, b"\"traceEvents\"")?;
-        (stats.events_written, stats.untimed_gpu_ops) = write_events(out, scan, part, open)?;
+        (stats.events_written, stats.untimed_gpu_ops) =
+            write_events(out, scan, part, open, off_clock)?;
     }
     if !wrote_name {
         member(out, b"\"traceName\"")?;
@@ -152,6 +161,7 @@ fn write_events<W: Write>(
     scan: &CpuScan,
     part: &mut impl WindowPart,
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
+    off_clock: &[serde_json::Value],
 ) -> Result<(u64, UntimedGpuOps), TraceError> {
     out.write_all(b"[")?;
     let mut sink = EventSink::new(&mut *out);
@@ -176,6 +186,9 @@ fn write_events<W: Write>(
         return Err(TraceError::NoDurationEvents);
     }
     let (min_ts, max_end) = (range.min_ts, range.max_end_ts);
+    if !off_clock.is_empty() {
+        write_off_clock(&mut sink, off_clock, min_ts)?;
+    }
     ObjectWriter::new(sink.element())
         .str("ph", "X")
         .str("cat", "Trace")

@@ -19,6 +19,7 @@ mod lanes;
 mod lookahead;
 mod merged;
 mod nccl_args;
+mod off_clock;
 mod param_comms;
 mod sink;
 mod span;

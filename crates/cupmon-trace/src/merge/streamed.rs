@@ -76,12 +76,16 @@ impl<'d> DumpExport<'d> {
         let plain = MergeWindow::default();
         let threads = Entries::without_events(&plain, 0, Survey::default(), None);
         let mut survey = Survey::default();
+        let mut off_clock = Vec::new();
         loop {
             let more = look.read_buffer(|w| {
                 note_annotation(&w.record, &mut annotated);
                 let event = MergeEvent::from(&WindowEvent::from_record(&w.record, &mut names));
                 survey.add(&event, |a| threads.thread_id(a), !exact);
             })?;
+            off_clock.extend(look.off_clock_records().iter().map(|w| {
+                super::off_clock::to_value(&WindowEvent::from_record(&w.record, &mut names))
+            }));
             if !more {
                 break;
             }
@@ -91,7 +95,8 @@ impl<'d> DumpExport<'d> {
         let late_lanes = look.lanes.late + look.lanes.forced;
         let mut report = look.finish();
         report.unresolved_kernel_names = names.unresolved();
-        let window = MergeWindow::from(&window_shell(dump, range, &mut report, &annotated)?);
+        let mut window = MergeWindow::from(&window_shell(dump, range, &mut report, &annotated)?);
+        window.off_clock = off_clock;
         Ok(Self {
             dump,
             range: *range,

@@ -27,6 +27,8 @@ pub struct MergeWindow {
     pub(crate) device_properties: Option<String>,
     /// The process's place in a distributed job, when the window says.
     pub(crate) distributed_info: Option<crate::DistributedInfo>,
+    /// Events on a clock cupmon could not convert (`off_clock.rs`).
+    pub(crate) off_clock: super::off_clock::OffClock,
 }
 
 impl MergeWindow {

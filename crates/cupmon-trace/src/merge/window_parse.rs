@@ -141,6 +141,11 @@ fn parse_window<R: Read>(s: &mut StreamBuf<R>) -> Result<MergeWindow, WindowErro
                     let (v, _) = s.step(|r| r.value())?;
                     window.distributed_info = serde_json::from_value(to_serde(&v)).ok();
                 }
+                // cupmon's records on their own clock (`off_clock.rs`).
+                "off_clock" => {
+                    let (v, _) = s.step(|r| r.value())?;
+                    window.off_clock = super::off_clock::parse(to_serde(&v));
+                }
                 _ => {
                     s.step(|r| r.skip_value())?;
                 }

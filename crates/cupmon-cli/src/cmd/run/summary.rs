@@ -36,6 +36,9 @@ pub fn print(dir: &Path) {
             return;
         }
     };
+    // The summary verifies the segments it counts from digests: marked, a later
+    // `stats` or `report` does not read them again.
+    crate::verified_cache::remember_verified_segments();
     let stats = dump_stats_slice(&dump, &TimeRange::default(), 0, |_| {});
     let pid = dump
         .meta()
