@@ -64,6 +64,8 @@ pub struct MonitorConfig {
     pub cupti_flush_period: Option<Duration>,
     pub cupti_device_buffer_size: Option<u64>,
     pub cupti_device_buffer_pool_limit: Option<u64>,
+    /// Write a hang record after this long without GPU progress (`None`: off).
+    pub hang_after: Option<Duration>,
 }
 
 /// How the trace of each window is written beside its `window-N.json`.
@@ -158,6 +160,7 @@ impl MonitorConfig {
             cupti_flush_period: None,
             cupti_device_buffer_size: None,
             cupti_device_buffer_pool_limit: None,
+            hang_after: Some(Duration::from_secs(300)),
         }
     }
 

@@ -10,6 +10,7 @@ use cupmon_log::Level;
 use cupmon_records::ActivityKind;
 
 use crate::table_accounting as accounting;
+use crate::table_hang as hang;
 use crate::table_recorder as recorder;
 use crate::units::{format_duration, format_size, parse_duration, parse_size};
 use crate::{MonitorConfig, WindowTraceFormat};
@@ -306,6 +307,7 @@ pub static SETTINGS: &[Setting] = &[
     accounting::CUPTI_FLUSH_PERIOD,
     accounting::CUPTI_DEVICE_BUFFER_SIZE,
     accounting::CUPTI_DEVICE_BUFFER_POOL_LIMIT,
+    hang::HANG_AFTER,
 ];
 
 /// The setting named `key`: its name (`buffer_size`), environment variable
