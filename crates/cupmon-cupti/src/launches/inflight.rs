@@ -349,6 +349,30 @@ pub fn threads_seen() -> ThreadsSeen {
     }
 }
 
+/// The kernel name behind a launch's [`LaunchSeen::symbol`], at most 4 KiB of it.
+///
+/// Meant for launches still in flight (launched, no activity record yet): their
+/// kernel's module cannot have been unloaded (unloading a module waits for its
+/// kernels), so the name CUPTI pointed at is still there. Zero gives `None`.
+pub fn symbol_name(symbol: u64) -> Option<String> {
+    if symbol == 0 {
+        return None;
+    }
+    let p = symbol as *const u8;
+    let mut bytes = Vec::new();
+    for i in 0..4096 {
+        // SAFETY: `symbol` is a `symbolName` CUPTI passed to a launch callback: a
+        // NUL-terminated string of the loaded module (see above); read byte by byte up
+        // to its NUL or 4 KiB.
+        let b = unsafe { p.add(i).read() };
+        if b == 0 {
+            break;
+        }
+        bytes.push(b);
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The last launch of any thread (Unix ns, coarse clock); 0: none yet.
 pub fn last_launch_ns() -> u64 {
     LAST_LAUNCH_NS.load(Ordering::Relaxed)
