@@ -278,7 +278,11 @@ mod tests {
         let s7 = &record.streams[0];
         assert_eq!(s7.running.len(), 1);
         let queued: Vec<u32> = s7.queued.iter().map(|l| l.correlation_id).collect();
-        assert_eq!(queued, [5, 6], "behind the running kernel 4, on stream 7 by its handle");
+        assert_eq!(
+            queued,
+            [5, 6],
+            "behind the running kernel 4, on stream 7 by its handle"
+        );
         assert_eq!(s7.queued[0].name.as_deref(), Some("kernel5"));
         assert!(record.streams[1].queued.is_empty());
         assert_eq!(record.streams.len(), 2, "no launch of an unknown stream");

@@ -15,7 +15,10 @@ pub const MAX_RECORDS: u32 = 100;
 
 /// The number of `hang-N.json` (`None`: another file).
 fn number(name: &str) -> Option<u32> {
-    name.strip_prefix("hang-")?.strip_suffix(".json")?.parse().ok()
+    name.strip_prefix("hang-")?
+        .strip_suffix(".json")?
+        .parse()
+        .ok()
 }
 
 /// The hang records of `dir`, by number.
@@ -78,11 +81,10 @@ pub fn read_hang_record(path: &Path) -> Result<HangRecord, HangError> {
             path: path.to_owned(),
             problem: e.problem(),
         })?;
-    let record: HangRecord =
-        serde_json::from_slice(&bytes).map_err(|e| HangError::Malformed {
-            path: path.to_owned(),
-            problem: e.to_string(),
-        })?;
+    let record: HangRecord = serde_json::from_slice(&bytes).map_err(|e| HangError::Malformed {
+        path: path.to_owned(),
+        problem: e.to_string(),
+    })?;
     if record.format != FORMAT {
         return Err(HangError::Malformed {
             path: path.to_owned(),

@@ -53,7 +53,11 @@ impl Ring {
     }
 
     fn oldest_first(&self) -> impl Iterator<Item = &Seen> {
-        let split = if self.ops.len() < RECENT { 0 } else { self.next };
+        let split = if self.ops.len() < RECENT {
+            0
+        } else {
+            self.next
+        };
         self.ops[split..].iter().chain(&self.ops[..split])
     }
 }
@@ -215,10 +219,11 @@ impl StreamTracker {
         if s.last_name == name {
             return s.last_is_nccl;
         }
-        let nccl = *self
-            .nccl_by_name
-            .entry(name)
-            .or_insert_with(|| names.get(name).is_some_and(|n| NcclKernel::parse(n).is_some()));
+        let nccl = *self.nccl_by_name.entry(name).or_insert_with(|| {
+            names
+                .get(name)
+                .is_some_and(|n| NcclKernel::parse(n).is_some())
+        });
         let s = &mut self.streams[index];
         s.last_name = name;
         s.last_is_nccl = nccl;
@@ -323,7 +328,10 @@ mod tests {
     fn a_stream_keeps_its_last_ops_and_a_running_kernel() {
         let mut names = KernelNameTable::new();
         names.insert(1, "_Z4gemmv");
-        names.insert(2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+        names.insert(
+            2,
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        );
         let mut t = StreamTracker::new();
         for i in 0..20 {
             t.add(&k(7, 1, i, 100 + i as u64, 110 + i as u64), &names);
@@ -335,7 +343,11 @@ mod tests {
         let view = t.view(&names, &|_| None);
         let s7 = view.iter().find(|s| s.stream == 7).unwrap();
         assert_eq!(s7.recent.len(), RECENT);
-        assert_eq!(s7.recent.first().unwrap().correlation_id, 12, "oldest kept first");
+        assert_eq!(
+            s7.recent.first().unwrap().correlation_id,
+            12,
+            "oldest kept first"
+        );
         assert_eq!(s7.running.len(), 1);
         assert_eq!(s7.running[0].end_ns, None);
         assert!(!s7.nccl);
@@ -346,6 +358,11 @@ mod tests {
         // A later completion on the stream ends what ran before it.
         t.add(&k(7, 1, 40, 400, 410), &names);
         let view = t.view(&names, &|_| None);
-        assert!(view.iter().find(|s| s.stream == 7).unwrap().running.is_empty());
+        assert!(view
+            .iter()
+            .find(|s| s.stream == 7)
+            .unwrap()
+            .running
+            .is_empty());
     }
 }

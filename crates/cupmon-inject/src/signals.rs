@@ -156,7 +156,11 @@ fn handle(sig: libc::c_int) {
         return;
     }
     if sig == libc::SIGTERM || sig == libc::SIGABRT {
-        let name = if sig == libc::SIGTERM { "SIGTERM" } else { "SIGABRT" };
+        let name = if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGABRT"
+        };
         let written = crate::session::with(|s| {
             s.monitor
                 .write_hang_record(cupmon_monitor::HangTrigger::Signal, name)

@@ -34,8 +34,8 @@ mod window_filters;
 mod worker;
 mod worker_profile;
 
-pub use cupmon_hang::Trigger as HangTrigger;
 pub use cupmon_config::{env_vars, ConfigError, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
+pub use cupmon_hang::Trigger as HangTrigger;
 pub use error::{MonitorError, StateError};
 pub use flusher::SLOW_FLUSH_PERIODS;
 pub use meta::MetaEntry;

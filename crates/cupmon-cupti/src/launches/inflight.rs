@@ -330,8 +330,8 @@ pub fn threads_seen() -> ThreadsSeen {
         let overwritten = (after.saturating_sub(RING as u64)).saturating_sub(first) as usize;
         launches.drain(..overwritten.min(launches.len()));
         let since = slot.sync_since_ns.load(Ordering::Relaxed);
-        let blocked_in = ApiCall::from_packed(slot.sync_call.load(Ordering::Acquire))
-            .map(|call| (call, since));
+        let blocked_in =
+            ApiCall::from_packed(slot.sync_call.load(Ordering::Acquire)).map(|call| (call, since));
         let last_sync = ApiCall::from_packed(slot.last_sync_call.load(Ordering::Acquire))
             .map(|call| (call, slot.last_sync_ns.load(Ordering::Relaxed)));
         threads.push(ThreadSeen {
@@ -428,7 +428,11 @@ mod tests {
             let t = mine(&threads_seen());
             assert_eq!(t.launch_count, 40);
             let ids: Vec<u32> = t.launches.iter().map(|l| l.correlation_id).collect();
-            assert_eq!(ids, (25..=40).collect::<Vec<_>>(), "the last {RING}, oldest first");
+            assert_eq!(
+                ids,
+                (25..=40).collect::<Vec<_>>(),
+                "the last {RING}, oldest first"
+            );
             let (call, _) = t.blocked_in.expect("blocked in cudaStreamSynchronize");
             assert_eq!((call.domain, call.cbid), (DOMAIN_RUNTIME_API, 131));
             sync_call(DOMAIN_RUNTIME_API, 131, false);
