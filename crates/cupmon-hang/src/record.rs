@@ -39,8 +39,8 @@ pub struct HangRecord {
     pub written_ns: u64,
     pub pid: u32,
     pub rank: Option<i64>,
-    /// When the monitor last received a completed kernel, copy or memset (the time
-    /// its buffer came back); `None`: never.
+    /// The last progress: when the last completed kernel, copy or memset ended (when
+    /// its buffer came back, for records on another client's clock); `None`: never.
     pub last_progress_ns: Option<u64>,
     /// The end of the last completed operation, as the GPU stamped it.
     pub last_completed_end_ns: Option<u64>,

@@ -25,7 +25,8 @@ const WRITE_WAIT: Duration = Duration::from_secs(20);
 pub(crate) struct Progress {
     /// Unix ns when the session began.
     started_ns: u64,
-    /// Unix ns when the worker last received a completed operation (0: never).
+    /// Unix ns of the last progress: the end of the last completed operation (its
+    /// buffer's delivery, for records on another client's clock); 0: never.
     pub last_ns: AtomicU64,
     /// The `last_ns` a no-progress record was last written for (one per stretch).
     recorded_for: AtomicU64,

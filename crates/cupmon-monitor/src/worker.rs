@@ -119,10 +119,16 @@ impl Worker {
         self.note_write_error(names);
         let read_since = Instant::now();
         let completed_before = self.streams.completed();
+        let end_before = self.streams.last_end();
         let (layout, index) = self.count_records(&buffer);
         counters.worker.note_read(read_since);
         if self.streams.completed() > completed_before {
-            shared.progress.last_ns.store(unix_ns, Ordering::Relaxed);
+            // When the work ended, not when its buffer came back: a forced flush hands
+            // back operations that ended long ago, and they are no new progress.
+            // (Records on another client's clock: their delivery time.)
+            let ended = self.streams.last_end();
+            let at = if ended > end_before { ended } else { unix_ns };
+            shared.progress.last_ns.fetch_max(at, Ordering::Relaxed);
         }
         let written = self.write(&buffer, cupti_ns, unix_ns, layout, &index);
         self.note_write_error(written);
