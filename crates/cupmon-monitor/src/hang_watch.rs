@@ -28,8 +28,9 @@ pub(crate) struct Progress {
     /// Unix ns of the last progress: the end of the last completed operation (its
     /// buffer's delivery, for records on another client's clock); 0: never.
     pub last_ns: AtomicU64,
-    /// The `last_ns` a no-progress record was last written for (one per stretch).
-    recorded_for: AtomicU64,
+    /// When the last no-progress record was written (0: none): the next one waits
+    /// for progress after it (one record per stretch without progress).
+    recorded_at: AtomicU64,
 }
 
 impl Progress {
@@ -37,7 +38,7 @@ impl Progress {
         Self {
             started_ns: unix_now_ns(),
             last_ns: AtomicU64::new(0),
-            recorded_for: AtomicU64::new(0),
+            recorded_at: AtomicU64::new(0),
         }
     }
 }
@@ -62,11 +63,11 @@ pub(crate) fn check(shared: &'static Shared) {
     }
     let since = last.max(shared.progress.started_ns);
     let now = unix_now_ns();
-    if now.saturating_sub(since) < after.as_nanos() as u64
-        || shared.progress.recorded_for.swap(since, Ordering::Relaxed) == since
-    {
+    let recorded = shared.progress.recorded_at.load(Ordering::Relaxed);
+    if now.saturating_sub(since) < after.as_nanos() as u64 || (recorded > 0 && last <= recorded) {
         return;
     }
+    shared.progress.recorded_at.store(now, Ordering::Relaxed);
     let detail = format!(
         "no kernel, copy or memset completed for {} (--hang-after)",
         words(after)
