@@ -1,5 +1,5 @@
 //! Hang records: when no kernel, copy or memset has completed for `--hang-after`
-//! (checked once per flush period), on a signal, or on request, a forced flush brings
+//! (checked once per flush period, allowing one period for delivery), on a signal, or on request, a forced flush brings
 //! back the work still running (end 0), then the worker writes `hang-N.json` from
 //! what it keeps per stream and what the launch callbacks saw per thread.
 
@@ -64,7 +64,10 @@ pub(crate) fn check(shared: &'static Shared) {
     let since = last.max(shared.progress.started_ns);
     let now = unix_now_ns();
     let recorded = shared.progress.recorded_at.load(Ordering::Relaxed);
-    if now.saturating_sub(since) < after.as_nanos() as u64 || (recorded > 0 && last <= recorded) {
+    // Completions reach the worker up to a flush period late: wait that much longer,
+    // or a busy process would look stalled between two flushes.
+    let threshold = (after + shared.config.flush_period).as_nanos() as u64;
+    if now.saturating_sub(since) < threshold || (recorded > 0 && last <= recorded) {
         return;
     }
     shared.progress.recorded_at.store(now, Ordering::Relaxed);
