@@ -46,8 +46,8 @@ impl Progress {
 fn words(d: Duration) -> String {
     let s = d.as_secs();
     match s {
-        _ if s % 3600 == 0 && s > 0 => format!("{}h", s / 3600),
-        _ if s % 60 == 0 && s > 0 => format!("{}m", s / 60),
+        _ if s > 0 && s.checked_rem(3600) == Some(0) => format!("{}h", s / 3600),
+        _ if s > 0 && s.checked_rem(60) == Some(0) => format!("{}m", s / 60),
         _ => format!("{:.1}s", d.as_secs_f64()),
     }
 }
