@@ -93,7 +93,29 @@ fn job(ranks: &[Vec<String>]) -> (serde_json::Value, String) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    diagnose(dir.path())
+    let (d, text) = diagnose(dir.path());
+    // The report's hang section says the same.
+    let page = dir.path().join("report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("report")
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .expect("cupmon report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("report.html");
+    let headline = d["headline"].as_str().expect("headline");
+    assert!(html.contains("<h2>Hang</h2>"), "no hang section");
+    assert!(
+        html.contains(headline),
+        "the report's hang section lacks {headline:?}"
+    );
+    (d, text)
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! periods with the slowest one and the slowest ranks, and the hint for what to do next.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -73,6 +74,8 @@ pub struct Report {
     pub copies: CopyStats,
     pub periods: Periods,
     pub hint: Option<Hint>,
+    /// `cupmon diagnose`'s verdict, when a dump holds hang records.
+    pub hang: Option<cupmon_hang::diagnose::Diagnosis>,
 }
 
 /// Read every dump (`threads` at a time) and build the report. `span` is the first
@@ -113,7 +116,16 @@ pub fn build_report(
         .into_iter()
         .map(|r| r.expect("every dump was read"))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(assemble(target, options, grid, processes))
+    let mut report = assemble(target, options, grid, processes);
+    // Only a run that hung pays for the diagnosis' walk of the records.
+    let dirs: Vec<PathBuf> = dumps.iter().map(|d| d.dir().to_path_buf()).collect();
+    if dirs
+        .iter()
+        .any(|d| !cupmon_hang::hang_record_paths(d).is_empty())
+    {
+        report.hang = cupmon_hang::diagnose::diagnose(&dirs).ok();
+    }
+    Ok(report)
 }
 
 /// First start and last end over all `dumps` (each from its time index).
@@ -222,5 +234,6 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
         copies,
         periods,
         hint,
+        hang: None,
     }
 }
