@@ -150,3 +150,101 @@ pub fn divergences(ranks: &[RankFacts]) -> Vec<Divergence> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::facts::NcclStream;
+
+    const AR: &str = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+    const AG: &str = "ncclDevKernel_AllGather_RING_LL";
+
+    fn c(name: &str, grid: i32, corr: u32, done: bool) -> Collective {
+        Collective {
+            name: name.into(),
+            collective: None,
+            dtype: None,
+            grid: Some([grid, 1, 1]),
+            correlation_id: corr,
+            start_ns: Some(1),
+            end_ns: done.then_some(2),
+            queued: false,
+        }
+    }
+
+    fn rank(seq: &[(&str, i32)]) -> RankFacts {
+        let n = seq.len();
+        RankFacts {
+            rank: None,
+            pid: None,
+            dump: "d".into(),
+            nccl: vec![NcclStream {
+                device: 0,
+                stream: 13,
+                collectives: seq
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(name, grid))| c(name, grid, i as u32, i + 1 < n))
+                    .collect(),
+            }],
+            last_end_ns: None,
+            operations: 0,
+            record: None,
+            record_path: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn agreeing_sequences_do_not_diverge() {
+        let r = [rank(&[(AR, 8), (AR, 8)]), rank(&[(AR, 8), (AR, 8)])];
+        assert!(divergences(&r).is_empty());
+    }
+
+    #[test]
+    fn of_two_ranks_the_one_that_lacks_the_collective_is_named() {
+        let r = [
+            rank(&[(AR, 8), (AR, 8), (AR, 8)]),
+            rank(&[(AR, 8), (AR, 8)]),
+        ];
+        let d = &divergences(&r)[0];
+        assert_eq!((d.index, d.agreeing.clone()), (3, vec![0]));
+        assert_eq!(d.diverged[0].rank, 1);
+        assert_eq!(d.diverged[0].difference, Difference::Missing);
+        assert!(!d.ambiguous);
+    }
+
+    #[test]
+    fn of_two_ranks_with_different_collectives_neither_is_trusted() {
+        let r = [rank(&[(AR, 8), (AG, 8)]), rank(&[(AR, 8), (AR, 8)])];
+        let d = &divergences(&r)[0];
+        assert!(d.ambiguous);
+        assert_eq!(d.diverged.len(), 1);
+    }
+
+    #[test]
+    fn the_minority_is_named_missing_extra_or_mismatched() {
+        let others = || rank(&[(AR, 8), (AR, 8), (AG, 8)]);
+        let missing = [others(), rank(&[(AR, 8), (AG, 8)]), others()];
+        assert_eq!(
+            divergences(&missing)[0].diverged[0].difference,
+            Difference::Missing
+        );
+        let extra = [
+            others(),
+            rank(&[(AR, 8), (AR, 8), (AR, 8), (AG, 8)]),
+            others(),
+        ];
+        assert_eq!(
+            divergences(&extra)[0].diverged[0].difference,
+            Difference::Extra
+        );
+        let size = [others(), rank(&[(AR, 8), (AR, 4), (AG, 8)]), others()];
+        let d = &divergences(&size)[0];
+        assert_eq!(
+            (d.index, d.diverged[0].difference),
+            (2, Difference::Mismatch)
+        );
+        assert_eq!(d.diverged[0].rank, 1);
+    }
+}

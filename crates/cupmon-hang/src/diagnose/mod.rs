@@ -153,6 +153,23 @@ pub fn judge(facts: Vec<RankFacts>, warnings: Vec<String>) -> Diagnosis {
                     why: what,
                 });
             }
+            if d.ambiguous {
+                // Two groups of one size: the sequences cannot tell which is wrong.
+                for &i in &d.agreeing {
+                    culprits.push(Culprit {
+                        index: i,
+                        rank: facts[i].rank,
+                        why: format!(
+                            "launched {} as collective #{} of communicator {} (the other \
+                             group launched something else; the sequences cannot tell which \
+                             is wrong)",
+                            d.expected.as_deref().unwrap_or("nothing"),
+                            d.index,
+                            d.communicator
+                        ),
+                    });
+                }
+            }
         }
     }
     if culprits.is_empty() {
