@@ -68,6 +68,9 @@ struct Slot {
     owner: AtomicU64,
     /// Launches written so far (the ring's next index is `head % RING`).
     head: AtomicU64,
+    /// The last launch made from this slot (kept when its thread ends), so that the
+    /// last launch of the process is read without a line every thread writes.
+    last_ns: AtomicU64,
     /// The synchronisation in progress (`domain << 16 | cbid`, 0: none) and since when.
     sync_call: AtomicU32,
     sync_since_ns: AtomicU64,
@@ -82,6 +85,7 @@ impl Slot {
         Self {
             owner: AtomicU64::new(0),
             head: AtomicU64::new(0),
+            last_ns: AtomicU64::new(0),
             sync_call: AtomicU32::new(0),
             sync_since_ns: AtomicU64::new(0),
             last_sync_call: AtomicU32::new(0),
@@ -102,8 +106,6 @@ impl Slot {
 static TABLE: [Slot; SLOTS] = [const { Slot::new() }; SLOTS];
 /// Threads that found no free slot.
 static UNTRACKED: AtomicU64 = AtomicU64::new(0);
-/// The last launch of any thread (Unix ns, coarse clock).
-static LAST_LAUNCH_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Frees the thread's slot when the thread ends.
 struct Claim(Cell<usize>);
@@ -204,17 +206,18 @@ unsafe fn stream_handle(domain: u32, cbid: u32, data: &CallbackData) -> u64 {
     }
 }
 
-/// A launch call of this thread returned successfully.
+/// A launch call of this thread returned successfully (called by cupmon's callback;
+/// public for the benchmark `examples/launch_ring_cost.rs`).
 ///
 /// # Safety
 /// `data` must be CUPTI's callback data for launch call `(domain, cbid)`.
 #[inline]
-pub(crate) unsafe fn launched(domain: u32, cbid: u32, data: &CallbackData) {
-    let now = coarse_unix_ns();
-    LAST_LAUNCH_NS.store(now, Ordering::Relaxed);
+pub unsafe fn launched(domain: u32, cbid: u32, data: &CallbackData) {
     let Some(slot) = my_slot() else {
         return;
     };
+    let now = coarse_unix_ns();
+    slot.last_ns.store(now, Ordering::Relaxed);
     let head = slot.head.load(Ordering::Relaxed);
     let entry = &slot.ring[(head % RING as u64) as usize];
     entry
@@ -345,7 +348,7 @@ pub fn threads_seen() -> ThreadsSeen {
     ThreadsSeen {
         threads,
         untracked_threads: UNTRACKED.load(Ordering::Relaxed),
-        last_launch_ns: LAST_LAUNCH_NS.load(Ordering::Relaxed),
+        last_launch_ns: last_launch_ns(),
     }
 }
 
@@ -374,8 +377,13 @@ pub fn symbol_name(symbol: u64) -> Option<String> {
 }
 
 /// The last launch of any thread (Unix ns, coarse clock); 0: none yet.
+/// (Threads beyond the table's slots are not seen.)
 pub fn last_launch_ns() -> u64 {
-    LAST_LAUNCH_NS.load(Ordering::Relaxed)
+    TABLE
+        .iter()
+        .map(|s| s.last_ns.load(Ordering::Relaxed))
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
