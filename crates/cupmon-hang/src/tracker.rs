@@ -13,6 +13,8 @@ use crate::Op;
 
 /// Completed operations kept per stream, and NCCL kernels per NCCL stream.
 pub const RECENT: usize = 8;
+/// Operations kept running per stream (the oldest: the one the others wait behind).
+pub const MAX_RUNNING: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -167,7 +169,9 @@ impl StreamTracker {
         let is_nccl = seen.kind == Kind::Kernel && self.is_nccl(index, seen.name, names);
         let s = &mut self.streams[index];
         if seen.end == 0 {
-            s.running.push(seen);
+            if s.running.len() < MAX_RUNNING {
+                s.running.push(seen);
+            }
             return;
         }
         // Operations of a stream end in launch order: those launched before this one

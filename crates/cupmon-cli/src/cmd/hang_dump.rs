@@ -59,7 +59,8 @@ fn ask(f: &Found, timeout: Duration) -> Result<String, String> {
         Ok(Response::HangRecorded { path }) => {
             // The path must lie in the dump the process was found by (a planted
             // control file cannot send the user elsewhere).
-            if std::path::Path::new(&path).starts_with(&f.dump_dir) {
+            let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
+            if canonical(std::path::Path::new(&path)).starts_with(canonical(&f.dump_dir)) {
                 Ok(path)
             } else {
                 Err(format!("it named a file outside its dump: {path}"))
