@@ -1,4 +1,4 @@
-"""A rank of a 2-GPU NCCL job for tests/gpu/hang_nccl.sh: 20 matched steps (compute and an
+"""A rank of an NCCL job (one rank per GPU) for tests/gpu/hang_nccl.sh: 20 matched steps (compute and an
 all-reduce), then rank 1 makes the hang MODE names and every rank waits:
 
   compute: rank 1 runs a kernel that does not end (torch.cuda._sleep), then all-reduces;
@@ -7,7 +7,7 @@ all-reduce), then rank 1 makes the hang MODE names and every rank waits:
   extra:   rank 1 launches an all-reduce the others do not, then all ranks all-gather;
   sizes:   rank 1 all-reduces 16 M floats where the others all-reduce 1 K.
 
-usage: torchrun --nproc-per-node 2 hang_nccl.py MODE
+usage: torchrun --nproc-per-node N hang_nccl.py MODE
 """
 
 import datetime
@@ -31,7 +31,7 @@ for _ in range(20):
     time.sleep(0.05)
 print(f"rank {rank}: warm, making {mode}", flush=True)
 culprit = rank == 1
-gathered = torch.empty(2 * x.numel(), device="cuda")
+gathered = torch.empty(dist.get_world_size() * x.numel(), device="cuda")
 if mode == "compute":
     if culprit:
         torch.cuda._sleep(1 << 60)
