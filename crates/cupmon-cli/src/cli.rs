@@ -85,6 +85,17 @@ pub enum Command {
     /// List the monitored processes of a run, a dump directory or a pid.
     #[command(after_help = "Example:\n  cupmon status prof")]
     Status(StatusArgs),
+    /// Name the rank(s) a hung job waits for, what each is stuck in, and the evidence.
+    #[command(
+        after_help = "Examples:\n  cupmon diagnose prof              every dump of `cupmon run -o prof`\n  cupmon diagnose prof --json\n  cupmon hang-dump prof && cupmon diagnose prof     a job hanging now\n\nReads every rank's dump and its hang records (hang-N.json, written after --hang-after\nwithout GPU progress, on SIGTERM or SIGABRT, or by `cupmon hang-dump`)."
+    )]
+    Diagnose(DiagnoseArgs),
+    /// Have running monitored processes write a hang record into their dumps now.
+    #[command(
+        name = "hang-dump",
+        after_help = "Examples:\n  cupmon hang-dump prof            every monitored process of `cupmon run -o prof`\n  cupmon hang-dump 4242            the process with pid 4242\n\nEach process forces a flush and writes hang-N.json into its dump: the work in flight per\nstream, the last completed operations, its launching threads and NCCL collectives.\nThen: cupmon diagnose prof."
+    )]
+    HangDump(HangDumpArgs),
     /// Combine traces of several ranks into one trace (one process group per rank).
     #[command(
         after_help = "Example:\n  cupmon combine prof/rank*/window-0.trace.json.gz -o job.trace.json.gz\n\nRanks come from each trace's distributedInfo. Traces of one host line up as they are;\nfor several hosts give each rank's clock offset, e.g. --offset 1=-250us."
@@ -280,6 +291,24 @@ pub struct StatusArgs {
     #[arg(long)]
     pub all: bool,
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration)]
+    pub timeout: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct DiagnoseArgs {
+    /// A `cupmon run` output directory, a dump directory or the pid of a monitored process.
+    pub target: String,
+    /// The diagnosis as JSON (for automation).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HangDumpArgs {
+    /// A `cupmon run` output directory, a dump directory or a pid.
+    pub target: String,
+    /// How long a process may take to answer.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
     pub timeout: std::time::Duration,
 }
 

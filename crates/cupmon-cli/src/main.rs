@@ -27,6 +27,8 @@ fn main() {
         cli::Command::Run(args) => cmd::run::run(&args),
         cli::Command::Window(args) => cmd::window::run(&args),
         cli::Command::Status(args) => cmd::status::run(&args),
+        cli::Command::Diagnose(args) => cmd::diagnose::run(&args),
+        cli::Command::HangDump(args) => cmd::hang_dump::run(&args),
         cli::Command::Combine(args) => cmd::combine::run(&args),
         cli::Command::Report(args) => cmd::report::run(&args),
         cli::Command::ExportParquet(args) => cmd::export_parquet::run(&args),

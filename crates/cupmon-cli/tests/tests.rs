@@ -14,6 +14,7 @@ mod cupti_versions;
 mod demo;
 mod export_parquet;
 mod first_hour;
+mod hangs;
 mod hostile_control;
 mod hostile_files;
 mod hostile_segments;

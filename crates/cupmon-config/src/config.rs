@@ -69,6 +69,8 @@ pub struct MonitorConfig {
     pub metrics_port: Option<std::net::SocketAddrV4>,
     pub metrics_file: Option<PathBuf>,
     pub metrics_interval: Duration,
+    /// Write a hang record after this long without GPU progress (`None`: off).
+    pub hang_after: Option<Duration>,
 }
 
 /// How the trace of each window is written beside its `window-N.json`.
@@ -166,6 +168,7 @@ impl MonitorConfig {
             metrics_port: None,
             metrics_file: None,
             metrics_interval: Duration::from_secs(15),
+            hang_after: Some(Duration::from_secs(300)),
         }
     }
 

@@ -18,6 +18,7 @@ mod config;
 pub mod env_vars;
 mod table;
 mod table_accounting;
+mod table_hang;
 mod table_metrics;
 mod table_recorder;
 pub mod time_spec;

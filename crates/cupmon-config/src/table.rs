@@ -10,6 +10,7 @@ use cupmon_log::Level;
 use cupmon_records::ActivityKind;
 
 use crate::table_accounting as accounting;
+use crate::table_hang as hang;
 use crate::table_metrics as metrics;
 use crate::table_recorder as recorder;
 use crate::units::{format_duration, format_size, parse_duration, parse_size};
@@ -310,6 +311,7 @@ pub static SETTINGS: &[Setting] = &[
     metrics::METRICS_PORT,
     metrics::METRICS_FILE,
     metrics::METRICS_INTERVAL,
+    hang::HANG_AFTER,
 ];
 
 /// The setting named `key`: its name (`buffer_size`), environment variable

@@ -18,6 +18,11 @@ pub enum Request {
     },
     /// Close the open window and write its files.
     EndWindow,
+    /// Write a hang record into the dump now (`cupmon hang-dump`).
+    HangDump {
+        /// Who asks, written into the record.
+        owner: String,
+    },
 }
 
 /// The answer.
@@ -29,6 +34,10 @@ pub enum Response {
         start_unix_ns: u64,
     },
     WindowWritten(LastWindow),
+    /// The hang record written (its path, inside the dump directory).
+    HangRecorded {
+        path: String,
+    },
     /// The request failed; `message` says why (e.g. a window is already open, and who
     /// opened it).
     Error {

@@ -26,6 +26,9 @@ impl Handler for Echo {
             Request::EndWindow => Response::Error {
                 message: "no trace window is open".into(),
             },
+            Request::HangDump { owner } => Response::HangRecorded {
+                path: format!("hang-1.json by {owner}"),
+            },
         }
     }
 }

@@ -26,3 +26,5 @@ pub const RUNTIME_MEM_POOL_DESTROY: u32 = 384;
 pub const RUNTIME_GRAPH_LAUNCH: u32 = 311;
 /// `cuLaunchKernel` (driver API).
 pub const DRIVER_LAUNCH_KERNEL: u32 = 307;
+/// `cudaStreamSynchronize`.
+pub const RUNTIME_STREAM_SYNCHRONIZE: u32 = 131;

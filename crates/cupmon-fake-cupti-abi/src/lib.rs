@@ -182,4 +182,11 @@ controls! {
     /// `(mode)`: starts a stall ending on the action [`stall`] names (NONE ends one).
     /// Starting one first hands the client every buffer the fake holds.
     STALL, StallFn = "cupmonFakeStall": unsafe extern "C" fn(u32) -> Status;
+    /// `(grid_x)`: kernels launched from now on have `grid_x` blocks (0: 128); NCCL
+    /// picks its channels (the grid) by message size.
+    SET_GRID_X, SetGridXFn = "cupmonFakeSetGridX": unsafe extern "C" fn(u32);
+    /// `(domain, cbid, ms)`: one synchronising call (`cudaStreamSynchronize`: 2, 131)
+    /// that blocks `ms` ms between its enter and exit callbacks.
+    BLOCKING_CALL, BlockingCallFn = "cupmonFakeBlockingCall":
+        unsafe extern "C" fn(u32, u32, u64) -> Status;
 }

@@ -362,6 +362,23 @@ pub extern "C" fn cupmonFakeSetKernelsPending(pending: u32) {
     lock(&fake().config).kernels_pending = pending != 0;
 }
 
+/// Kernels launched from now on have a grid of `grid_x` blocks (0: the default, 128).
+#[no_mangle]
+pub extern "C" fn cupmonFakeSetGridX(grid_x: u32) {
+    lock(&fake().config).kernel_grid_x = grid_x;
+}
+
+/// One synchronising API call `cbid` of `domain` (1 driver, 2 runtime) that blocks
+/// for `ms` milliseconds between its enter and exit callbacks.
+#[no_mangle]
+pub extern "C" fn cupmonFakeBlockingCall(domain: u32, cbid: u32, ms: u64) -> RawStatus {
+    if !crate::cupti_types::ALL_DOMAINS.contains(&domain) {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    crate::emit::blocking_call(domain, cbid, ms);
+    SUCCESS
+}
+
 /// Gives every unfinished kernel its end time; their buffers become deliverable.
 #[no_mangle]
 pub extern "C" fn cupmonFakeFinishKernels() -> RawStatus {
@@ -428,6 +445,7 @@ pub extern "C" fn cupmonFakeReset() {
     {
         let mut config = lock(&fake.config);
         config.kernels_pending = false;
+        config.kernel_grid_x = 0;
         config.completion_delay_us = 0;
         config.flush_delay_us = 0;
         config.stall = stall::NONE;
@@ -472,6 +490,8 @@ const _: () = {
     let _: abi::GraphDestroyFn = cupmonFakeGraphDestroy;
     let _: abi::StallFn = cupmonFakeStall;
     let _: abi::CaptureKernelsFn = cupmonFakeCaptureKernels;
+    let _: abi::SetGridXFn = cupmonFakeSetGridX;
+    let _: abi::BlockingCallFn = cupmonFakeBlockingCall;
 };
 
 #[cfg(test)]

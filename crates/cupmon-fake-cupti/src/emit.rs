@@ -117,6 +117,31 @@ pub(crate) fn calls_with(
         ApiDomain::Driver => DOMAIN_DRIVER_API,
     };
     let with_callbacks = subscriber::wanted(callback_domain, cbid);
+    // A launch's callbacks name its kernel (CUPTI's `symbolName`) and, for
+    // `cudaLaunchKernel`, show its stream in the parameters (a handle per stream id,
+    // at the offset of `cudaLaunchKernel_params.stream`).
+    let (symbol, stream) = match work {
+        Work::Kernel {
+            stream_id,
+            name_ptr,
+        }
+        | Work::Graph {
+            stream_id,
+            name_ptr,
+            ..
+        } => (name_ptr as *const std::ffi::c_char, Some(stream_id)),
+        _ => (std::ptr::null(), None),
+    };
+    let mut launch_params = [0u64; 7];
+    let params = match stream {
+        Some(stream_id)
+            if params.is_null() && cbid == cupmon_fake_cupti_abi::cbid::RUNTIME_LAUNCH_KERNEL =>
+        {
+            launch_params[6] = stream_handle(stream_id);
+            launch_params.as_ptr().cast()
+        }
+        _ => params,
+    };
     for _ in 0..count {
         let correlation_id = next_correlation_id();
         let mut returned = result;
@@ -125,7 +150,7 @@ pub(crate) fn calls_with(
             function_name: std::ptr::null(),
             function_params: params,
             function_return_value: (&mut returned as *mut i32).cast(),
-            symbol_name: std::ptr::null(),
+            symbol_name: symbol,
             context: std::ptr::null_mut(),
             context_uid: 1,
             correlation_data: std::ptr::null_mut(),
@@ -148,6 +173,37 @@ pub(crate) fn calls_with(
             data.callback_site = SITE_EXIT;
             subscriber::issue(callback_domain, cbid, (&data as *const CallbackData).cast());
         }
+    }
+}
+
+/// The `cudaStream_t` the fake's launches on `stream_id` pass.
+pub(crate) fn stream_handle(stream_id: u32) -> u64 {
+    0x5eed_0000_0000 + u64::from(stream_id)
+}
+
+/// One synchronising call `cbid` of `domain` that blocks for `ms` milliseconds
+/// between its enter and exit callbacks (a host thread waiting on the GPU).
+pub(crate) fn blocking_call(domain: u32, cbid: u32, ms: u64) {
+    let mut returned = 0i32;
+    let mut data = CallbackData {
+        callback_site: SITE_ENTER,
+        function_name: std::ptr::null(),
+        function_params: std::ptr::null(),
+        function_return_value: (&mut returned as *mut i32).cast(),
+        symbol_name: std::ptr::null(),
+        context: std::ptr::null_mut(),
+        context_uid: 1,
+        correlation_data: std::ptr::null_mut(),
+        correlation_id: next_correlation_id(),
+    };
+    let wanted = subscriber::wanted(domain, cbid);
+    if wanted {
+        subscriber::issue(domain, cbid, (&data as *const CallbackData).cast());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    if wanted {
+        data.callback_site = SITE_EXIT;
+        subscriber::issue(domain, cbid, (&data as *const CallbackData).cast());
     }
 }
 
@@ -392,7 +448,11 @@ fn kernel_record(
         completed: end,
         context_id: 1,
         stream_id,
-        grid_x: 128,
+        grid_x: if config.kernel_grid_x > 0 {
+            config.kernel_grid_x as i32
+        } else {
+            128
+        },
         grid_y: 1,
         grid_z: 1,
         block_x: 256,

@@ -27,6 +27,8 @@ pub(crate) struct Config {
     pub flush_delay_us: u64,
     /// Launch kernels as unfinished (see `cupmonFakeSetKernelsPending`).
     pub kernels_pending: bool,
+    /// The grid's x of kernels launched from now on (0: 128).
+    pub kernel_grid_x: u32,
     /// A stall (`cupmonFakeStall`): 0 none; else the action that ends it (see
     /// `cupmon_fake_cupti_abi::stall`). While it lasts records are lost uncounted.
     pub stall: u32,

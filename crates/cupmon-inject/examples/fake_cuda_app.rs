@@ -15,6 +15,11 @@
 //!     points) whose completion callback takes MS ms
 //!   exiting_client CODE: a second CUPTI client whose completion callback calls
 //!     `_exit(CODE)`
+//!   kernel STREAM N NAME: N launches of kernel NAME on stream STREAM
+//!   pending 0|1: kernels launched from now on never end (1) or end (0)
+//!   grid X: kernels launched from now on have X blocks
+//!   sync MS: a cudaStreamSynchronize that blocks MS ms
+//!   sigabrt: abort(3)
 #![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, CString};
@@ -57,6 +62,18 @@ fn main() {
         unsafe { fake.get(b"cupmonFakeLaunchKernels") }.expect("cupmonFakeLaunchKernels");
     let name = CString::new("_ZN4demo3addEPfPKfi").expect("name");
     let straggle = CString::new("_ZN4demo8straggleEv").expect("name");
+    // SAFETY: the fake's control functions have these signatures.
+    let (pending, grid, blocking): (
+        libloading::Symbol<unsafe extern "C" fn(u32)>,
+        libloading::Symbol<unsafe extern "C" fn(u32)>,
+        libloading::Symbol<unsafe extern "C" fn(u32, u32, u64) -> c_int>,
+    ) = unsafe {
+        (
+            fake.get(b"cupmonFakeSetKernelsPending").expect("pending"),
+            fake.get(b"cupmonFakeSetGridX").expect("grid"),
+            fake.get(b"cupmonFakeBlockingCall").expect("blocking call"),
+        )
+    };
     let mut steps = args.iter();
     while let Some(step) = steps.next() {
         let mut arg = || -> u64 {
@@ -83,6 +100,21 @@ fn main() {
                 }
             }
             "sleep" => std::thread::sleep(Duration::from_millis(arg())),
+            "kernel" => {
+                let (stream, n) = (arg() as u32, arg() as u32);
+                let kernel = CString::new(steps.next().expect("kernel needs a name").as_str())
+                    .expect("name");
+                // SAFETY: a valid C string and plain integers.
+                assert_eq!(unsafe { launch(n, stream, kernel.as_ptr()) }, 0);
+            }
+            // SAFETY: plain integers.
+            "pending" => unsafe { pending(arg() as u32) },
+            // SAFETY: as above.
+            "grid" => unsafe { grid(arg() as u32) },
+            // SAFETY: as above (runtime domain 2, cudaStreamSynchronize 131).
+            "sync" => assert_eq!(unsafe { blocking(2, 131, arg()) }, 0),
+            // SAFETY: ending the process as abort(3) does.
+            "sigabrt" => unsafe { libc::abort() },
             "sigterm" | "sigkill" => {
                 let sig = if step == "sigterm" {
                     libc::SIGTERM

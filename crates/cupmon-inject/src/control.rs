@@ -35,6 +35,19 @@ impl Handler for Channel {
                     },
                 },
             },
+            Request::HangDump { owner } => {
+                match s
+                    .monitor
+                    .write_hang_record(cupmon_monitor::HangTrigger::OnDemand, &owner)
+                {
+                    Ok(path) => Response::HangRecorded {
+                        path: path.display().to_string(),
+                    },
+                    Err(e) => Response::Error {
+                        message: format!("the hang record was not written: {e}"),
+                    },
+                }
+            }
             Request::EndWindow => match session::end_window_to_files() {
                 Ok(Some(_)) => match s
                     .last_window

@@ -1,6 +1,7 @@
 //! Signals: SIGUSR2 toggles a trace window (when asked for), and SIGTERM or
 //! SIGINT left at their default action first flush the dump, then end the
-//! process as they would have.
+//! process as they would have. SIGTERM and SIGABRT (a watchdog killing a hung job:
+//! PyTorch's NCCL watchdog aborts) first write a hang record into the dump.
 //!
 //! A handler may only do async-signal-safe work, so it writes the signal
 //! number into a pipe; a thread reads the pipe and does the real work. In a
@@ -10,6 +11,12 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// The listener writes a byte here when it is done with a SIGABRT: `abort(3)` ends
+/// the process as soon as the handler returns, so the handler waits for it.
+static ACK_READ: AtomicI32 = AtomicI32::new(-1);
+static ACK_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// How long a SIGABRT handler waits for the hang record and the flush.
+const ABORT_WAIT_MS: libc::c_int = 15_000;
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if !crate::owner::is_owner() {
@@ -29,6 +36,22 @@ extern "C" fn on_signal(sig: libc::c_int) {
         let byte = sig as u8;
         // SAFETY: write(2) is async-signal-safe; `byte` is a valid 1-byte buffer.
         unsafe { libc::write(fd, std::ptr::addr_of!(byte).cast(), 1) };
+        let ack = ACK_READ.load(Ordering::Relaxed);
+        if sig == libc::SIGABRT && ack >= 0 {
+            let mut poll = libc::pollfd {
+                fd: ack,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll(2) and read(2) are async-signal-safe; a valid pollfd and a
+            // 1-byte buffer.
+            unsafe {
+                if libc::poll(&mut poll, 1, ABORT_WAIT_MS) == 1 {
+                    let mut done = 0u8;
+                    libc::read(ack, std::ptr::addr_of_mut!(done).cast(), 1);
+                }
+            }
+        }
     }
 }
 
@@ -73,8 +96,14 @@ pub(crate) fn install_handlers(toggle: bool) {
         return;
     }
     PIPE_WRITE.store(fds[1], Ordering::Relaxed);
+    let mut acks = [-1; 2];
+    // SAFETY: as above.
+    if unsafe { libc::pipe2(acks.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+        ACK_READ.store(acks[0], Ordering::Relaxed);
+        ACK_WRITE.store(acks[1], Ordering::Relaxed);
+    }
     let mut handled = Vec::new();
-    for sig in [libc::SIGTERM, libc::SIGINT] {
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGABRT] {
         if has_default_action(sig) && install(sig) {
             handled.push(sig);
         }
@@ -95,6 +124,17 @@ pub(crate) fn install_handlers(toggle: bool) {
 }
 
 fn listen(fd: libc::c_int) {
+    // This thread waits for the others' handlers: it must not run one itself (a
+    // SIGABRT handler here would wait for this very thread).
+    // SAFETY: a sigset built with sigemptyset/sigaddset, applied to this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGABRT, libc::SIGUSR2] {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
     loop {
         let mut byte = 0u8;
         // SAFETY: reading one byte into a valid 1-byte buffer.
@@ -115,9 +155,30 @@ fn handle(sig: libc::c_int) {
         toggle_window();
         return;
     }
-    // SIGTERM / SIGINT: save what was recorded, then end as the signal would.
+    if sig == libc::SIGTERM || sig == libc::SIGABRT {
+        let name = if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGABRT"
+        };
+        let written = crate::session::with(|s| {
+            s.monitor
+                .write_hang_record(cupmon_monitor::HangTrigger::Signal, name)
+        });
+        match written {
+            Ok(path) => cupmon_log::info!("on {name}: hang record {}", path.display()),
+            Err(e) => cupmon_log::warn!("on {name}: no hang record: {e}"),
+        }
+    }
+    // SIGTERM / SIGINT / SIGABRT: save what was recorded, then end as the signal would.
     if let Some(Err(e)) = crate::session::stop() {
         cupmon_log::warn!("on signal {sig}: {e}");
+    }
+    if sig == libc::SIGABRT {
+        let fd = ACK_WRITE.load(Ordering::Relaxed);
+        let byte = 1u8;
+        // SAFETY: writing one byte from a valid buffer to our own pipe.
+        unsafe { libc::write(fd, std::ptr::addr_of!(byte).cast(), 1) };
     }
     die_by(sig);
 }

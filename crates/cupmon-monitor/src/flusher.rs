@@ -73,6 +73,7 @@ impl Flusher {
                     watch.check(shared, &cb);
                     let gap_changed = stalls.check(shared);
                     sample_kernels(shared);
+                    crate::hang_watch::check(shared);
                     periods += 1;
                     // The meta keeps the account current for a process that is killed.
                     if gap_changed || periods >= META_PERIODS {

@@ -21,6 +21,7 @@ mod dump_layout;
 mod error;
 mod flush_caller;
 mod flusher;
+mod hang_watch;
 mod launch_ledger;
 mod meta;
 mod monitor;
@@ -34,6 +35,7 @@ mod worker;
 mod worker_profile;
 
 pub use cupmon_config::{env_vars, ConfigError, MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
+pub use cupmon_hang::Trigger as HangTrigger;
 pub use error::{MonitorError, StateError};
 pub use flusher::SLOW_FLUSH_PERIODS;
 pub use meta::MetaEntry;

@@ -20,6 +20,12 @@ pub(crate) enum Msg {
     WindowStart,
     /// Stop keeping records; answer with them as window events.
     WindowEnd(SyncSender<WindowEvents>),
+    /// Write a hang record (after a forced flush); answer with its path.
+    HangRecord {
+        trigger: cupmon_hang::Trigger,
+        detail: String,
+        reply: SyncSender<Result<std::path::PathBuf, String>>,
+    },
     /// Flush and close the dump; answer with the first write error, if any.
     Stop(SyncSender<Option<String>>),
 }

@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     /// The launch counter's total and the Unix time at the last buffer CUPTI
     /// completed: where a gap in delivery begins.
     pub last_delivery: (AtomicU64, AtomicU64),
+    /// When the GPU last made progress (hang detection).
+    pub progress: crate::hang_watch::Progress,
 }
 
 impl Shared {
@@ -68,6 +70,7 @@ impl Shared {
             retired: Mutex::new(Retired::default()),
             ledger: Mutex::new(Ledger::default()),
             last_delivery: (AtomicU64::new(0), AtomicU64::new(0)),
+            progress: crate::hang_watch::Progress::new(),
         }
     }
 

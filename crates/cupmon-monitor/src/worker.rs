@@ -31,6 +31,8 @@ pub(crate) struct Worker {
     warned_layout: bool,
     warned_budget: bool,
     born: Instant,
+    /// Per stream: the last operations and those running (for hang records).
+    streams: cupmon_hang::StreamTracker,
 }
 
 impl Worker {
@@ -45,6 +47,7 @@ impl Worker {
             warned_layout: false,
             warned_budget: false,
             born: Instant::now(),
+            streams: cupmon_hang::StreamTracker::new(),
         }
     }
 
@@ -65,6 +68,13 @@ impl Worker {
                 Msg::WindowEnd(reply) => {
                     let records = self.window.take().unwrap_or_default();
                     let _ = reply.send(self.window_events(records));
+                }
+                Msg::HangRecord {
+                    trigger,
+                    detail,
+                    reply,
+                } => {
+                    let _ = reply.send(self.hang_record(trigger, detail));
                 }
                 Msg::Stop(reply) => {
                     let result = self.finish();
@@ -108,8 +118,18 @@ impl Worker {
         let names = self.write_names(&buffer);
         self.note_write_error(names);
         let read_since = Instant::now();
+        let completed_before = self.streams.completed();
+        let end_before = self.streams.last_end();
         let (layout, index) = self.count_records(&buffer);
         counters.worker.note_read(read_since);
+        if self.streams.completed() > completed_before {
+            // When the work ended, not when its buffer came back: a forced flush hands
+            // back operations that ended long ago, and they are no new progress.
+            // (Records on another client's clock: their delivery time.)
+            let ended = self.streams.last_end();
+            let at = if ended > end_before { ended } else { unix_ns };
+            shared.progress.last_ns.fetch_max(at, Ordering::Relaxed);
+        }
         let written = self.write(&buffer, cupti_ns, unix_ns, layout, &index);
         self.note_write_error(written);
         let observer = shared
@@ -124,6 +144,23 @@ impl Worker {
         shared.pool.give_back(buffer.into_buffer());
         shared.pool.refill();
         counters.worker.note_buffer(busy_since, self.born);
+    }
+
+    /// Writes a hang record from the streams as they are now and the threads' state.
+    fn hang_record(
+        &self,
+        trigger: cupmon_hang::Trigger,
+        detail: String,
+    ) -> Result<std::path::PathBuf, String> {
+        let clock = self.shared.clock.fit();
+        let names = self.dump.kernel_names();
+        let streams = self
+            .streams
+            .view(names, &|t| clock.as_ref().map(|c| c.to_unix(t)));
+        let last_end = Some(self.streams.last_end()).filter(|&t| t > 0);
+        let snapshot = crate::hang_watch::snapshot(self.shared, trigger, detail, streams, last_end);
+        let record = cupmon_hang::assemble(snapshot, &crate::hang_watch::resolve);
+        cupmon_hang::write_hang_record(self.dump.dir(), &record).map_err(|e| e.to_string())
     }
 
     fn note_write_error(&mut self, result: Result<(), DumpError>) {
@@ -284,6 +321,7 @@ impl Worker {
                 Ok(record) => {
                     n += 1;
                     index.add(&record);
+                    self.streams.add(&record, self.dump.kernel_names());
                     if digest {
                         self.dump.digest_record(&record);
                     }

@@ -3,6 +3,7 @@
 //! periods with the slowest one and the slowest ranks, and the hint for what to do next.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -76,6 +77,8 @@ pub struct Report {
     /// The compute straggler of the minutes of the slowest and worst periods
     /// ([`crate::stragglers`]), for two or more processes.
     pub stragglers: Option<cupmon_straggler::Analysis>,
+    /// `cupmon diagnose`'s verdict, when a dump holds hang records.
+    pub hang: Option<cupmon_hang::diagnose::Diagnosis>,
 }
 
 /// Read every dump (`threads` at a time) and build the report. `span` is the first
@@ -119,6 +122,14 @@ pub fn build_report(
     let mut report = assemble(target, options, grid, processes);
     let minutes = crate::stragglers::minutes_of_interest(&report);
     report.stragglers = crate::stragglers::analyse_minutes(dumps, &minutes, options.threads)?;
+    // Only a run that hung pays for the diagnosis' walk of the records.
+    let dirs: Vec<PathBuf> = dumps.iter().map(|d| d.dir().to_path_buf()).collect();
+    if dirs
+        .iter()
+        .any(|d| !cupmon_hang::hang_record_paths(d).is_empty())
+    {
+        report.hang = cupmon_hang::diagnose::diagnose(&dirs).ok();
+    }
     Ok(report)
 }
 
@@ -229,5 +240,6 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
         periods,
         hint,
         stragglers: None,
+        hang: None,
     }
 }

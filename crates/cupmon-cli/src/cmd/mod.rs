@@ -6,8 +6,10 @@
 pub mod combine;
 pub mod decode;
 pub mod demo;
+pub mod diagnose;
 pub mod export;
 pub mod export_parquet;
+pub mod hang_dump;
 pub mod merge;
 pub mod report;
 pub mod run;

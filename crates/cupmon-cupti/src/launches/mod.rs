@@ -6,6 +6,8 @@
 //!   the kernel nodes of their executable graph) and CUPTI's callback data layouts.
 //! - `counter`: per-thread sharded counters, bumped at the exit of the outermost
 //!   launch call that succeeded.
+//! - `inflight`: per thread, its last launches and the synchronisation it is blocked
+//!   in (for hang records).
 //! - `graphs`: kernels per executable graph, counted when it is instantiated.
 //! - `subscriber`: cupmon's one subscription and its callback.
 //! - `clients`: other subscribers (Kineto) served through that subscription.
@@ -14,6 +16,7 @@ mod clients;
 mod counter;
 mod graphs;
 pub mod ids;
+pub mod inflight;
 mod subscriber;
 
 pub use counter::{launch_counts, LaunchCounts};

@@ -14,6 +14,7 @@ use super::clients::{self, Client, Interest, ALL_DOMAINS, MAX_CLIENTS};
 use super::counter;
 use super::graphs;
 use super::ids::{self, CallbackData, GraphData, Launch, ResourceData};
+use super::inflight;
 use crate::constants::CuptiStatus;
 use crate::cupti::Cupti;
 use crate::raw::{CallbackFn, RawStatus, SubscriberHandle};
@@ -333,6 +334,7 @@ fn sync(state: &mut State) {
         .collect();
     if state.counting {
         want.extend(ids::counted_callbacks());
+        want.extend(inflight::sync_callbacks());
     }
     for &domain in want_domains.difference(&state.domains.clone()) {
         // SAFETY: cupmon's own subscriber handle and plain values.
@@ -378,7 +380,11 @@ unsafe extern "C" fn on_callback(
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(launch) = ids::launch_of(domain, cbid) {
             // SAFETY: CUPTI passes a `CUpti_CallbackData` for API domains.
-            unsafe { on_launch(launch, &*data.cast::<CallbackData>()) };
+            unsafe { on_launch(launch, domain, cbid, &*data.cast::<CallbackData>()) };
+        } else if inflight::is_sync(domain, cbid) && COUNTING.load(Ordering::Relaxed) {
+            // SAFETY: CUPTI passes a `CUpti_CallbackData` for API domains.
+            let site = unsafe { (*data.cast::<CallbackData>()).callback_site };
+            inflight::sync_call(domain, cbid, site == ids::SITE_ENTER);
         } else if domain == ids::DOMAIN_RESOURCE && COUNTING.load(Ordering::Relaxed) {
             // SAFETY: CUPTI passes a `CUpti_ResourceData` for the resource domain.
             unsafe { on_resource(cbid, &*data.cast::<ResourceData>()) };
@@ -402,7 +408,7 @@ unsafe extern "C" fn on_callback(
 /// # Safety
 /// `data` must be CUPTI's callback data for a launch callback.
 #[inline]
-unsafe fn on_launch(launch: Launch, data: &CallbackData) {
+unsafe fn on_launch(launch: Launch, domain: u32, cbid: u32, data: &CallbackData) {
     if data.callback_site == ids::SITE_ENTER {
         counter::enter();
         return;
@@ -416,6 +422,8 @@ unsafe fn on_launch(launch: Launch, data: &CallbackData) {
     if !returned.is_null() && unsafe { returned.read_unaligned() } != 0 {
         return; // a failed launch runs nothing
     }
+    // SAFETY: the caller's contract.
+    unsafe { inflight::launched(domain, cbid, data) };
     match launch {
         Launch::Kernel => counter::add_kernel(),
         Launch::Graph => {

@@ -201,6 +201,18 @@ impl Monitor {
         Ok(())
     }
 
+    /// Write a hang record into the dump now (after a forced flush): the work in
+    /// flight per stream, the last completed operations, the launching threads and
+    /// the NCCL collectives. Returns its path.
+    pub fn write_hang_record(
+        &self,
+        trigger: cupmon_hang::Trigger,
+        detail: &str,
+    ) -> Result<std::path::PathBuf, MonitorError> {
+        crate::hang_watch::write(self.shared, trigger, detail.to_owned())
+            .map_err(MonitorError::Worker)
+    }
+
     /// End the session: close an open window (returned), disable collection,
     /// flush everything (plain, then forced), write the meta and close the
     /// dump. Never calls `cuptiFinalize`.

@@ -4,6 +4,7 @@
 //! (written here, so they read without the script) and the hint.
 
 mod chart_data;
+mod hang;
 mod header;
 mod ranks;
 mod stragglers;
@@ -35,6 +36,7 @@ pub fn write_html(report: &Report, page_dir: &Path, out: &mut impl Write) -> io:
         text::esc(&title)
     )?;
     header::write(out, report)?;
+    hang::write(out, report)?;
     ranks::hint(out, report)?;
     writeln!(
         out,
