@@ -60,7 +60,9 @@ pub struct Monitor {
     worker: Mutex<Option<JoinHandle<()>>>,
     flusher: Mutex<Option<Flusher>>,
     window: Mutex<WindowPhase>,
-    annotations: Mutex<BTreeMap<u64, String>>,
+    /// Every annotation's name; shared, so that a name pushed again (an NVTX range
+    /// named the same every step) costs no allocation.
+    annotations: Mutex<BTreeMap<u64, std::sync::Arc<str>>>,
     /// Open annotations per thread: CUPTI's external-id stacks are per thread.
     annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
     next_annotation: AtomicU64,

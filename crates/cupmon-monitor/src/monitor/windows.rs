@@ -115,7 +115,10 @@ impl Monitor {
             );
         }
         self.shared.counters.add(&self.shared.counters.windows, 1);
-        let user_annotations = lock(&self.annotations).clone();
+        let user_annotations = lock(&self.annotations)
+            .iter()
+            .map(|(&id, name)| (id, name.to_string()))
+            .collect();
         self.update_meta();
         let arrived = describe_records(&events, start_ns);
         let events = filter_window(events, start_ns);
