@@ -10,6 +10,7 @@ pub mod export;
 pub mod export_parquet;
 pub mod merge;
 mod output_check;
+mod range_report;
 pub mod report;
 pub mod run;
 mod run_signal;
