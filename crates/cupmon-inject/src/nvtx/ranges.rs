@@ -138,10 +138,11 @@ impl ThreadRanges {
                     let _ = m.pop_shared_annotation();
                 }
             }
-            if self.open[index].id.is_some() {
+            if let Some(id) = self.open[index].id {
                 if let Err(e) = m.pop_shared_annotation() {
                     warn_once("pop", &e);
                 }
+                m.annotation_closed(id);
             }
             for id in above.iter().filter_map(|o| o.id) {
                 if let Err(e) = m.push_annotation_again(id) {

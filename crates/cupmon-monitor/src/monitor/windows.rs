@@ -35,6 +35,7 @@ impl Monitor {
             }
         }
         set_noise_filters(cupti);
+        lock(&self.annotations).window_prepared();
         *phase = WindowPhase::Prepared { enabled };
         Ok(())
     }
@@ -115,10 +116,7 @@ impl Monitor {
             );
         }
         self.shared.counters.add(&self.shared.counters.windows, 1);
-        let user_annotations = lock(&self.annotations)
-            .iter()
-            .map(|(&id, name)| (id, name.to_string()))
-            .collect();
+        let user_annotations = lock(&self.annotations).window_ended();
         self.update_meta();
         let arrived = describe_records(&events, start_ns);
         let events = filter_window(events, start_ns);
