@@ -98,8 +98,30 @@ static void kernels(unsigned n, const char *name) {
     if (launch(n, 7, name) != 0) { fprintf(stderr, "launch failed\n"); exit(93); }
 }
 
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+/* `nvtx_app bench N`: N push/pop pairs of one name, then of 8 names in turn; prints
+ * the mean nanoseconds per pair (whatever tool NVTX_INJECTION64_PATH names). */
+static int bench(long n) {
+    static const char *names[8] = {"forward", "backward", "layer 0", "layer 1",
+                                   "layer 2", "layer 3", "optimizer", "step"};
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++) { push_a("forward"); pop(); }
+    double t1 = now_ns();
+    for (long i = 0; i < n; i++) { push_a(names[i & 7]); pop(); }
+    double t2 = now_ns();
+    printf("push/pop pair, one name: %.1f ns\n", (t1 - t0) / n);
+    printf("push/pop pair, 8 names: %.1f ns\n", (t2 - t1) / n);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    unsigned repeat = argc > 1 ? (unsigned)atoi(argv[1]) : 1;
+    int benching = argc > 2 && strcmp(argv[1], "bench") == 0;
+    unsigned repeat = argc > 1 && !benching ? (unsigned)atoi(argv[1]) : 1;
     void *inject = must_open("CUDA_INJECTION64_PATH");
     int (*init)(void) = (int (*)(void))dlsym(inject, "InitializeInjection");
     if (!init || init() != 1) { fprintf(stderr, "InitializeInjection failed\n"); exit(94); }
@@ -111,6 +133,7 @@ int main(int argc, char **argv) {
     nanosleep(&wait, NULL);
 
     nvtx_init();
+    if (benching) return bench(atol(argv[2]));
     void *lib = domain_create("mylib");
     void *layer = register_string(lib, "layer 7");
     for (unsigned r = 0; r < repeat; r++) {

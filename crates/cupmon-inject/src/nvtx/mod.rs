@@ -42,6 +42,8 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
         if let Some(other) = other_tool() {
             return hand_over(&other, get_export_table);
         }
+        // SAFETY: registers a handler that only bumps an atomic, safe in a forked child.
+        unsafe { libc::pthread_atfork(None, None, Some(ranges::forked)) };
         let attached = tables::attach(get_export_table);
         if attached {
             cupmon_log::debug!("NVTX ranges are recorded as annotations");

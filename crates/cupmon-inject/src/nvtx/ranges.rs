@@ -22,6 +22,8 @@ use std::sync::{Arc, Mutex};
 
 use cupmon_monitor::Monitor;
 
+use crate::session::{Session, SESSION_EPOCH};
+
 /// NVTX's default domain (a null handle); other domains are their handle's address.
 pub(crate) type DomainKey = usize;
 pub(crate) const DEFAULT_DOMAIN: DomainKey = 0;
@@ -55,10 +57,23 @@ struct Open {
     id: Option<u64>,
 }
 
-#[derive(Default)]
 struct ThreadRanges {
     open: Vec<Open>,
     names: HashMap<Box<[u8]>, Arc<str>>,
+    /// The session as of `epoch` (`session::SESSION_EPOCH`).
+    session: Option<Arc<Session>>,
+    epoch: u64,
+}
+
+impl Default for ThreadRanges {
+    fn default() -> Self {
+        Self {
+            open: Vec::new(),
+            names: HashMap::new(),
+            session: None,
+            epoch: u64::MAX,
+        }
+    }
 }
 
 thread_local! {
@@ -79,19 +94,29 @@ fn warn_once(what: &str, e: &dyn std::fmt::Display) {
 /// Run `f` on this thread's ranges and the running monitor (if any). A call during
 /// thread teardown (thread-locals gone) does nothing.
 fn with_thread<T: Default>(f: impl FnOnce(&mut ThreadRanges, Option<&Monitor>) -> T) -> T {
-    let session = crate::session::current();
-    let monitor = session.as_ref().map(|s| &s.monitor);
     THREAD
         .try_with(|t| {
             let Ok(mut t) = t.try_borrow_mut() else {
                 return T::default();
             };
+            let epoch = SESSION_EPOCH.load(Ordering::Acquire);
+            if t.epoch != epoch {
+                t.session = crate::session::current();
+                t.epoch = epoch;
+            }
+            let session = t.session.clone();
+            let monitor = session.as_ref().map(|s| &s.monitor);
             if REMOTE_PENDING.load(Ordering::Relaxed) != 0 {
                 close_remote_ends(&mut t, monitor);
             }
             f(&mut t, monitor)
         })
         .unwrap_or_default()
+}
+
+/// In a child made by `fork`: the parent's session is not this process's.
+pub(crate) extern "C" fn forked() {
+    SESSION_EPOCH.fetch_add(1, Ordering::SeqCst);
 }
 
 impl ThreadRanges {

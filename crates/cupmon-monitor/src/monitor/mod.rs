@@ -78,6 +78,11 @@ impl std::fmt::Debug for Monitor {
     }
 }
 
+/// Whether the session's always-on kinds link launches to annotations.
+fn config_kinds_link_annotations(config: &MonitorConfig) -> bool {
+    config.kinds.contains(&ActivityKind::EXTERNAL_CORRELATION)
+}
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -114,7 +119,9 @@ impl Monitor {
             worker: Mutex::new(Some(worker)),
             flusher: Mutex::new(None),
             window: Mutex::new(WindowPhase::Idle),
-            annotations: Mutex::new(annotations::AnnotationNames::default()),
+            annotations: Mutex::new(annotations::AnnotationNames::new(
+                config_kinds_link_annotations(&shared.config),
+            )),
             annotation_stacks: Mutex::new(std::collections::HashMap::new()),
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
             annotation_log: Mutex::new(AnnotationLogState::Closed),

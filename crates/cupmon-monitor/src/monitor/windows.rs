@@ -22,6 +22,12 @@ impl Monitor {
             WindowPhase::Prepared { .. } => return Err(StateError::WindowAlreadyPrepared.into()),
             WindowPhase::Open { .. } => return Err(StateError::WindowAlreadyOpen.into()),
         }
+        // Before the kinds: from here on every annotation pushed is logged, and those
+        // open now are, as the window's records may name them.
+        let open = lock(&self.annotations).window_prepared();
+        for (id, name) in open {
+            self.log_annotation(id, &name);
+        }
         let cupti = self.shared.cupti;
         let mut enabled = Vec::new();
         for kind in WINDOW_KINDS {
@@ -35,7 +41,6 @@ impl Monitor {
             }
         }
         set_noise_filters(cupti);
-        lock(&self.annotations).window_prepared();
         *phase = WindowPhase::Prepared { enabled };
         Ok(())
     }
