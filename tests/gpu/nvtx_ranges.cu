@@ -3,6 +3,7 @@
 // "forward", k_layer7 in "layer 7" of domain "mylib", ...), so the check can tell
 // from the trace and `cupmon stats --by-range` whether each landed in its range.
 #include <cstdio>
+#include <cstdlib>
 #include <nvtx3/nvToolsExt.h>
 
 __global__ void k_forward(float *x) { x[threadIdx.x] += 1.0f; }
