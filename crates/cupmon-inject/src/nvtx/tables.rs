@@ -15,11 +15,11 @@ use super::ranges::{self, DomainKey, Message, DEFAULT_DOMAIN};
 
 /// A function as NVTX's generic slot type.
 macro_rules! slot {
-    ($f:expr) => {{
-        let f = $f;
+    ($f:ident as $t:ty) => {{
+        let f: $t = $f;
         // SAFETY: only a function-pointer type change; NVTX casts the slot back to
         // this exact signature (its `*_impl_fntype`) before calling it.
-        Some(unsafe { std::mem::transmute::<_, unsafe extern "C" fn()>(f) })
+        Some(unsafe { std::mem::transmute::<$t, unsafe extern "C" fn()>(f) })
     }};
 }
 
