@@ -68,13 +68,15 @@ fn run_app(dir: &Path, extra: &[&str], app: &Path, args: &[&str]) -> Output {
 const WINDOW: [&str; 4] = ["--window-at", "0", "--window-for", "60"];
 
 /// Kernel name -> the range it was launched in, as the program arranges it.
-const EXPECTED: [(&str, Option<&str>); 6] = [
+const EXPECTED: [(&str, Option<&str>); 8] = [
     ("k_forward", Some("forward")),
     ("k_layer7", Some("layer 7")),
     ("k_backward", Some("backward")),
     ("k_optimizer", Some("optimizer")),
     ("k_inner", Some("inner")),
     ("k_none", None),
+    ("k_handoff", Some("handoff")),
+    ("k_after", None),
 ];
 
 #[test]
@@ -136,7 +138,7 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
         .collect();
     let kernels: Vec<&serde_json::Value> =
         events.iter().filter(|e| e["kind"] == "kernel").collect();
-    assert_eq!(kernels.len(), 13, "every kernel is in the window");
+    assert_eq!(kernels.len(), 15, "every kernel is in the window");
     for kernel in &kernels {
         let name = kernel["name"].as_str().expect("kernel name");
         let range = range_of_correlation.get(&kernel["correlation_id"].as_u64().expect("corr"));
@@ -162,8 +164,154 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
     spans.sort_unstable();
     assert_eq!(
         spans,
-        ["backward", "forward", "inner", "layer 7", "optimizer"]
+        [
+            "backward",
+            "forward",
+            "handoff",
+            "inner",
+            "layer 7",
+            "optimizer"
+        ]
     );
+    // A trace made from the dump afterwards has them too.
+    let decoded = dir.path().join("decoded.trace.json.gz");
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("decode")
+        .arg(&dump)
+        .arg("-o")
+        .arg(&decoded)
+        .output()
+        .expect("decode");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut from_dump: Vec<String> = read_json(&decoded)["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["cat"] == "gpu_user_annotation")
+        .map(|e| e["name"].as_str().expect("span name").to_owned())
+        .collect();
+    from_dump.sort_unstable();
+    assert_eq!(from_dump, spans);
+
+    // `stats --by-range`: kernels per range name, the rest outside any range.
+    assert_eq!(
+        stats_by_range(&dump),
+        [
+            ("backward", 4),
+            ("forward", 3),
+            ("inner", 2),
+            ("layer 7", 2),
+            ("handoff", 1),
+            ("optimizer", 1),
+            ("(outside any range)", 2),
+        ]
+        .map(|(n, k)| (n.to_owned(), k))
+    );
+
+    // `export-parquet`: each kernel row names its range.
+    let parquet = dir.path().join("parquet");
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("export-parquet")
+        .arg(&dump)
+        .arg("-o")
+        .arg(&parquet)
+        .output()
+        .expect("export-parquet");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = kernel_rows(&parquet.join("kernels"));
+    assert_eq!(rows.len(), 15);
+    for (kernel, range) in rows {
+        let expected = EXPECTED
+            .iter()
+            .find(|(k, _)| *k == kernel)
+            .expect("known kernel")
+            .1;
+        assert_eq!(range.as_deref(), expected, "kernel {kernel}");
+    }
+}
+
+/// `cupmon stats DUMP --by-range`: (range, kernels) per row, in the table's order.
+fn stats_by_range(dump: &Path) -> Vec<(String, u64)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("stats")
+        .arg(dump)
+        .arg("--by-range")
+        .output()
+        .expect("stats");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = stdout
+        .split_once("GPU time by range")
+        .unwrap_or_else(|| panic!("no range table: {stdout}"))
+        .1;
+    table
+        .lines()
+        .skip(2)
+        .map(|line| {
+            // The name, then instances (none for the last row) and four numbers.
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let n = words.len();
+            let name_words = if line.contains("(outside any range)") {
+                n - 4
+            } else {
+                n - 5
+            };
+            let kernels = words[n - 4].parse().unwrap_or_else(|_| panic!("{line}"));
+            (words[..name_words].join(" "), kernels)
+        })
+        .collect()
+}
+
+/// (kernel name, user_annotation) of every row of the kernels dataset under `dir`.
+fn kernel_rows(dir: &Path) -> Vec<(String, Option<String>)> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                pending.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                files.push(p);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for f in files {
+        let file = std::fs::File::open(&f).expect("open");
+        let reader = SerializedFileReader::new(file).expect("parquet");
+        for row in reader.get_row_iter(None).expect("rows") {
+            let row = row.expect("row");
+            let mut name = String::new();
+            let mut range = None;
+            for (column, field) in row.get_column_iter() {
+                match (column.as_str(), field) {
+                    ("name", Field::Str(s)) => name = s.clone(),
+                    ("user_annotation", Field::Str(s)) => range = Some(s.clone()),
+                    _ => {}
+                }
+            }
+            rows.push((name, range));
+        }
+    }
+    rows
 }
 
 #[test]

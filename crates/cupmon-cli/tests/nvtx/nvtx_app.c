@@ -9,6 +9,7 @@
  *   through the fake libcupti (CUPMON_LIBCUPTI), named after the range they run in.
  * It prints what NVTX returned, one "call value" line each, for the test to check. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,6 +94,11 @@ static attributes_t registered(void *handle) {
     return a;
 }
 
+static void *end_elsewhere(void *id) {
+    end(*(uint64_t *)id);
+    return NULL;
+}
+
 static int (*launch)(unsigned count, unsigned stream, const char *name);
 static void kernels(unsigned n, const char *name) {
     if (launch(n, 7, name) != 0) { fprintf(stderr, "launch failed\n"); exit(93); }
@@ -164,7 +170,16 @@ int main(int argc, char **argv) {
         kernels(2, "k_inner");
         printf("pop inner %d\n", domain_pop(lib));
         kernels(1, "k_none");
+
+        /* A start/end range ended on another thread: closed on this one at its next
+         * NVTX call (here a pop with nothing open), so k_after is in no range. */
+        uint64_t handoff = start_a("handoff");
+        kernels(1, "k_handoff");
+        pthread_t other;
+        pthread_create(&other, NULL, end_elsewhere, &handoff);
+        pthread_join(other, NULL);
+        printf("pop nothing %d\n", pop());
+        kernels(1, "k_after");
     }
-    printf("pop nothing %d\n", pop());
     return 0;
 }
