@@ -213,6 +213,46 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
         .map(|(n, k)| (n.to_owned(), k))
     );
 
+    // `report`: the same table, from the window's span.
+    let page = dir.path().join("report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("report")
+        .arg(&dump)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .expect("report");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("report.html");
+    let table = html
+        .split_once("<table id=\"ranges\">")
+        .expect("a range table")
+        .1
+        .split_once("</table>")
+        .expect("its end")
+        .0;
+    let rows: Vec<&str> = table
+        .split("<tr><td class=\"name\">")
+        .skip(1)
+        .map(|row| row.split_once('<').expect("name").0)
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "backward",
+            "forward",
+            "inner",
+            "layer 7",
+            "handoff",
+            "optimizer"
+        ]
+    );
+
     // `export-parquet`: each kernel row names its range.
     let parquet = dir.path().join("parquet");
     let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))

@@ -21,6 +21,7 @@ mod html;
 pub mod info;
 mod model;
 pub mod periods;
+pub mod ranges;
 pub mod windows;
 
 use std::path::PathBuf;

@@ -73,6 +73,8 @@ pub struct Report {
     pub copies: CopyStats,
     pub periods: Periods,
     pub hint: Option<Hint>,
+    /// GPU time by range name in the trace windows, all processes together.
+    pub ranges: Vec<cupmon_records::RangeTime>,
 }
 
 /// Read every dump (`threads` at a time) and build the report. `span` is the first
@@ -211,7 +213,9 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
             to_ns: (p.start_ns + p.len_ns).div_ceil(S) * S,
         }
     });
+    let ranges = crate::ranges::merge(processes.iter().flat_map(|p| p.ranges.iter().cloned()));
     Report {
+        ranges,
         target: target.to_owned(),
         range: options.range,
         grid,
