@@ -1,7 +1,7 @@
 //! User annotations: named CUPTI CUSTOM1 external-correlation ids, one stack per
 //! thread as CUPTI's external-id stacks are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -16,7 +16,9 @@ use crate::{MonitorError, StateError};
 #[derive(Debug, Default)]
 pub(crate) struct AnnotationNames {
     /// Open annotations: name, and whether it is in the dump's log.
-    open: BTreeMap<u64, (Arc<str>, bool)>,
+    /// A hash map: it keeps its capacity, so a push/pop pair allocates nothing (a
+    /// B-tree allocates a node whenever it goes from empty to one entry).
+    open: HashMap<u64, (Arc<str>, bool)>,
     window: Option<BTreeMap<u64, Arc<str>>>,
     /// EXTERNAL_CORRELATION is always on (in the session's kinds): every record of a
     /// launch may name an annotation.
@@ -56,14 +58,17 @@ impl AnnotationNames {
                 .map(|(&id, (name, _))| (id, name.clone()))
                 .collect(),
         );
-        self.open
+        let mut unlogged: Vec<(u64, Arc<str>)> = self
+            .open
             .iter_mut()
             .filter(|(_, (_, logged))| !*logged)
             .map(|(&id, (name, logged))| {
                 *logged = true;
                 (id, name.clone())
             })
-            .collect()
+            .collect();
+        unlogged.sort_unstable_by_key(|&(id, _)| id);
+        unlogged
     }
 
     /// The names the window's records may need, as the window writes them.
