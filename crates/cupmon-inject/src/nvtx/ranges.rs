@@ -11,9 +11,15 @@
 //! thread than the one that started it is closed by its own thread at that thread's
 //! next NVTX call (CUPTI's stacks cannot be reached from elsewhere).
 //!
+//! Only NVTX's own entries are tracked here: a `cupmon.annotate` pushed on the same
+//! thread between an NVTX push and an out-of-order NVTX close would be popped in the
+//! NVTX range's place (properly nested use, the usual case, is exact).
+//!
 //! Cost of a push/pop pair: no allocation once a name has been seen on the thread
-//! (names are interned per thread, registered strings once), no system call beyond
-//! the annotation log's one `write` per push (`Monitor::push_shared_annotation`).
+//! (names are interned per thread, registered strings once), no lock or `getpid` to
+//! find the session (cached per thread until `session::SESSION_EPOCH` moves), and no
+//! system call outside trace windows (`Monitor::push_shared_annotation` logs names only
+//! when a record can name them). bench/nvtx/RESULTS.md has the figures.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
