@@ -519,6 +519,10 @@ pub struct StatsArgs {
     /// line has room for loses its template arguments and parameters: `kernel<…>(…)`).
     #[arg(long)]
     pub full_names: bool,
+    /// GPU time by range name (NVTX ranges, cupmon.annotate): kernels and copies under
+    /// the innermost range their launch ran in, as linked while a trace window was open.
+    #[arg(long)]
+    pub by_range: bool,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
     #[command(flatten)]

@@ -3,7 +3,7 @@
 //! `status` end to end against the fake libcupti, the end of a program under `cupmon run`,
 //! NCCL collectives in `stats` and traces, the demo checked by values, time slices and
 //! `stats --timeline`, `export-parquet` and `sql`, `report`, GPU ops without a time
-//! left out of traces, `status` / `window` against hostile control peers, and the
+//! left out of traces, NVTX ranges from a C program, `status` / `window` against hostile control peers, and the
 //! repository's own documents against the code and the tree.
 
 mod accounting;
@@ -18,6 +18,7 @@ mod hangs;
 mod hostile_control;
 mod hostile_files;
 mod hostile_segments;
+mod nvtx;
 mod off_clock;
 mod pftrace;
 mod regression;

@@ -242,6 +242,10 @@ impl Cupti {
     ) -> Result<(), CuptiError> {
         // SAFETY: plain values.
         let status = unsafe { (self.raw.activity_push_external_correlation_id)(kind.0, id) };
+        // The argument text only on failure: NVTX ranges push all the time.
+        if status == CuptiStatus::SUCCESS.0 {
+            return Ok(());
+        }
         self.check(
             status,
             "cuptiActivityPushExternalCorrelationId",
@@ -257,11 +261,13 @@ impl Cupti {
         let mut id = 0u64;
         // SAFETY: writes one uint64_t through a valid pointer.
         let status = unsafe { (self.raw.activity_pop_external_correlation_id)(kind.0, &mut id) };
-        self.check(
-            status,
-            "cuptiActivityPopExternalCorrelationId",
-            Some(kind.to_string()),
-        )?;
+        if status != CuptiStatus::SUCCESS.0 {
+            self.check(
+                status,
+                "cuptiActivityPopExternalCorrelationId",
+                Some(kind.to_string()),
+            )?;
+        }
         Ok(id)
     }
 

@@ -94,6 +94,11 @@ impl Session {
 /// client, whose callbacks may call back into cupmon) never holds it.
 static SESSION: Mutex<Option<Arc<Session>>> = Mutex::new(None);
 
+/// Bumped whenever [`current`]'s answer may change (a session started or stopped, a
+/// `fork`): callers on a hot path (NVTX ranges) keep the session they got and ask
+/// again only when this moved, sparing the lock and `getpid`.
+pub(crate) static SESSION_EPOCH: AtomicU64 = AtomicU64::new(0);
+
 fn lock() -> MutexGuard<'static, Option<Arc<Session>>> {
     SESSION.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -139,6 +144,7 @@ pub(crate) fn start(config: MonitorConfig, injected: bool) -> Result<(), Monitor
     crate::interpose::attach(&started);
     crate::owner::claim();
     *session = Some(started.clone());
+    SESSION_EPOCH.fetch_add(1, Ordering::SeqCst);
     drop(session);
     // The channel of `cupmon window` / `cupmon status`; without it the process is
     // still monitored.
@@ -201,6 +207,7 @@ pub(crate) fn stop() -> Option<Result<MonitorStats, MonitorError>> {
     STOPPING_THREAD.store(crate::owner::thread_id(), Ordering::SeqCst);
     let _clear = StoppingThread;
     let session = lock().take()?;
+    SESSION_EPOCH.fetch_add(1, Ordering::SeqCst);
     let dir = session.monitor.config().dump_dir.clone();
     let written = session.windows_written.load(Ordering::Relaxed);
     let stopped = session.monitor.stop();

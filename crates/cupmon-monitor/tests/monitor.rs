@@ -159,6 +159,90 @@ fn window_holds_api_calls_after_its_start_and_their_gpu_work() {
 }
 
 #[test]
+fn regression_every_annotation_name_ever_pushed_was_held_in_memory() {
+    // NVTX ranges are pushed all the time (every step, every layer): the monitor keeps
+    // the names of open annotations and of those a window needs, the dump's log the rest.
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let monitor = Monitor::start_with(cupti, config(dir.path())).expect("start");
+    let outer = monitor.push_annotation("epoch").expect("push");
+    let mut before = Vec::new();
+    for i in 0..1000 {
+        before.push(monitor.push_annotation(&format!("step {i}")).expect("push"));
+        monitor.pop_annotation().expect("pop");
+    }
+    monitor.prepare_window().expect("prepare");
+    monitor.start_window().expect("start window");
+    let during = monitor.push_annotation("step 1000").expect("push");
+    fake.launch_kernels(3, 7, "k").expect("launch");
+    monitor.pop_annotation().expect("pop");
+    let window = monitor.end_window().expect("end window");
+    assert_eq!(
+        window.user_annotations.keys().copied().collect::<Vec<_>>(),
+        [outer, during],
+        "the open one and the window's own"
+    );
+    monitor.pop_annotation().expect("pop epoch");
+    monitor.stop().expect("stop");
+    let (dumped, _) = decode_dump_to_window(dir.path().join("dump"), |_| {}).expect("decode");
+    assert_eq!(
+        dumped
+            .user_annotations
+            .get(&before[999])
+            .map(String::as_str),
+        Some("step 999"),
+        "the dump names every annotation"
+    );
+}
+
+#[test]
+fn regression_every_nvtx_push_wrote_a_line_to_the_annotation_log() {
+    // Shared (NVTX) annotations are logged only when a record can name them: pushed
+    // while a window is prepared or open, or still open when one is prepared.
+    let _guard = exclusive();
+    let (cupti, fake) = fake();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let monitor = Monitor::start_with(cupti, config(dir.path())).expect("start");
+    let name = |s: &str| std::sync::Arc::<str>::from(s);
+    let outer = monitor
+        .push_shared_annotation(&name("epoch"))
+        .expect("push");
+    let forward = name("forward");
+    for _ in 0..1000 {
+        let id = monitor.push_shared_annotation(&forward).expect("push");
+        fake.launch_kernels(1, 7, "k").expect("launch");
+        assert_eq!(monitor.pop_shared_annotation().expect("pop"), id);
+        monitor.annotation_closed(id);
+    }
+    monitor.prepare_window().expect("prepare");
+    monitor.start_window().expect("start window");
+    let during = monitor.push_shared_annotation(&forward).expect("push");
+    fake.launch_kernels(2, 7, "k").expect("launch");
+    monitor.pop_shared_annotation().expect("pop");
+    monitor.annotation_closed(during);
+    let window = monitor.end_window().expect("end window");
+    assert_eq!(
+        window.user_annotations.keys().copied().collect::<Vec<_>>(),
+        [outer, during]
+    );
+    monitor.pop_shared_annotation().expect("pop epoch");
+    monitor.annotation_closed(outer);
+    monitor.stop().expect("stop");
+    let log = std::fs::read_to_string(dir.path().join("dump/user_annotations.jsonl")).expect("log");
+    assert_eq!(log.lines().count(), 2, "{log}");
+    let (dumped, _) = decode_dump_to_window(dir.path().join("dump"), |_| {}).expect("decode");
+    assert_eq!(
+        dumped
+            .user_annotations
+            .values()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        ["epoch", "forward"]
+    );
+}
+
+#[test]
 fn window_calls_out_of_order_are_errors_not_panics() {
     let _guard = exclusive();
     let (cupti, _fake) = fake();

@@ -63,6 +63,7 @@ pub mod layout;
 mod memory_words;
 pub mod nccl;
 mod ptr_map;
+mod range_time;
 mod slice_walk;
 mod stats;
 mod time_range;
@@ -89,6 +90,7 @@ pub use kinds::{
 pub use layout::{Layout, UnsupportedVersion};
 pub use memory_words::{copy_kind_word, memory_kind_title, memory_kind_word};
 pub use ptr_map::{PtrHasher, PtrMap};
+pub use range_time::{gpu_time_by_annotation, RangeTime, RangeTimes};
 pub use slice_walk::SliceWalk;
 pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat, GPU_BUSY};
 pub use time_range::TimeRange;

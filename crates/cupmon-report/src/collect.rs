@@ -37,6 +37,8 @@ pub struct ProcessData {
     pub streams: Vec<StreamBusy>,
     pub windows: Vec<WindowMark>,
     pub window_errors: Vec<WindowError>,
+    /// GPU time by range name inside the windows (`crate::ranges`).
+    pub ranges: Vec<cupmon_records::RangeTime>,
 }
 
 impl ProcessData {
@@ -93,6 +95,7 @@ pub fn collect(
     }
     let info = ProcessInfo::from_meta(dump.meta());
     let (windows, window_errors) = find_windows(dump.dir());
+    let ranges = crate::ranges::window_range_times(dump, range, &windows).map_err(dump_err)?;
     Ok(ProcessData {
         label: label_of(&info, dump),
         dir: dump.dir().to_path_buf(),
@@ -105,5 +108,6 @@ pub fn collect(
         streams: digest.streams,
         windows,
         window_errors,
+        ranges,
     })
 }

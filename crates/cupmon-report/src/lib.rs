@@ -22,6 +22,7 @@ mod html;
 pub mod info;
 mod model;
 pub mod periods;
+pub mod ranges;
 pub mod stragglers;
 pub mod windows;
 

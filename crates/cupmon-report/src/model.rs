@@ -79,6 +79,8 @@ pub struct Report {
     pub stragglers: Option<cupmon_straggler::Analysis>,
     /// `cupmon diagnose`'s verdict, when a dump holds hang records.
     pub hang: Option<cupmon_hang::diagnose::Diagnosis>,
+    /// GPU time by range name in the trace windows, all processes together.
+    pub ranges: Vec<cupmon_records::RangeTime>,
 }
 
 /// Read every dump (`threads` at a time) and build the report. `span` is the first
@@ -228,7 +230,9 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
             to_ns: (p.start_ns + p.len_ns).div_ceil(S) * S,
         }
     });
+    let ranges = crate::ranges::merge(processes.iter().flat_map(|p| p.ranges.iter().cloned()));
     Report {
+        ranges,
         target: target.to_owned(),
         range: options.range,
         grid,

@@ -73,6 +73,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .env(env_vars::INJECT_LIBRARY, &library)
         .env(env_vars::RUN_ID, &run.0)
         .env_remove(env_vars::DEBUG);
+    nvtx_to_cupmon(&mut command, &library);
     // The validated settings, whole: what the injection library reads is what was checked.
     for s in SETTINGS {
         match s.show(&config) {
@@ -128,6 +129,22 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         let _ = std::fs::remove_dir(&output);
     }
     Ok(code)
+}
+
+/// NVTX's ranges go to cupmon's library, unless the user named another NVTX tool
+/// (Nsight Systems sets `NVTX_INJECTION64_PATH`): that one keeps them, and cupmon says so.
+fn nvtx_to_cupmon(command: &mut Command, library: &Path) {
+    const NVTX_VAR: &str = "NVTX_INJECTION64_PATH";
+    match std::env::var_os(NVTX_VAR).filter(|v| !v.is_empty()) {
+        Some(other) if Path::new(&other) != library => eprintln!(
+            "cupmon: {NVTX_VAR} is set ({}): NVTX ranges go to that tool, not to cupmon's \
+             traces",
+            Path::new(&other).display()
+        ),
+        _ => {
+            command.env(NVTX_VAR, library);
+        }
+    }
 }
 
 /// What tells this run's dumps from those of another `cupmon run` writing into the same

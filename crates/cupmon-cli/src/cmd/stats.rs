@@ -1,5 +1,6 @@
 //! `cupmon stats`: what a dump holds.
 
+mod range_report;
 mod timeline_report;
 
 use std::io::Write;
@@ -87,6 +88,15 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     }
     if let Some(t) = timeline {
         timeline_report::write(&mut out, &t)?;
+    }
+    if args.by_range {
+        let mut progress = Progress::dump("linking GPU work to ranges in", dir);
+        let times = cupmon_records::gpu_time_by_annotation(&dump, &range, |p| {
+            progress.update_of(p.bytes_read, p.total_bytes)
+        })
+        .with_context(|| dir.display().to_string())?;
+        progress.finish();
+        range_report::write(&mut out, &times)?;
     }
     Ok(0)
 }

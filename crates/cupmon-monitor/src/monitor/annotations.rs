@@ -1,23 +1,93 @@
 //! User annotations: named CUPTI CUSTOM1 external-correlation ids, one stack per
 //! thread as CUPTI's external-id stacks are.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use cupmon_cupti::ExternalCorrelationKind;
 
 use super::{lock, Monitor};
 use crate::{MonitorError, StateError};
 
+/// Annotation names held in memory: those open now, and from a window's preparation
+/// to its end, every name pushed (a window's records name ids open at its start or
+/// pushed during it). Names shared, so a name pushed again costs no allocation.
+#[derive(Debug, Default)]
+pub(crate) struct AnnotationNames {
+    /// Open annotations: name, and whether it is in the dump's log.
+    /// A hash map: it keeps its capacity, so a push/pop pair allocates nothing (a
+    /// B-tree allocates a node whenever it goes from empty to one entry).
+    open: HashMap<u64, (Arc<str>, bool)>,
+    window: Option<BTreeMap<u64, Arc<str>>>,
+    /// EXTERNAL_CORRELATION is always on (in the session's kinds): every record of a
+    /// launch may name an annotation.
+    always: bool,
+}
+
+impl AnnotationNames {
+    pub(crate) fn new(always: bool) -> Self {
+        Self {
+            always,
+            ..Self::default()
+        }
+    }
+
+    /// Whether to log `id` now: asked to, or a record can name it (a window is
+    /// prepared or open, so the EXTERNAL_CORRELATION kind is on).
+    fn pushed(&mut self, id: u64, name: &Arc<str>, log_now: bool) -> bool {
+        let log = log_now || self.always || self.window.is_some();
+        if let Some(window) = &mut self.window {
+            window.insert(id, name.clone());
+        }
+        self.open.insert(id, (name.clone(), log));
+        log
+    }
+
+    fn closed(&mut self, id: u64) {
+        self.open.remove(&id);
+    }
+
+    /// Called before the window's kinds are enabled; returns the open annotations,
+    /// which the window's records may name from now on.
+    /// Those not logged yet are marked logged: the caller logs them.
+    pub(crate) fn window_prepared(&mut self) -> Vec<(u64, Arc<str>)> {
+        self.window = Some(
+            self.open
+                .iter()
+                .map(|(&id, (name, _))| (id, name.clone()))
+                .collect(),
+        );
+        let mut unlogged: Vec<(u64, Arc<str>)> = self
+            .open
+            .iter_mut()
+            .filter(|(_, (_, logged))| !*logged)
+            .map(|(&id, (name, logged))| {
+                *logged = true;
+                (id, name.clone())
+            })
+            .collect();
+        unlogged.sort_unstable_by_key(|&(id, _)| id);
+        unlogged
+    }
+
+    /// The names the window's records may need, as the window writes them.
+    pub(crate) fn window_ended(&mut self) -> BTreeMap<u64, String> {
+        self.window
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, name)| (id, name.to_string()))
+            .collect()
+    }
+}
+
 impl Monitor {
     /// Push a named user annotation (a CUPTI CUSTOM1 external correlation id):
     /// GPU work launched until the matching pop is attributed to it in windows.
+    /// Its name goes to the dump's log at once, window or not.
     pub fn push_annotation(&self, name: &str) -> Result<u64, MonitorError> {
-        let id = self.next_annotation.fetch_add(1, Ordering::Relaxed);
-        self.shared
-            .cupti
-            .push_external_correlation_id(ExternalCorrelationKind::CUSTOM1, id)?;
-        lock(&self.annotations).insert(id, name.to_owned());
-        self.log_annotation(id, name);
+        let id = self.push_named(&Arc::from(name), true)?;
         lock(&self.annotation_stacks)
             .entry(std::thread::current().id())
             .or_default()
@@ -33,9 +103,60 @@ impl Monitor {
         if popped.is_none() {
             return Err(StateError::NoAnnotationOpen.into());
         }
+        let id = self.pop_shared_annotation()?;
+        self.annotation_closed(id);
+        Ok(id)
+    }
+
+    /// Push an annotation whose name the caller interned (NVTX ranges: the same few
+    /// names over and over), without the per-thread bookkeeping of
+    /// [`Monitor::push_annotation`]: the caller keeps its own stack and pops with
+    /// [`Monitor::pop_shared_annotation`], then says [`Monitor::annotation_closed`].
+    /// Returns the annotation's id.
+    ///
+    /// Its name goes to the dump's log only when a record can name it: a window is
+    /// prepared or open (the only time CUPTI links launches to CUSTOM1 ids, unless
+    /// EXTERNAL_CORRELATION is always on), or it is still open when one is prepared.
+    /// Outside windows a push costs no system call and the log does not grow.
+    pub fn push_shared_annotation(&self, name: &Arc<str>) -> Result<u64, MonitorError> {
+        self.push_named(name, false)
+    }
+
+    /// `log_now`: write the name to the dump's log whether a record can name it yet.
+    fn push_named(&self, name: &Arc<str>, log_now: bool) -> Result<u64, MonitorError> {
+        let id = self.next_annotation.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .cupti
+            .push_external_correlation_id(ExternalCorrelationKind::CUSTOM1, id)?;
+        let logged = lock(&self.annotations).pushed(id, name, log_now);
+        if logged {
+            self.log_annotation(id, name);
+        }
+        Ok(id)
+    }
+
+    /// Pop this thread's innermost CUSTOM1 id from CUPTI's stack (pushed by
+    /// [`Monitor::push_shared_annotation`] or pushed again); returns it. The annotation
+    /// is still open until [`Monitor::annotation_closed`].
+    pub fn pop_shared_annotation(&self) -> Result<u64, MonitorError> {
         Ok(self
             .shared
             .cupti
             .pop_external_correlation_id(ExternalCorrelationKind::CUSTOM1)?)
+    }
+
+    /// Push an id [`Monitor::push_shared_annotation`] pushed before and that was
+    /// popped to reach one below it (NVTX ranges closed out of order): named already.
+    pub fn push_annotation_again(&self, id: u64) -> Result<(), MonitorError> {
+        Ok(self
+            .shared
+            .cupti
+            .push_external_correlation_id(ExternalCorrelationKind::CUSTOM1, id)?)
+    }
+
+    /// The annotation `id` has ended: its name is no longer held (unless a window
+    /// needs it); the dump's log keeps it.
+    pub fn annotation_closed(&self, id: u64) {
+        lock(&self.annotations).closed(id);
     }
 }

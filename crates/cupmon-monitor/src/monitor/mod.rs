@@ -2,7 +2,6 @@
 //! (this file: the monitor and its lifecycle), trace windows (`windows.rs`),
 //! annotations (`annotations.rs`) and what it reports (`reporting.rs`) on request.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
@@ -60,7 +59,9 @@ pub struct Monitor {
     worker: Mutex<Option<JoinHandle<()>>>,
     flusher: Mutex<Option<Flusher>>,
     window: Mutex<WindowPhase>,
-    annotations: Mutex<BTreeMap<u64, String>>,
+    /// The names of open annotations and of those a window needs (not every name
+    /// ever pushed: NVTX ranges are pushed all the time; the dump's log has them all).
+    annotations: Mutex<annotations::AnnotationNames>,
     /// Open annotations per thread: CUPTI's external-id stacks are per thread.
     annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
     next_annotation: AtomicU64,
@@ -75,6 +76,11 @@ impl std::fmt::Debug for Monitor {
             .field("dump_dir", &self.shared.config.dump_dir)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether the session's always-on kinds link launches to annotations.
+fn config_kinds_link_annotations(config: &MonitorConfig) -> bool {
+    config.kinds.contains(&ActivityKind::EXTERNAL_CORRELATION)
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -113,7 +119,9 @@ impl Monitor {
             worker: Mutex::new(Some(worker)),
             flusher: Mutex::new(None),
             window: Mutex::new(WindowPhase::Idle),
-            annotations: Mutex::new(BTreeMap::new()),
+            annotations: Mutex::new(annotations::AnnotationNames::new(
+                config_kinds_link_annotations(&shared.config),
+            )),
             annotation_stacks: Mutex::new(std::collections::HashMap::new()),
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
             annotation_log: Mutex::new(AnnotationLogState::Closed),

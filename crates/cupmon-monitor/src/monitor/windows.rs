@@ -22,6 +22,12 @@ impl Monitor {
             WindowPhase::Prepared { .. } => return Err(StateError::WindowAlreadyPrepared.into()),
             WindowPhase::Open { .. } => return Err(StateError::WindowAlreadyOpen.into()),
         }
+        // Before the kinds: from here on every annotation pushed is logged, and those
+        // open now are, as the window's records may name them.
+        let open = lock(&self.annotations).window_prepared();
+        for (id, name) in open {
+            self.log_annotation(id, &name);
+        }
         let cupti = self.shared.cupti;
         let mut enabled = Vec::new();
         for kind in WINDOW_KINDS {
@@ -115,7 +121,7 @@ impl Monitor {
             );
         }
         self.shared.counters.add(&self.shared.counters.windows, 1);
-        let user_annotations = lock(&self.annotations).clone();
+        let user_annotations = lock(&self.annotations).window_ended();
         self.update_meta();
         let arrived = describe_records(&events, start_ns);
         let events = filter_window(events, start_ns);

@@ -49,6 +49,7 @@ pub fn write_html(report: &Report, page_dir: &Path, out: &mut impl Write) -> io:
     )?;
     tables::windows(out, report, page_dir)?;
     tables::kernels(out, report)?;
+    tables::ranges(out, report)?;
     tables::copies(out, report)?;
     tables::streams(out, report)?;
     ranks::ranks(out, report)?;

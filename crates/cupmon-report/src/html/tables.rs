@@ -114,6 +114,39 @@ pub fn kernels(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(out, "</tbody></table></section>")
 }
 
+/// GPU time by NVTX range or annotation name, when the windows linked any.
+pub fn ranges(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    if r.ranges.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "<section><h2>GPU time by range</h2><p class=\"note\">NVTX ranges and \
+         cupmon.annotate names, in the trace windows (where CUPTI links launches to them); \
+         each kernel, copy or memset under the innermost range its launch ran in.</p>"
+    )?;
+    writeln!(
+        out,
+        "<table id=\"ranges\"><thead><tr><th>range</th><th>instances</th><th>kernels</th>\
+         <th>kernel ms</th><th>copies+memsets</th><th>their ms</th></tr></thead><tbody>"
+    )?;
+    for g in &r.ranges {
+        writeln!(
+            out,
+            "<tr><td class=\"name\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}\
+             </td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}\
+             </td></tr>",
+            esc(&g.name),
+            g.instances,
+            g.kernels,
+            ms(g.kernel_ns),
+            g.transfers,
+            ms(g.transfer_ns),
+        )?;
+    }
+    writeln!(out, "</tbody></table></section>")
+}
+
 pub fn copies(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let c = &r.copies;
     writeln!(

@@ -1,0 +1,262 @@
+//! NVTX ranges as cupmon annotations (no `unsafe` here: `tables.rs` decodes NVTX's
+//! arguments). A pushed range, or a started one, pushes a CUPTI CUSTOM1 external
+//! correlation id named after the range, so the GPU work launched inside it lands in
+//! its `gpu_user_annotation` span, nested as pushed; popping or ending it pops the id.
+//!
+//! CUPTI has one external-id stack per thread; NVTX has one range stack per thread
+//! and domain, and start/end ranges that need not nest. Each thread keeps its open
+//! ranges in order here: closing the innermost one (the usual case) is one CUPTI pop;
+//! closing one further down pops the ids above it and pushes them again, so CUPTI's
+//! stack always holds exactly the thread's open ranges. A range ended on another
+//! thread than the one that started it is closed by its own thread at that thread's
+//! next NVTX call (CUPTI's stacks cannot be reached from elsewhere).
+//!
+//! Only NVTX's own entries are tracked here: a `cupmon.annotate` pushed on the same
+//! thread between an NVTX push and an out-of-order NVTX close would be popped in the
+//! NVTX range's place (properly nested use, the usual case, is exact).
+//!
+//! Cost of a push/pop pair: no allocation once a name has been seen on the thread
+//! (names are interned per thread, registered strings once), no lock or `getpid` to
+//! find the session (cached per thread until `session::SESSION_EPOCH` moves), and no
+//! system call outside trace windows (`Monitor::push_shared_annotation` logs names only
+//! when a record can name them). bench/nvtx/RESULTS.md has the figures.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cupmon_monitor::Monitor;
+
+use crate::session::{Session, SESSION_EPOCH};
+
+/// NVTX's default domain (a null handle); other domains are their handle's address.
+pub(crate) type DomainKey = usize;
+pub(crate) const DEFAULT_DOMAIN: DomainKey = 0;
+
+/// The name of a range whose attributes carry no message.
+const UNNAMED: &str = "(unnamed NVTX range)";
+/// Distinct names interned per thread; names beyond are shared per call, not kept
+/// (a program naming ranges "step 1", "step 2", ... must not grow memory forever).
+const MAX_NAMES_PER_THREAD: usize = 4096;
+/// Start/end ranges ended on another thread and not yet closed by their own thread.
+const MAX_REMOTE_ENDS: usize = 65_536;
+
+/// A range's message as NVTX gave it.
+pub(crate) enum Message<'a> {
+    Ascii(&'a [u8]),
+    Registered(&'a Arc<str>),
+    Text(String),
+    None,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    Pushed,
+    Started(u64),
+}
+
+struct Open {
+    domain: DomainKey,
+    how: How,
+    /// The CUSTOM1 id pushed for it; none when no monitor ran at the push.
+    id: Option<u64>,
+}
+
+struct ThreadRanges {
+    open: Vec<Open>,
+    names: HashMap<Box<[u8]>, Arc<str>>,
+    /// The session as of `epoch` (`session::SESSION_EPOCH`).
+    session: Option<Arc<Session>>,
+    epoch: u64,
+}
+
+impl Default for ThreadRanges {
+    fn default() -> Self {
+        Self {
+            open: Vec::new(),
+            names: HashMap::new(),
+            session: None,
+            epoch: u64::MAX,
+        }
+    }
+}
+
+thread_local! {
+    static THREAD: RefCell<ThreadRanges> = RefCell::new(ThreadRanges::default());
+}
+
+static NEXT_RANGE_ID: AtomicU64 = AtomicU64::new(1);
+static REMOTE_ENDS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+static REMOTE_PENDING: AtomicUsize = AtomicUsize::new(0);
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+fn warn_once(what: &str, e: &dyn std::fmt::Display) {
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        cupmon_log::warn!("NVTX range {what}: {e} (GPU work may miss its range in traces)");
+    }
+}
+
+/// Run `f` on this thread's ranges and the running monitor (if any). A call during
+/// thread teardown (thread-locals gone) does nothing.
+fn with_thread<T: Default>(f: impl FnOnce(&mut ThreadRanges, Option<&Monitor>) -> T) -> T {
+    THREAD
+        .try_with(|t| {
+            let Ok(mut t) = t.try_borrow_mut() else {
+                return T::default();
+            };
+            let epoch = SESSION_EPOCH.load(Ordering::Acquire);
+            if t.epoch != epoch {
+                t.session = crate::session::current();
+                t.epoch = epoch;
+            }
+            let session = t.session.clone();
+            let monitor = session.as_ref().map(|s| &s.monitor);
+            if REMOTE_PENDING.load(Ordering::Relaxed) != 0 {
+                close_remote_ends(&mut t, monitor);
+            }
+            f(&mut t, monitor)
+        })
+        .unwrap_or_default()
+}
+
+/// In a child made by `fork`: the parent's session is not this process's.
+pub(crate) extern "C" fn forked() {
+    SESSION_EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+impl ThreadRanges {
+    fn intern(&mut self, message: Message<'_>) -> Arc<str> {
+        match message {
+            Message::Ascii(bytes) => {
+                if let Some(name) = self.names.get(bytes) {
+                    return name.clone();
+                }
+                let name: Arc<str> = Arc::from(String::from_utf8_lossy(bytes).as_ref());
+                if self.names.len() < MAX_NAMES_PER_THREAD {
+                    self.names.insert(bytes.into(), name.clone());
+                }
+                name
+            }
+            Message::Registered(name) => name.clone(),
+            Message::Text(text) => Arc::from(text),
+            Message::None => Arc::from(UNNAMED),
+        }
+    }
+
+    fn open(
+        &mut self,
+        monitor: Option<&Monitor>,
+        domain: DomainKey,
+        how: How,
+        message: Message<'_>,
+    ) {
+        let id = monitor.and_then(|m| {
+            let name = self.intern(message);
+            m.push_shared_annotation(&name)
+                .map_err(|e| warn_once("push", &e))
+                .ok()
+        });
+        self.open.push(Open { domain, how, id });
+    }
+
+    /// Close the open range at `index`, keeping CUPTI's stack equal to the rest.
+    fn close(&mut self, monitor: Option<&Monitor>, index: usize) {
+        if let Some(m) = monitor {
+            let above = &self.open[index + 1..];
+            for open in above.iter().rev() {
+                if open.id.is_some() {
+                    let _ = m.pop_shared_annotation();
+                }
+            }
+            if let Some(id) = self.open[index].id {
+                if let Err(e) = m.pop_shared_annotation() {
+                    warn_once("pop", &e);
+                }
+                m.annotation_closed(id);
+            }
+            for id in above.iter().filter_map(|o| o.id) {
+                if let Err(e) = m.push_annotation_again(id) {
+                    warn_once("push", &e);
+                }
+            }
+        }
+        self.open.remove(index);
+    }
+
+    fn depth(&self, domain: DomainKey) -> i32 {
+        self.open
+            .iter()
+            .filter(|o| o.domain == domain && o.how == How::Pushed)
+            .count() as i32
+    }
+}
+
+/// `nvtxRangePush*` / `nvtxDomainRangePushEx`: the 0-based level of the new range.
+pub(crate) fn push(domain: DomainKey, message: Message<'_>) -> i32 {
+    with_thread(|t, monitor| {
+        let level = t.depth(domain);
+        t.open(monitor, domain, How::Pushed, message);
+        level
+    })
+}
+
+/// `nvtxRangePop` / `nvtxDomainRangePop`: the 0-based level of the range popped,
+/// or -1 when the domain has none open on this thread.
+pub(crate) fn pop(domain: DomainKey) -> i32 {
+    with_thread(|t, monitor| {
+        let Some(index) = t
+            .open
+            .iter()
+            .rposition(|o| o.domain == domain && o.how == How::Pushed)
+        else {
+            return -1;
+        };
+        t.close(monitor, index);
+        t.depth(domain)
+    })
+}
+
+/// `nvtxRangeStart*` / `nvtxDomainRangeStartEx`: the new range's id.
+pub(crate) fn start(domain: DomainKey, message: Message<'_>) -> u64 {
+    let range = NEXT_RANGE_ID.fetch_add(1, Ordering::Relaxed);
+    with_thread(|t, monitor| t.open(monitor, domain, How::Started(range), message));
+    range
+}
+
+/// `nvtxRangeEnd` / `nvtxDomainRangeEnd`.
+pub(crate) fn end(range: u64) {
+    let here =
+        with_thread(
+            |t, monitor| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
+                Some(index) => {
+                    t.close(monitor, index);
+                    true
+                }
+                None => false,
+            },
+        );
+    if !here {
+        let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
+        if remote.len() >= MAX_REMOTE_ENDS {
+            // Ranges whose thread never called NVTX again (or ended one twice).
+            remote.drain(..MAX_REMOTE_ENDS / 2);
+        }
+        remote.push(range);
+        REMOTE_PENDING.store(remote.len(), Ordering::Relaxed);
+    }
+}
+
+fn close_remote_ends(t: &mut ThreadRanges, monitor: Option<&Monitor>) {
+    let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
+    remote.retain(
+        |&range| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
+            Some(index) => {
+                t.close(monitor, index);
+                false
+            }
+            None => true,
+        },
+    );
+    REMOTE_PENDING.store(remote.len(), Ordering::Relaxed);
+}

@@ -1,0 +1,353 @@
+//! NVTX's side of the contract, as its v3 headers define it: the export table of
+//! callbacks (`NVTX_ETID_CALLBACKS`), whose `GetModuleFunctionTable` hands out, per
+//! module, an array of pointers to NVTX's own function-pointer slots; cupmon writes
+//! its functions into the slots of the calls it handles (the CORE and CORE2 modules'
+//! ranges, domains and registered strings). Slots left alone become no-ops (marks and
+//! category or thread names, which have no place in cupmon's traces yet).
+//!
+//! The functions here only decode NVTX's arguments; `ranges.rs` does the work.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use super::ranges::{self, DomainKey, Message, DEFAULT_DOMAIN};
+
+/// A function as NVTX's generic slot type.
+macro_rules! slot {
+    ($f:ident as $t:ty) => {{
+        let f: $t = $f;
+        // SAFETY: only a function-pointer type change; NVTX casts the slot back to
+        // this exact signature (its `*_impl_fntype`) before calling it.
+        Some(unsafe { std::mem::transmute::<$t, unsafe extern "C" fn()>(f) })
+    }};
+}
+
+/// `NvtxGetExportTableFunc_t`.
+pub(crate) type GetExportTable = unsafe extern "C" fn(u32) -> *const c_void;
+
+/// `NVTX_ETID_CALLBACKS`.
+const ETID_CALLBACKS: u32 = 1;
+/// `NVTX_CB_MODULE_CORE`, `NVTX_CB_MODULE_CORE2`.
+const MODULE_CORE: c_int = 1;
+const MODULE_CORE2: c_int = 5;
+
+/// `NvtxFunctionPointer`: a slot NVTX calls through, cast to each call's type.
+type Slot = Option<unsafe extern "C" fn()>;
+
+/// `NvtxExportTableCallbacks`.
+#[repr(C)]
+struct ExportTableCallbacks {
+    struct_size: usize,
+    get_module_function_table:
+        Option<unsafe extern "C" fn(c_int, *mut *mut *mut Slot, *mut u32) -> c_int>,
+}
+
+/// `nvtxEventAttributes_v2`: 48 bytes, the message last.
+#[repr(C)]
+pub(crate) struct EventAttributes {
+    version: u16,
+    size: u16,
+    category: u32,
+    color_type: i32,
+    color: u32,
+    payload_type: i32,
+    reserved0: i32,
+    payload: u64,
+    message_type: i32,
+    message: *const c_void,
+}
+
+/// `nvtxMessageType_t`.
+const MESSAGE_ASCII: i32 = 1;
+const MESSAGE_UNICODE: i32 = 2;
+const MESSAGE_REGISTERED: i32 = 3;
+/// Longest wide-character message read (NVTX sets no limit; a missing terminator
+/// must not walk memory forever).
+const MAX_WIDE_CHARS: usize = 4096;
+
+/// A domain handle (`nvtxDomainHandle_t`) cupmon gives out: leaked, as NVTX handles
+/// stay valid for the process's life.
+struct Domain {
+    _name: Arc<str>,
+}
+
+/// Fill NVTX's CORE and CORE2 tables through `get_export_table`. False when NVTX
+/// offers no callback table (then NVTX turns every call into a no-op).
+pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
+    // SAFETY: NVTX's own function, called with a table id as its contract says; it
+    // returns null or a pointer to its static table of that id.
+    let table = unsafe { get_export_table(ETID_CALLBACKS) }.cast::<ExportTableCallbacks>();
+    if table.is_null() {
+        return false;
+    }
+    // SAFETY: non-null, pointing at NVTX's static `NvtxExportTableCallbacks`; the
+    // function pointer is read only when the struct is large enough to hold it.
+    let get_module = unsafe {
+        if (*table).struct_size < size_of::<ExportTableCallbacks>() {
+            return false;
+        }
+        (*table).get_module_function_table
+    };
+    let Some(get_module) = get_module else {
+        return false;
+    };
+    let core: [(usize, Slot); 8] = [
+        (
+            4,
+            slot!(range_start_ex as unsafe extern "C" fn(*const EventAttributes) -> u64),
+        ),
+        (
+            5,
+            slot!(range_start_a as unsafe extern "C" fn(*const c_char) -> u64),
+        ),
+        (
+            6,
+            slot!(range_start_w as unsafe extern "C" fn(*const i32) -> u64),
+        ),
+        (7, slot!(range_end as unsafe extern "C" fn(u64))),
+        (
+            8,
+            slot!(range_push_ex as unsafe extern "C" fn(*const EventAttributes) -> c_int),
+        ),
+        (
+            9,
+            slot!(range_push_a as unsafe extern "C" fn(*const c_char) -> c_int),
+        ),
+        (
+            10,
+            slot!(range_push_w as unsafe extern "C" fn(*const i32) -> c_int),
+        ),
+        (11, slot!(range_pop as unsafe extern "C" fn() -> c_int)),
+    ];
+    let core2: [(usize, Slot); 8] = [
+        (
+            2,
+            slot!(
+                domain_range_start_ex
+                    as unsafe extern "C" fn(*const Domain, *const EventAttributes) -> u64
+            ),
+        ),
+        (
+            3,
+            slot!(domain_range_end as unsafe extern "C" fn(*const Domain, u64)),
+        ),
+        (
+            4,
+            slot!(
+                domain_range_push_ex
+                    as unsafe extern "C" fn(*const Domain, *const EventAttributes) -> c_int
+            ),
+        ),
+        (
+            5,
+            slot!(domain_range_pop as unsafe extern "C" fn(*const Domain) -> c_int),
+        ),
+        (
+            10,
+            slot!(
+                domain_register_string_a
+                    as unsafe extern "C" fn(*const Domain, *const c_char) -> *const Arc<str>
+            ),
+        ),
+        (
+            11,
+            slot!(
+                domain_register_string_w
+                    as unsafe extern "C" fn(*const Domain, *const i32) -> *const Arc<str>
+            ),
+        ),
+        (
+            12,
+            slot!(domain_create_a as unsafe extern "C" fn(*const c_char) -> *const Domain),
+        ),
+        (
+            13,
+            slot!(domain_create_w as unsafe extern "C" fn(*const i32) -> *const Domain),
+        ),
+    ];
+    fill(get_module, MODULE_CORE, &core) && fill(get_module, MODULE_CORE2, &core2)
+}
+
+fn fill(
+    get_module: unsafe extern "C" fn(c_int, *mut *mut *mut Slot, *mut u32) -> c_int,
+    module: c_int,
+    functions: &[(usize, Slot)],
+) -> bool {
+    let mut table: *mut *mut Slot = std::ptr::null_mut();
+    let mut size: u32 = 0;
+    // SAFETY: NVTX's function with two valid out-pointers.
+    let ok = unsafe { get_module(module, &mut table, &mut size) };
+    if ok == 0 || table.is_null() {
+        return false;
+    }
+    for &(index, function) in functions {
+        // An older NVTX may have fewer slots; index 0 is never a function.
+        if index == 0 || index >= size as usize {
+            continue;
+        }
+        // SAFETY: NVTX says the array holds `size` entries past index 0 (plus a null
+        // guard), each null or the address of one of its function-pointer slots.
+        unsafe {
+            let slot = *table.add(index);
+            if !slot.is_null() {
+                *slot = function;
+            }
+        }
+    }
+    true
+}
+
+/// Run a callback's body; a panic (a bug of cupmon's) never unwinds into the program.
+fn guarded<T: Default>(f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_default()
+}
+
+/// # Safety
+/// `text` is null or a NUL-terminated string alive for the call.
+unsafe fn ascii<'a>(text: *const c_char) -> Message<'a> {
+    if text.is_null() {
+        return Message::None;
+    }
+    // SAFETY: the caller's promise.
+    Message::Ascii(unsafe { CStr::from_ptr(text) }.to_bytes())
+}
+
+/// # Safety
+/// `text` is null or a NUL-terminated `wchar_t` (UTF-32 on Linux) string.
+unsafe fn wide<'a>(text: *const i32) -> Message<'a> {
+    if text.is_null() {
+        return Message::None;
+    }
+    let mut out = String::new();
+    for i in 0..MAX_WIDE_CHARS {
+        // SAFETY: within the string: its terminator has not been seen yet.
+        let c = unsafe { *text.add(i) };
+        if c == 0 {
+            break;
+        }
+        out.push(char::from_u32(c as u32).unwrap_or(char::REPLACEMENT_CHARACTER));
+    }
+    Message::Text(out)
+}
+
+/// # Safety
+/// `attributes` is null or points at NVTX event attributes alive for the call whose
+/// registered-string handles were returned by `domain_register_string_*`.
+unsafe fn message<'a>(attributes: *const EventAttributes) -> Message<'a> {
+    if attributes.is_null() {
+        return Message::None;
+    }
+    // SAFETY: the caller's promise; the message is read only when the struct, by its
+    // own size field, reaches it.
+    unsafe {
+        let size = (*attributes).size as usize;
+        if size < size_of::<EventAttributes>() {
+            return Message::None;
+        }
+        let text = (*attributes).message;
+        match (*attributes).message_type {
+            MESSAGE_ASCII => ascii(text.cast()),
+            MESSAGE_UNICODE => wide(text.cast()),
+            MESSAGE_REGISTERED if !text.is_null() => Message::Registered(&*text.cast::<Arc<str>>()),
+            _ => Message::None,
+        }
+    }
+}
+
+fn domain_key(domain: *const Domain) -> DomainKey {
+    domain as DomainKey
+}
+
+// The callbacks. Each one's SAFETY rests on NVTX's contract: the pointers it passes
+// are null or valid for the call, and handles are the ones cupmon returned.
+
+unsafe extern "C" fn range_push_a(text: *const c_char) -> c_int {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { ascii(text) }))
+}
+unsafe extern "C" fn range_push_w(text: *const i32) -> c_int {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { wide(text) }))
+}
+unsafe extern "C" fn range_push_ex(attributes: *const EventAttributes) -> c_int {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { message(attributes) }))
+}
+unsafe extern "C" fn range_pop() -> c_int {
+    guarded(|| ranges::pop(DEFAULT_DOMAIN))
+}
+unsafe extern "C" fn range_start_a(text: *const c_char) -> u64 {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { ascii(text) }))
+}
+unsafe extern "C" fn range_start_w(text: *const i32) -> u64 {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { wide(text) }))
+}
+unsafe extern "C" fn range_start_ex(attributes: *const EventAttributes) -> u64 {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { message(attributes) }))
+}
+unsafe extern "C" fn range_end(range: u64) {
+    guarded(|| ranges::end(range))
+}
+unsafe extern "C" fn domain_range_push_ex(
+    domain: *const Domain,
+    attributes: *const EventAttributes,
+) -> c_int {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::push(domain_key(domain), unsafe { message(attributes) }))
+}
+unsafe extern "C" fn domain_range_pop(domain: *const Domain) -> c_int {
+    guarded(|| ranges::pop(domain_key(domain)))
+}
+unsafe extern "C" fn domain_range_start_ex(
+    domain: *const Domain,
+    attributes: *const EventAttributes,
+) -> u64 {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| ranges::start(domain_key(domain), unsafe { message(attributes) }))
+}
+unsafe extern "C" fn domain_range_end(_: *const Domain, range: u64) {
+    guarded(|| ranges::end(range))
+}
+
+fn text_of(message: Message<'_>) -> Arc<str> {
+    match message {
+        Message::Ascii(bytes) => Arc::from(String::from_utf8_lossy(bytes).as_ref()),
+        Message::Text(text) => Arc::from(text),
+        Message::Registered(name) => name.clone(),
+        Message::None => Arc::from(""),
+    }
+}
+fn leak_string(message: Message<'_>) -> *const Arc<str> {
+    Box::leak(Box::new(text_of(message)))
+}
+unsafe extern "C" fn domain_register_string_a(
+    _: *const Domain,
+    text: *const c_char,
+) -> *const Arc<str> {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| leak_string(unsafe { ascii(text) }) as usize) as *const Arc<str>
+}
+unsafe extern "C" fn domain_register_string_w(
+    _: *const Domain,
+    text: *const i32,
+) -> *const Arc<str> {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| leak_string(unsafe { wide(text) }) as usize) as *const Arc<str>
+}
+fn leak_domain(message: Message<'_>) -> usize {
+    Box::leak(Box::new(Domain {
+        _name: text_of(message),
+    })) as *const Domain as usize
+}
+unsafe extern "C" fn domain_create_a(name: *const c_char) -> *const Domain {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| leak_domain(unsafe { ascii(name) })) as *const Domain
+}
+unsafe extern "C" fn domain_create_w(name: *const i32) -> *const Domain {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| leak_domain(unsafe { wide(name) })) as *const Domain
+}
