@@ -22,6 +22,7 @@ mod error;
 mod flush_caller;
 mod flusher;
 mod launch_ledger;
+mod launch_stacks;
 mod meta;
 mod monitor;
 mod msg;

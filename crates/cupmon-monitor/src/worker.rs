@@ -15,6 +15,7 @@ use cupmon_records::{
 };
 use cupmon_window::WindowEvent;
 
+use crate::launch_stacks::StackJoin;
 use crate::msg::{Msg, WindowEvents};
 use crate::shared::Shared;
 use crate::worker_profile::WriteTimer;
@@ -31,13 +32,14 @@ pub(crate) struct Worker {
     warned_layout: bool,
     warned_budget: bool,
     born: Instant,
+    /// Launches joined to their Python stacks.
+    stacks: StackJoin,
 }
 
 impl Worker {
     pub fn new(shared: &'static Shared, dump: DumpWriter) -> Self {
         Self {
             shared,
-            dump,
             seen_names: HashSet::new(),
             window: None,
             write_error: None,
@@ -45,6 +47,8 @@ impl Worker {
             warned_layout: false,
             warned_budget: false,
             born: Instant::now(),
+            stacks: StackJoin::new(dump.dir()),
+            dump,
         }
     }
 
@@ -112,6 +116,10 @@ impl Worker {
         counters.worker.note_read(read_since);
         let written = self.write(&buffer, cupti_ns, unix_ns, layout, &index);
         self.note_write_error(written);
+        if self.write_error.is_none() {
+            let stacks = self.stacks.write();
+            self.note_write_error(stacks);
+        }
         let observer = shared
             .observer
             .read()
@@ -284,6 +292,7 @@ impl Worker {
                 Ok(record) => {
                     n += 1;
                     index.add(&record);
+                    self.stacks.see(&record);
                     if digest {
                         self.dump.digest_record(&record);
                     }

@@ -8,15 +8,18 @@
 //!   launch call that succeeded.
 //! - `graphs`: kernels per executable graph, counted when it is instantiated.
 //! - `subscriber`: cupmon's one subscription and its callback.
+//! - `stacks`: the Python stack of each launch, by correlation id.
 //! - `clients`: other subscribers (Kineto) served through that subscription.
 
 mod clients;
 mod counter;
 mod graphs;
 pub mod ids;
+mod stacks;
 mod subscriber;
 
 pub use counter::{launch_counts, LaunchCounts};
+pub use stacks::{launch_stack, start_python_stacks, stop_python_stacks};
 pub use subscriber::{
     client_callback_state, client_enable_all_domains, client_enable_callback, client_enable_domain,
     is_client_handle, known_graphs, launch_counting, leave_callback_slot, unsubscribe_client,

@@ -13,6 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::clients::{self, Client, Interest, ALL_DOMAINS, MAX_CLIENTS};
 use super::counter;
 use super::graphs;
+use super::stacks;
 use super::ids::{self, CallbackData, GraphData, Launch, ResourceData};
 use crate::constants::CuptiStatus;
 use crate::cupti::Cupti;
@@ -404,7 +405,9 @@ unsafe extern "C" fn on_callback(
 #[inline]
 unsafe fn on_launch(launch: Launch, data: &CallbackData) {
     if data.callback_site == ids::SITE_ENTER {
-        counter::enter();
+        if counter::enter() {
+            stacks::note_launch(data.correlation_id);
+        }
         return;
     }
     if !counter::leave() || !COUNTING.load(Ordering::Relaxed) {
