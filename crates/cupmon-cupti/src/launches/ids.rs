@@ -80,6 +80,55 @@ pub fn launch_of(domain: u32, cbid: u32) -> Option<Launch> {
     }
 }
 
+/// API call ids below this are looked up in [`copy_calls`].
+const COPY_IDS: usize = 1024;
+
+/// The runtime and driver calls that copy or set memory (`cudaMemcpy*`, `cudaMemset*`,
+/// `cuMemcpy*`, `cuMemset*`, by CUPTI's names in cupmon-records' table): their stacks
+/// are noted like launches' (a copy's record carries its call's correlation id).
+fn copy_calls() -> &'static [[u64; COPY_IDS / 64]; 2] {
+    static SETS: std::sync::OnceLock<[[u64; COPY_IDS / 64]; 2]> = std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        let mut sets = [[0u64; COPY_IDS / 64]; 2];
+        let domains = [
+            (cupmon_records::ApiDomain::Driver, ["cuMemcpy", "cuMemset"]),
+            (cupmon_records::ApiDomain::Runtime, ["cudaMemcpy", "cudaMemset"]),
+        ];
+        for (set, (domain, prefixes)) in sets.iter_mut().zip(domains) {
+            for cbid in 0..COPY_IDS as u32 {
+                if domain
+                    .known_name(cbid)
+                    .is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p)))
+                {
+                    set[cbid as usize / 64] |= 1 << (cbid % 64);
+                }
+            }
+        }
+        sets
+    })
+}
+
+/// Whether `(domain, cbid)` copies or sets memory.
+#[inline]
+pub fn is_copy(domain: u32, cbid: u32) -> bool {
+    let set = match domain {
+        DOMAIN_DRIVER_API => 0,
+        DOMAIN_RUNTIME_API => 1,
+        _ => return false,
+    };
+    (cbid as usize) < COPY_IDS
+        && copy_calls()[set][cbid as usize / 64] & (1 << (cbid % 64)) != 0
+}
+
+/// The copy and memset calls, enabled with the launch callbacks so that their stacks
+/// can be noted.
+pub fn copy_callbacks() -> impl Iterator<Item = (u32, u32)> {
+    [DOMAIN_DRIVER_API, DOMAIN_RUNTIME_API]
+        .into_iter()
+        .flat_map(|d| (0..COPY_IDS as u32).map(move |c| (d, c)))
+        .filter(|&(d, c)| is_copy(d, c))
+}
+
 /// Every `(domain, cbid)` cupmon enables to count launches.
 pub fn counted_callbacks() -> impl Iterator<Item = (u32, u32)> {
     let driver = DRIVER_KERNEL_LAUNCHES
@@ -183,6 +232,19 @@ mod tests {
                 "runtime {cbid}"
             );
         }
+    }
+
+    #[test]
+    fn copies_and_memsets_are_told_apart_from_launches() {
+        let copies: Vec<(u32, u32)> = copy_callbacks().collect();
+        assert!(copies.len() > 20, "{copies:?}");
+        for &(d, c) in &copies {
+            assert_eq!(launch_of(d, c), None, "{d} {c}");
+        }
+        // cudaMemcpyAsync is 41 and cudaMemsetAsync 48 in cupti_runtime_cbid.h.
+        assert!(is_copy(DOMAIN_RUNTIME_API, 41) && is_copy(DOMAIN_RUNTIME_API, 48));
+        assert!(!is_copy(DOMAIN_RUNTIME_API, 211), "cudaLaunchKernel");
+        assert!(!is_copy(DOMAIN_RESOURCE, 41));
     }
 
     #[test]

@@ -37,11 +37,18 @@ pub fn start_python_stacks() -> Result<String, String> {
     let python = cupmon_pystack::status()?;
     ring();
     ON.store(true, Ordering::Release);
+    super::subscriber::resync();
     Ok(python)
 }
 
 pub fn stop_python_stacks() {
     ON.store(false, Ordering::Release);
+    super::subscriber::resync();
+}
+
+/// Whether stacks are being noted (the copy callbacks are then wanted too).
+pub(crate) fn noting() -> bool {
+    ON.load(Ordering::Relaxed)
 }
 
 /// At the entry of the outermost launch call of a thread.

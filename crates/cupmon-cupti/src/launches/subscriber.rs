@@ -69,6 +69,12 @@ fn lock() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Enables (or disables) the copy and memset callbacks that noting stacks needs.
+pub(crate) fn resync() {
+    let mut state = lock();
+    sync(&mut state);
+}
+
 /// Whether cupmon counts launches now, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Counting {
@@ -334,6 +340,9 @@ fn sync(state: &mut State) {
         .collect();
     if state.counting {
         want.extend(ids::counted_callbacks());
+        if stacks::noting() {
+            want.extend(ids::copy_callbacks());
+        }
     }
     for &domain in want_domains.difference(&state.domains.clone()) {
         // SAFETY: cupmon's own subscriber handle and plain values.
@@ -380,6 +389,12 @@ unsafe extern "C" fn on_callback(
         if let Some(launch) = ids::launch_of(domain, cbid) {
             // SAFETY: CUPTI passes a `CUpti_CallbackData` for API domains.
             unsafe { on_launch(launch, &*data.cast::<CallbackData>()) };
+        } else if ids::is_copy(domain, cbid) {
+            // SAFETY: CUPTI passes a `CUpti_CallbackData` for API domains.
+            let data = unsafe { &*data.cast::<CallbackData>() };
+            if data.callback_site == ids::SITE_ENTER {
+                stacks::note_launch(data.correlation_id);
+            }
         } else if domain == ids::DOMAIN_RESOURCE && COUNTING.load(Ordering::Relaxed) {
             // SAFETY: CUPTI passes a `CUpti_ResourceData` for the resource domain.
             unsafe { on_resource(cbid, &*data.cast::<ResourceData>()) };
