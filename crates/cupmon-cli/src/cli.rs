@@ -467,6 +467,11 @@ pub struct StatsArgs {
     /// line has room for loses its template arguments and parameters: `kernel<…>(…)`).
     #[arg(long)]
     pub full_names: bool,
+    /// Also list the source lines that launched the most GPU time (the innermost frame
+    /// of each kernel's Python stack that is not torch's, Triton's or cupmon's), each
+    /// with its kernels. Reads every kernel record of the slice.
+    #[arg(long)]
+    pub by_line: bool,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
     #[command(flatten)]

@@ -6,6 +6,7 @@ pub mod combine;
 pub mod decode;
 pub mod demo;
 mod dump_arg;
+mod lines_report;
 pub mod export;
 pub mod export_parquet;
 pub mod merge;

@@ -85,6 +85,9 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     if let Some(t) = timeline {
         super::timeline_report::write(&mut out, &t)?;
     }
+    if args.by_line {
+        super::lines_report::write(&mut out, &dump, &range, args.top, name_room)?;
+    }
     Ok(0)
 }
 
