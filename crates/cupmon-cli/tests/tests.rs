@@ -18,6 +18,7 @@ mod hostile_control;
 mod hostile_files;
 mod hostile_segments;
 mod pftrace;
+mod python_stacks;
 mod regression;
 mod repo_docs;
 mod report;

@@ -1,0 +1,185 @@
+//! Which line of Python launched each kernel, end to end without a GPU: a Python
+//! program (`tests/python/stacks/stacks_app.py`) launches through the fake libcupti
+//! from lines marked `# LAUNCH name` (ctypes releases the GIL around each call, as torch
+//! does before it launches), under `cupmon run`; every kernel and memset of the dump
+//! must name its marked line. Run with each CPython 3.11+ found (python3, and pyenv's
+//! 3.11-3.13 when installed), SKIPPED when there is none.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cupmon_records::dump::{LaunchStack, LAUNCH_STACKS_FILE};
+use cupmon_records::{walk_records, Dump, KernelNames, Record};
+
+use crate::run_fake::{inject_library, only_dump};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn app() -> PathBuf {
+    repo().join("tests/python/stacks/stacks_app.py")
+}
+
+/// `name` → the line marked `# LAUNCH name`.
+fn markers() -> HashMap<String, i32> {
+    let text = std::fs::read_to_string(app()).expect("stacks_app.py");
+    let mut out = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if let Some((_, name)) = line.split_once("# LAUNCH ") {
+            out.insert(name.trim().to_owned(), i as i32 + 1);
+        }
+    }
+    assert!(out.len() >= 6, "{out:?}");
+    out
+}
+
+/// CPython 3.11 or later: `python3`, and pyenv's installed 3.11-3.13.
+fn pythons() -> Vec<(String, PathBuf)> {
+    let mut candidates = vec![PathBuf::from("python3")];
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")));
+    if let Some(Ok(versions)) = pyenv.map(|p| std::fs::read_dir(p.join("versions"))) {
+        let mut found: Vec<PathBuf> = versions
+            .flatten()
+            .map(|e| e.path().join("bin/python3"))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        candidates.extend(found);
+    }
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for python in candidates {
+        let Ok(o) = Command::new(&python)
+            .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+            .output()
+        else {
+            continue;
+        };
+        let version = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+        let minor: u32 = version
+            .strip_prefix("3.")
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(0);
+        if o.status.success() && (11..=13).contains(&minor) && !out.iter().any(|(v, _)| *v == version)
+        {
+            out.push((version, python));
+        }
+    }
+    out
+}
+
+fn run(python: &Path, dir: &Path, env: &[(&str, &str)]) -> Output {
+    let library = inject_library();
+    let fake = cupmon_test_support::fake_library_path();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cupmon"));
+    command
+        .arg("run")
+        .arg("-o")
+        .arg(dir)
+        .arg("--")
+        .arg(python)
+        .arg(app())
+        .arg("3")
+        .env("CUPMON_LIBCUPTI", &fake)
+        .env("CUPMON_LIBCUDA", &fake)
+        .env("CUPMON_INJECT_LIBRARY", &library)
+        .env("CUDA_INJECTION64_PATH", &library);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().expect("cupmon run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stats_by_line(dump: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .args(["stats", "--by-line"])
+        .arg(dump)
+        .output()
+        .expect("cupmon stats");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
+    let pythons = pythons();
+    if pythons.is_empty() {
+        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+        return;
+    }
+    let marks = markers();
+    for (version, python) in &pythons {
+        let dir = tempfile::tempdir().expect("tempdir");
+        run(python, dir.path(), &[]);
+        let dump_dir = only_dump(dir.path());
+        let dump = Dump::open(&dump_dir).expect("open");
+        let table = dump.python_stacks();
+        assert!(table.warnings().is_empty(), "{version}: {:?}", table.warnings());
+        let mut names = KernelNames::new(dump.kernel_names());
+        let mut seen: HashMap<String, u32> = HashMap::new();
+        let mut checked = |what: String, corr: u32| {
+            let expected = marks[&what];
+            let Some(LaunchStack::Stack(id)) = table.launch(corr) else {
+                panic!("{version}: {what} (correlation {corr}) has no stack");
+            };
+            let frame = table.user_frame(id).expect("user frame");
+            assert!(frame.file.ends_with("stacks_app.py"), "{version}: {frame:?}");
+            assert_eq!(frame.line, expected, "{version}: {what}: {frame:?}");
+            let (frames, truncated) = table.frames(id).expect("frames");
+            if what == "fake_gemm_kernel" {
+                // The "torch" op's own frame is innermost, marked as a library's.
+                assert_eq!(frames[0].origin.as_deref(), Some("torch"), "{frames:?}");
+                assert!(frames[0].file.ends_with("torch/fake_ops.py"));
+            }
+            assert_eq!(truncated, what == "deep_kernel", "{version}: {what}");
+            *seen.entry(what).or_default() += 1;
+        };
+        walk_records(&dump, |_| {}, |_, _, record| match record {
+            Record::Kernel(k) => checked(names.name(k.name_ptr).0.to_owned(), k.correlation_id),
+            Record::Memset(m) => checked("memset".to_owned(), m.correlation_id),
+            _ => {}
+        })
+        .expect("walk");
+        let expected: HashMap<String, u32> = [
+            ("attn_kernel", 9),
+            ("fake_gemm_kernel", 6),
+            ("memset", 6),
+            ("thread_kernel", 4),
+            ("deep_kernel", 1),
+            ("gen_kernel", 2),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.to_owned(), n))
+        .collect();
+        assert_eq!(seen, expected, "{version}");
+        let stats = stats_by_line(&dump_dir);
+        let attn = format!("stacks_app.py:{} (attention)", marks["attn_kernel"]);
+        assert!(stats.contains(&attn), "{version}: {stats}");
+        eprintln!("python stacks checked with CPython {version}");
+    }
+}
+
+#[test]
+fn with_python_stacks_off_nothing_is_noted_and_stats_says_so() {
+    let Some((_, python)) = pythons().into_iter().next() else {
+        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    run(&python, dir.path(), &[("CUPMON_PYTHON_STACKS", "0")]);
+    let dump_dir = only_dump(dir.path());
+    assert!(!dump_dir.join(LAUNCH_STACKS_FILE).exists());
+    let stats = stats_by_line(&dump_dir);
+    assert!(stats.contains("this dump has no Python stacks"), "{stats}");
+    assert!(stats.contains("CUPMON_PYTHON_STACKS=0"), "{stats}");
+}
