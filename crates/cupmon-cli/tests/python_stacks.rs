@@ -37,6 +37,11 @@ fn markers() -> HashMap<String, i32> {
 
 /// CPython 3.11 or later: `python3`, and pyenv's installed 3.11-3.13.
 fn pythons() -> Vec<(String, PathBuf)> {
+    pythons_of(11..=13)
+}
+
+/// The CPythons `3.x` for x in `minors` found.
+fn pythons_of(minors: std::ops::RangeInclusive<u32>) -> Vec<(String, PathBuf)> {
     let mut candidates = vec![PathBuf::from("python3")];
     let pyenv = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
@@ -63,7 +68,7 @@ fn pythons() -> Vec<(String, PathBuf)> {
             .strip_prefix("3.")
             .and_then(|m| m.parse().ok())
             .unwrap_or(0);
-        if o.status.success() && (11..=13).contains(&minor) && !out.iter().any(|(v, _)| *v == version)
+        if o.status.success() && minors.contains(&minor) && !out.iter().any(|(v, _)| *v == version)
         {
             out.push((version, python));
         }
@@ -182,4 +187,24 @@ fn with_python_stacks_off_nothing_is_noted_and_stats_says_so() {
     let stats = stats_by_line(&dump_dir);
     assert!(stats.contains("this dump has no Python stacks"), "{stats}");
     assert!(stats.contains("CUPMON_PYTHON_STACKS=0"), "{stats}");
+}
+
+#[test]
+fn a_python_the_walker_does_not_know_runs_unattributed_and_says_why() {
+    let Some((version, python)) = pythons_of(6..=10).into_iter().last() else {
+        cupmon_test_skip::skipped!("no CPython 3.6-3.10 (pyenv) to run the app with");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(&python, dir.path(), &[]);
+    let dump_dir = only_dump(dir.path());
+    assert!(!dump_dir.join(LAUNCH_STACKS_FILE).exists(), "{version}");
+    let dump = Dump::open(&dump_dir).expect("open");
+    let said = dump.meta().json()["python_stacks"].as_str().unwrap_or("").to_owned();
+    assert!(said.starts_with("off: no CPython 3.11 or later"), "{version}: {said}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panic"),
+        "{version}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
