@@ -77,6 +77,17 @@ fn pythons_of(minors: std::ops::RangeInclusive<u32>) -> Vec<(String, PathBuf)> {
 }
 
 fn run(python: &Path, dir: &Path, env: &[(&str, &str)]) -> Output {
+    run_with(python, dir, &[], &["3"], env)
+}
+
+/// `cupmon run -o DIR EXTRA -- PYTHON stacks_app.py APP_ARGS`.
+fn run_with(
+    python: &Path,
+    dir: &Path,
+    extra: &[&str],
+    app_args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let library = inject_library();
     let fake = cupmon_test_support::fake_library_path();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cupmon"));
@@ -84,10 +95,11 @@ fn run(python: &Path, dir: &Path, env: &[(&str, &str)]) -> Output {
         .arg("run")
         .arg("-o")
         .arg(dir)
+        .args(extra)
         .arg("--")
         .arg(python)
         .arg(app())
-        .arg("3")
+        .args(app_args)
         .env("CUPMON_LIBCUPTI", &fake)
         .env("CUPMON_LIBCUDA", &fake)
         .env("CUPMON_INJECT_LIBRARY", &library)
@@ -207,4 +219,67 @@ fn a_python_the_walker_does_not_know_runs_unattributed_and_says_why() {
         "{version}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every GPU op of a Chrome trace: (name or "memset", its `source line` arg).
+fn gpu_ops_lines(trace: &serde_json::Value) -> Vec<(String, Option<String>)> {
+    trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter_map(|e| {
+            let name = match e["cat"].as_str()? {
+                "kernel" => e["name"].as_str()?.to_owned(),
+                "gpu_memset" => "memset".to_owned(),
+                _ => return None,
+            };
+            Some((name, e["args"]["source line"].as_str().map(str::to_owned)))
+        })
+        .collect()
+}
+
+fn check_lines(what: &str, ops: &[(String, Option<String>)]) {
+    let marks = markers();
+    assert_eq!(ops.len(), 28, "{what}: {ops:?}");
+    for (name, line) in ops {
+        let want = format!("stacks_app.py:{}", marks[name]);
+        assert!(
+            line.as_deref().is_some_and(|l| l.ends_with(&want)),
+            "{what}: {name}: {line:?}, expected {want}"
+        );
+    }
+}
+
+#[test]
+fn the_window_trace_and_decode_give_each_gpu_op_its_source_line() {
+    let Some((_, python)) = pythons().into_iter().next() else {
+        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Launches 1 s after the start, inside a window opened at 0.1 s.
+    run_with(
+        &python,
+        dir.path(),
+        &["--window-at", "0.1", "--window-for", "60"],
+        &["3", "1"],
+        &[],
+    );
+    let dump_dir = only_dump(dir.path());
+    let gz = std::fs::File::open(dump_dir.join("window-0.trace.json.gz")).expect("window trace");
+    let window: serde_json::Value =
+        serde_json::from_reader(flate2::read::GzDecoder::new(gz)).expect("window trace json");
+    check_lines("window trace", &gpu_ops_lines(&window));
+    let out = dir.path().join("decoded.trace.json");
+    let status = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+        .arg("decode")
+        .arg(&dump_dir)
+        .args(["--format", "chrome", "-o"])
+        .arg(&out)
+        .status()
+        .expect("cupmon decode");
+    assert!(status.success());
+    let decoded: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("decoded")).expect("json");
+    check_lines("decode --format chrome", &gpu_ops_lines(&decoded));
 }

@@ -14,6 +14,7 @@ import importlib.util
 import os
 import sys
 import threading
+import time
 
 inject = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
 assert inject.InitializeInjection() == 1
@@ -52,6 +53,9 @@ def deep(k):
     deep(k - 1)
 
 
+# argv: steps (default 5), then seconds to wait before the first launch (a trace
+# window opened at the start of the run then holds every launch).
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
 mlp = Mlp()
 for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 5):
     step(mlp)

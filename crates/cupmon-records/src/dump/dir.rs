@@ -27,7 +27,7 @@ pub struct Dump {
     /// `None` for PyTorch's single-file layout.
     segments: Option<SegmentList>,
     /// `python_stacks.jsonl` and `launch_stacks.bin`, read at first use.
-    stacks: Arc<OnceLock<super::StackTable>>,
+    stacks: Arc<OnceLock<Arc<super::StackTable>>>,
 }
 
 impl Dump {
@@ -212,8 +212,9 @@ impl Dump {
 
     /// The Python stacks that launched the dump's kernels (empty when none were noted),
     /// read at the first call; its warnings are the table's own.
-    pub fn python_stacks(&self) -> &super::StackTable {
-        self.stacks.get_or_init(|| super::StackTable::read(&self.dir))
+    pub fn python_stacks(&self) -> &Arc<super::StackTable> {
+        self.stacks
+            .get_or_init(|| Arc::new(super::StackTable::read(&self.dir)))
     }
 
     pub fn kernel_names(&self) -> &KernelNameTable {

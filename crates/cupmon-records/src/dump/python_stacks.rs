@@ -212,6 +212,37 @@ impl StackTable {
             .copied()
     }
 
+    /// A launch's source line (`file:line` of its innermost user frame) and its whole
+    /// stack as text (a frame a line, innermost first, library frames marked), for the
+    /// args of a GPU op in a trace.
+    pub fn launch_text(&self, corr: u32) -> Option<(String, String)> {
+        let id = match self.launch(corr)? {
+            LaunchStack::NoPython => {
+                return Some((
+                    "(no Python frames)".to_owned(),
+                    "(launched from a thread without Python frames)".to_owned(),
+                ))
+            }
+            LaunchStack::Stack(id) => id,
+        };
+        let user = self.user_frame(id)?;
+        let (frames, truncated) = self.frames(id)?;
+        let mut stack = String::new();
+        for f in frames {
+            if !stack.is_empty() {
+                stack.push('\n');
+            }
+            stack.push_str(&format!("{}:{} {}", f.file, f.line, f.function));
+            if let Some(origin) = &f.origin {
+                stack.push_str(&format!(" [{origin}]"));
+            }
+        }
+        if truncated {
+            stack.push_str("\n...");
+        }
+        Some((format!("{}:{}", user.file, user.line), stack))
+    }
+
     /// Launches whose correlation id was given twice (not attributed).
     pub fn ambiguous(&self) -> u64 {
         self.ambiguous

@@ -35,6 +35,8 @@ pub(crate) struct Complete {
     pub overlap_tracks: Vec<OverlapTrack>,
     /// External id -> collective metadata of the CPU trace's `record_param_comms` ops.
     comms: FxHashMap<i128, Box<ParamComms>>,
+    /// The recording's Python stacks, by correlation id (`source line`, `python stack`).
+    stacks: Option<std::sync::Arc<cupmon_records::dump::StackTable>>,
 }
 
 impl Complete {
@@ -57,6 +59,7 @@ impl Complete {
             lanes,
             overlap_tracks,
             comms: FxHashMap::default(),
+            stacks: window.python_stacks.clone(),
         }
     }
 
@@ -68,6 +71,15 @@ impl Complete {
             overlap_tracks,
             ..Self::default()
         }
+    }
+
+    /// With the Python stacks of the recording's launches.
+    pub fn with_python_stacks(
+        mut self,
+        stacks: Option<std::sync::Arc<cupmon_records::dump::StackTable>>,
+    ) -> Self {
+        self.stacks = stacks.filter(|t| !t.is_empty());
+        self
     }
 
     /// With the CPU trace's collective metadata, by External id.
@@ -222,6 +234,14 @@ pub(crate) fn kineto_args(
             }
         }
         (GpuDetail::Kernel, None) => {}
+    }
+    let stack = c
+        .stacks
+        .as_ref()
+        .and_then(|t| t.launch_text(u32::try_from(g.correlation_id).ok()?));
+    if let Some((line, stack)) = stack {
+        args.push(("source line", KinetoArg::Str(line)));
+        args.push(("python stack", KinetoArg::Str(stack)));
     }
     if matches!(g.detail, GpuDetail::Kernel) {
         let comms = external_id.and_then(|id| c.comms.get(&id)).map(|b| &**b);

@@ -153,6 +153,7 @@ impl From<&TraceWindow> for MergeWindow {
             cupmon: w.cupmon.clone(),
             device_properties: w.device_properties.as_ref().map(|v| v.to_string()),
             distributed_info: w.distributed_info.clone(),
+            python_stacks: None,
         }
     }
 }
