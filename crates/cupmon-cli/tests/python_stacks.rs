@@ -2,7 +2,8 @@
 //! program (`tests/python/stacks/stacks_app.py`) launches through the fake libcupti
 //! from lines marked `# LAUNCH name` (ctypes releases the GIL around each call, as torch
 //! does before it launches), under `cupmon run`; every kernel and memset of the dump
-//! must name its marked line. Run with each CPython 3.11+ found (python3, and pyenv's
+//! must name its marked line, the kernels of a CUDA graph's replays the line that
+//! captured their node (not the replay's). Run with each CPython 3.11+ found (python3, and pyenv's
 //! 3.11-3.13 when installed), SKIPPED when there is none.
 
 use std::collections::HashMap;
@@ -144,9 +145,9 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
         assert!(table.warnings().is_empty(), "{version}: {:?}", table.warnings());
         let mut names = KernelNames::new(dump.kernel_names());
         let mut seen: HashMap<String, u32> = HashMap::new();
-        let mut checked = |what: String, corr: u32| {
+        let mut checked = |what: String, corr: u32, node: u64| {
             let expected = marks[&what];
-            let Some(LaunchStack::Stack(id)) = table.launch(corr) else {
+            let Some(LaunchStack::Stack(id)) = table.gpu_op(corr, node) else {
                 panic!("{version}: {what} (correlation {corr}) has no stack");
             };
             let frame = table.user_frame(id).expect("user frame");
@@ -162,8 +163,12 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
             *seen.entry(what).or_default() += 1;
         };
         walk_records(&dump, |_| {}, |_, _, record| match record {
-            Record::Kernel(k) => checked(names.name(k.name_ptr).0.to_owned(), k.correlation_id),
-            Record::Memset(m) => checked("memset".to_owned(), m.correlation_id),
+            Record::Kernel(k) => checked(
+                names.name(k.name_ptr).0.to_owned(),
+                k.correlation_id,
+                k.graph_node_id,
+            ),
+            Record::Memset(m) => checked("memset".to_owned(), m.correlation_id, 0),
             _ => {}
         })
         .expect("walk");
@@ -174,6 +179,7 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
             ("thread_kernel", 4),
             ("deep_kernel", 1),
             ("gen_kernel", 2),
+            ("graph_kernel", 8),
         ]
         .into_iter()
         .map(|(k, n)| (k.to_owned(), n))
@@ -240,7 +246,7 @@ fn gpu_ops_lines(trace: &serde_json::Value) -> Vec<(String, Option<String>)> {
 
 fn check_lines(what: &str, ops: &[(String, Option<String>)]) {
     let marks = markers();
-    assert_eq!(ops.len(), 28, "{what}: {ops:?}");
+    assert_eq!(ops.len(), 36, "{what}: {ops:?}");
     for (name, line) in ops {
         let want = format!("stacks_app.py:{}", marks[name]);
         assert!(

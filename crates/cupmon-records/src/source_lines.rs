@@ -68,7 +68,7 @@ pub fn source_lines(
         }
         report.total.kernels += 1;
         report.total.gpu_ns += ns;
-        match table.launch(k.correlation_id) {
+        match table.gpu_op(k.correlation_id, k.graph_node_id) {
             Some(LaunchStack::Stack(id)) => {
                 let acc = by_stack.entry(id).or_default();
                 acc.gpu_ns += ns;

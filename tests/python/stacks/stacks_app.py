@@ -56,6 +56,24 @@ def deep(k):
 # argv: steps (default 5), then seconds to wait before the first launch (a trace
 # window opened at the start of the run then holds every launch).
 time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
+def capture_graph():
+    fake.cupmonFakeCaptureKernels(2, 7)  # LAUNCH graph_kernel
+    graph = ctypes.c_uint64()
+    assert fake.cupmonFakeGraphInstantiateCaptured(ctypes.byref(graph)) == 0
+    return graph
+
+
+def replay(graph):
+    # Replays run the captured nodes: their kernels name the capture's line.
+    fake.cupmonFakeGraphLaunch(graph, 1, 7, b"graph_kernel")
+
+
+fake.cupmonFakeGraphLaunch.argtypes = [
+    ctypes.c_uint64,
+    ctypes.c_uint32,
+    ctypes.c_uint32,
+    ctypes.c_char_p,
+]
 mlp = Mlp()
 for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 5):
     step(mlp)
@@ -65,3 +83,6 @@ t.join()
 deep(150)
 gen = (fake.cupmonFakeLaunchKernels(1, 7, b"gen_kernel") for _ in range(2))  # LAUNCH gen_kernel
 list(gen)
+graph = capture_graph()
+for _ in range(4):
+    replay(graph)

@@ -19,6 +19,12 @@ pub const SITE_ENTER: u32 = 0;
 /// `CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED`: also issued inside a launch made while its
 /// stream is being captured into a graph, a launch that runs nothing.
 pub const RESOURCE_GRAPHNODE_CREATED: u32 = 13;
+/// `CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED`: a node copied into another graph (at
+/// instantiation, into the executable graph whose kernels carry the copy's id).
+pub const RESOURCE_GRAPHNODE_CLONED: u32 = 14;
+/// `CU_GRAPH_NODE_TYPE_MEMCPY` and `..._MEMSET`.
+pub const NODE_TYPE_MEMCPY: u32 = 1;
+pub const NODE_TYPE_MEMSET: u32 = 2;
 /// `CU_GRAPH_NODE_TYPE_KERNEL`.
 pub const NODE_TYPE_KERNEL: u32 = 0;
 /// `CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED` and `..._GRAPHEXEC_DESTROY_STARTING`.

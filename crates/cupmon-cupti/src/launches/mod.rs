@@ -19,7 +19,9 @@ mod stacks;
 mod subscriber;
 
 pub use counter::{launch_counts, LaunchCounts};
-pub use stacks::{launch_stack, start_python_stacks, stop_python_stacks};
+pub use stacks::{
+    all_node_stacks, launch_stack, start_python_stacks, stop_python_stacks, take_new_node_stacks,
+};
 pub use subscriber::{
     client_callback_state, client_enable_all_domains, client_enable_callback, client_enable_domain,
     is_client_handle, known_graphs, launch_counting, leave_callback_slot, unsubscribe_client,

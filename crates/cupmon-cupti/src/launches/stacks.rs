@@ -9,8 +9,13 @@
 //! lost by its id, never taken for another launch's.
 
 use std::alloc::{alloc_zeroed, Layout};
+use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+
+use crate::cupti::Cupti;
+use crate::raw::GetGraphNodeIdFn;
 
 /// Slots of the ring: 4 M (32 MiB of address space, touched as correlation ids advance).
 pub const SLOTS: usize = 1 << 22;
@@ -32,9 +37,77 @@ fn ring() -> &'static [AtomicU64] {
     })
 }
 
+/// Graph nodes' stacks: taken when a node is created (during stream capture, inside
+/// the launch call that made it; or by `cudaGraphAdd*Node`), copied to the node's
+/// clones (the executable graph's nodes), keyed by CUPTI's node id, which each
+/// replayed kernel's record carries. A replay costs nothing.
+#[derive(Debug, Default)]
+struct NodeStacks {
+    by_node: HashMap<u64, u32>,
+    /// Pairs new since the worker last took them.
+    new: Vec<(u64, u32)>,
+}
+
+static NODES: Mutex<Option<NodeStacks>> = Mutex::new(None);
+static NODE_ID: OnceLock<Option<GetGraphNodeIdFn>> = OnceLock::new();
+
+fn node_id(node: *mut c_void) -> Option<u64> {
+    let get = (*NODE_ID.get()?)?;
+    let mut id = 0u64;
+    // SAFETY: CUPTI's function with its documented signature, a node handle CUPTI
+    // passed to the resource callback running now, and a valid out-pointer.
+    (unsafe { get(node, &mut id) } == 0 && id != 0).then_some(id)
+}
+
+fn with_nodes<T>(f: impl FnOnce(&mut NodeStacks) -> T) -> T {
+    let mut guard = NODES.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(NodeStacks::default))
+}
+
+/// A graph node was created on this thread: its stack is this thread's now.
+pub(crate) fn node_created(node: *mut c_void) {
+    if !ON.load(Ordering::Relaxed) || node.is_null() {
+        return;
+    }
+    let (Some(id), Some(stack)) = (node_id(node), cupmon_pystack::this_thread_stack()) else {
+        return;
+    };
+    with_nodes(|n| {
+        n.by_node.insert(id, stack);
+        n.new.push((id, stack));
+    });
+}
+
+/// A node was cloned (into an executable graph): the clone has the original's stack.
+pub(crate) fn node_cloned(original: *mut c_void, node: *mut c_void) {
+    if !ON.load(Ordering::Relaxed) || node.is_null() || original.is_null() {
+        return;
+    }
+    let (Some(from), Some(to)) = (node_id(original), node_id(node)) else {
+        return;
+    };
+    with_nodes(|n| {
+        if let Some(&stack) = n.by_node.get(&from) {
+            n.by_node.insert(to, stack);
+            n.new.push((to, stack));
+        }
+    });
+}
+
+/// Graph nodes given a stack since the last call: `(node id, stack)`.
+pub fn take_new_node_stacks() -> Vec<(u64, u32)> {
+    with_nodes(|n| std::mem::take(&mut n.new))
+}
+
+/// Every graph node's stack so far (a new dump of the same process starts with them).
+pub fn all_node_stacks() -> Vec<(u64, u32)> {
+    with_nodes(|n| n.by_node.iter().map(|(&k, &v)| (k, v)).collect())
+}
+
 /// Starts noting stacks; `Err` says why they cannot be (no readable Python here).
-pub fn start_python_stacks() -> Result<String, String> {
+pub fn start_python_stacks(cupti: &Cupti) -> Result<String, String> {
     let python = cupmon_pystack::status()?;
+    NODE_ID.get_or_init(|| cupti.raw().get_graph_node_id);
     ring();
     ON.store(true, Ordering::Release);
     super::subscriber::resync();

@@ -342,6 +342,7 @@ fn sync(state: &mut State) {
         want.extend(ids::counted_callbacks());
         if stacks::noting() {
             want.extend(ids::copy_callbacks());
+            want.insert((ids::DOMAIN_RESOURCE, ids::RESOURCE_GRAPHNODE_CLONED));
         }
     }
     for &domain in want_domains.difference(&state.domains.clone()) {
@@ -456,6 +457,7 @@ unsafe fn on_resource(cbid: u32, data: &ResourceData) {
     if cbid != ids::RESOURCE_GRAPHEXEC_CREATED
         && cbid != ids::RESOURCE_GRAPHEXEC_DESTROY_STARTING
         && cbid != ids::RESOURCE_GRAPHNODE_CREATED
+        && cbid != ids::RESOURCE_GRAPHNODE_CLONED
     {
         return;
     }
@@ -470,6 +472,14 @@ unsafe fn on_resource(cbid: u32, data: &ResourceData) {
         if graph.node_type == ids::NODE_TYPE_KERNEL {
             counter::kernel_node_created();
         }
+        if matches!(
+            graph.node_type,
+            ids::NODE_TYPE_KERNEL | ids::NODE_TYPE_MEMCPY | ids::NODE_TYPE_MEMSET
+        ) {
+            stacks::node_created(graph.node);
+        }
+    } else if cbid == ids::RESOURCE_GRAPHNODE_CLONED {
+        stacks::node_cloned(graph.original_node, graph.node);
     } else if cbid == ids::RESOURCE_GRAPHEXEC_CREATED {
         graphs::exec_created(graph.graph, graph.graph_exec);
     } else {

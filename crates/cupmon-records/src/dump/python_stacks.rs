@@ -4,8 +4,10 @@
 //! - `python_stacks.jsonl`: the interned frames and stacks, a line each as they first
 //!   appear (`{"frame":3,"file":"train.py","function":"step","line":42}` with
 //!   `"origin":"torch"|"triton"|"cupmon"` for library frames; `{"stack":7,"frames":[3,1]}`,
-//!   innermost frame first, `"truncated":true` when outer frames were left out). Stack
-//!   0 is a launch from a thread without Python frames.
+//!   innermost frame first, `"truncated":true` when outer frames were left out), and
+//!   `{"node":94412,"stack":7}` for a CUDA-graph node (CUPTI's node id, which every
+//!   replayed kernel's record carries as `graphNodeId`: the stack that created the node
+//!   during capture). Stack 0 is a launch from a thread without Python frames.
 //! - `launch_stacks.bin`: the header `CUPMLSTK` and a little-endian u32 version (1),
 //!   then 8-byte entries: a launch's correlation id and its stack, both little-endian
 //!   u32, written as the kernels' records arrive (a kill can cut the last entry).
@@ -67,6 +69,10 @@ pub enum StackLine {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         truncated: bool,
     },
+    Node {
+        node: u64,
+        stack: u32,
+    },
 }
 
 impl StackLine {
@@ -92,6 +98,8 @@ pub struct StackTable {
     frames: HashMap<u32, StackFrame>,
     stacks: HashMap<u32, (Vec<u32>, bool)>,
     launches: HashMap<u32, u32>,
+    /// Graph node id → the stack that created the node.
+    nodes: HashMap<u64, u32>,
     /// Correlation ids given more than once: not attributed.
     ambiguous: u64,
     warnings: Vec<DumpWarning>,
@@ -109,7 +117,7 @@ impl StackTable {
             lost,
             &mut t.warnings,
         ) {
-            let (frames, stacks) = (&mut t.frames, &mut t.stacks);
+            let (frames, stacks, nodes) = (&mut t.frames, &mut t.stacks, &mut t.nodes);
             let w = parse_lines(&bytes, PYTHON_STACKS_FILE, |line| {
                 match serde_json::from_str::<StackLine>(line).map_err(|e| e.to_string())? {
                     StackLine::Frame { frame, at } => {
@@ -121,6 +129,9 @@ impl StackTable {
                         truncated,
                     } => {
                         stacks.insert(stack, (f, truncated));
+                    }
+                    StackLine::Node { node, stack } => {
+                        nodes.insert(node, stack);
                     }
                 }
                 Ok(())
@@ -160,10 +171,13 @@ impl StackTable {
         for entry in body.chunks_exact(8) {
             let corr = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
             let stack = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]);
-            if self.launches.insert(corr, stack).is_some() {
+            // The kernels of one graph launch share its id: the same pair again.
+            if self.launches.insert(corr, stack).is_some_and(|was| was != stack) {
                 ambiguous.push(corr);
             }
         }
+        ambiguous.sort_unstable();
+        ambiguous.dedup();
         for corr in &ambiguous {
             self.launches.remove(corr);
         }
@@ -180,7 +194,21 @@ impl StackTable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.launches.is_empty()
+        self.launches.is_empty() && self.nodes.is_empty()
+    }
+
+    /// The stack of a kernel, copy or memset: by its graph node (`graph_node_id` not 0:
+    /// the line that created the node in capture), else by its launch.
+    pub fn gpu_op(&self, corr: u32, graph_node_id: u64) -> Option<LaunchStack> {
+        if graph_node_id != 0 {
+            if let Some(&stack) = self.nodes.get(&graph_node_id) {
+                return Some(match stack {
+                    NO_PYTHON_STACK => LaunchStack::NoPython,
+                    id => LaunchStack::Stack(id),
+                });
+            }
+        }
+        self.launch(corr)
     }
 
     /// The stack that launched the work of correlation id `corr`.
@@ -215,8 +243,8 @@ impl StackTable {
     /// A launch's source line (`file:line` of its innermost user frame) and its whole
     /// stack as text (a frame a line, innermost first, library frames marked), for the
     /// args of a GPU op in a trace.
-    pub fn launch_text(&self, corr: u32) -> Option<(String, String)> {
-        let id = match self.launch(corr)? {
+    pub fn launch_text(&self, corr: u32, graph_node_id: u64) -> Option<(String, String)> {
+        let id = match self.gpu_op(corr, graph_node_id)? {
             LaunchStack::NoPython => {
                 return Some((
                     "(no Python frames)".to_owned(),
@@ -338,11 +366,22 @@ mod tests {
     #[test]
     fn a_wrapped_correlation_id_is_left_unattributed() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &[], &[(5, 1), (6, 2), (5, 3)], &[]);
+        write(dir.path(), &[], &[(5, 1), (6, 2), (6, 2), (5, 3), (5, 1)], &[]);
         let t = StackTable::read(dir.path());
         assert_eq!(t.launch(5), None);
-        assert_eq!(t.launch(6), Some(LaunchStack::Stack(2)));
+        assert_eq!(t.launch(6), Some(LaunchStack::Stack(2)), "a graph launch's kernels");
         assert_eq!(t.ambiguous(), 1);
+    }
+
+    #[test]
+    fn a_graph_kernel_takes_its_nodes_stack_over_its_launchs() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [StackLine::Node { node: 77, stack: 4 }];
+        write(dir.path(), &lines, &[(9, 2)], &[]);
+        let t = StackTable::read(dir.path());
+        assert_eq!(t.gpu_op(9, 77), Some(LaunchStack::Stack(4)));
+        assert_eq!(t.gpu_op(9, 78), Some(LaunchStack::Stack(2)), "unknown node: the launch");
+        assert_eq!(t.gpu_op(9, 0), Some(LaunchStack::Stack(2)));
     }
 
     #[test]
