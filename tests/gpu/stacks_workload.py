@@ -70,6 +70,19 @@ if mode == "eager":
             torch.cuda.synchronize()
         prof.export_chrome_trace(arg)
         out["profile"] = arg
+        # torch.profiler's own kernel -> line mapping: each CPU op's Python stack (its
+        # innermost frame that is not torch's) and the kernels it launched.
+        lines = []
+        for evt in prof.events():
+            kernels = [k.name for k in getattr(evt, "kernels", [])]
+            stack = list(getattr(evt, "stack", None) or [])
+            if not kernels:
+                continue
+            user = next((f for f in stack if "/torch/" not in f and "/functorch/" not in f), None)
+            lines.append({"op": evt.name, "line": user, "stack": stack[:6], "kernels": kernels})
+        with open(arg + ".lines.json", "w") as f:
+            json.dump(lines, f)
+        out["ops_with_kernels"] = len(lines)
 elif mode == "graph":
     static = torch.randn(8, 512, device=dev)
     s = torch.cuda.Stream()
