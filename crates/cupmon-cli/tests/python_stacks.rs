@@ -101,8 +101,8 @@ fn run_with(
         .arg(python)
         .arg(app())
         .args(app_args)
-        .env("CUPMON_LIBCUPTI", &fake)
-        .env("CUPMON_LIBCUDA", &fake)
+        .env("CUPMON_LIBCUPTI", fake.as_os_str())
+        .env("CUPMON_LIBCUDA", fake)
         .env("CUPMON_INJECT_LIBRARY", &library)
         .env("CUDA_INJECTION64_PATH", &library);
     for (k, v) in env {
@@ -124,7 +124,12 @@ fn stats_by_line(dump: &Path) -> String {
         .arg(dump)
         .output()
         .expect("cupmon stats");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -142,7 +147,11 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
         let dump_dir = only_dump(dir.path());
         let dump = Dump::open(&dump_dir).expect("open");
         let table = dump.python_stacks();
-        assert!(table.warnings().is_empty(), "{version}: {:?}", table.warnings());
+        assert!(
+            table.warnings().is_empty(),
+            "{version}: {:?}",
+            table.warnings()
+        );
         let mut names = KernelNames::new(dump.kernel_names());
         let mut seen: HashMap<String, u32> = HashMap::new();
         let mut checked = |what: String, corr: u32, node: u64| {
@@ -151,7 +160,10 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
                 panic!("{version}: {what} (correlation {corr}) has no stack");
             };
             let frame = table.user_frame(id).expect("user frame");
-            assert!(frame.file.ends_with("stacks_app.py"), "{version}: {frame:?}");
+            assert!(
+                frame.file.ends_with("stacks_app.py"),
+                "{version}: {frame:?}"
+            );
             assert_eq!(frame.line, expected, "{version}: {what}: {frame:?}");
             let (frames, truncated) = table.frames(id).expect("frames");
             if what == "fake_gemm_kernel" {
@@ -162,15 +174,19 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
             assert_eq!(truncated, what == "deep_kernel", "{version}: {what}");
             *seen.entry(what).or_default() += 1;
         };
-        walk_records(&dump, |_| {}, |_, _, record| match record {
-            Record::Kernel(k) => checked(
-                names.name(k.name_ptr).0.to_owned(),
-                k.correlation_id,
-                k.graph_node_id,
-            ),
-            Record::Memset(m) => checked("memset".to_owned(), m.correlation_id, 0),
-            _ => {}
-        })
+        walk_records(
+            &dump,
+            |_| {},
+            |_, _, record| match record {
+                Record::Kernel(k) => checked(
+                    names.name(k.name_ptr).0.to_owned(),
+                    k.correlation_id,
+                    k.graph_node_id,
+                ),
+                Record::Memset(m) => checked("memset".to_owned(), m.correlation_id, 0),
+                _ => {}
+            },
+        )
         .expect("walk");
         let expected: HashMap<String, u32> = [
             ("attn_kernel", 9),
@@ -218,8 +234,14 @@ fn a_python_the_walker_does_not_know_runs_unattributed_and_says_why() {
     let dump_dir = only_dump(dir.path());
     assert!(!dump_dir.join(LAUNCH_STACKS_FILE).exists(), "{version}");
     let dump = Dump::open(&dump_dir).expect("open");
-    let said = dump.meta().json()["python_stacks"].as_str().unwrap_or("").to_owned();
-    assert!(said.starts_with("off: no CPython 3.11 or later"), "{version}: {said}");
+    let said = dump.meta().json()["python_stacks"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        said.starts_with("off: no CPython 3.11 or later"),
+        "{version}: {said}"
+    );
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("panic"),
         "{version}: {}",

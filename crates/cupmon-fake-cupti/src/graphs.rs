@@ -83,7 +83,10 @@ pub unsafe extern "C" fn cuptiGetGraphNodeId(node: *mut c_void, id: *mut u64) ->
 
 /// The node ids of `exec`'s kernels, in launch order (empty when not from a capture).
 pub(crate) fn node_ids_of(exec: u64) -> Vec<u64> {
-    let Some(at) = usize::try_from(exec).ok().and_then(|e| e.checked_sub(EXEC_BASE)) else {
+    let Some(at) = usize::try_from(exec)
+        .ok()
+        .and_then(|e| e.checked_sub(EXEC_BASE))
+    else {
         return Vec::new();
     };
     lock(&GRAPHS)

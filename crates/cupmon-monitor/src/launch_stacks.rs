@@ -80,7 +80,10 @@ impl StackJoin {
     /// One record of a buffer.
     #[inline]
     pub fn see(&mut self, record: &Record) {
-        if !matches!(record, Record::Kernel(_) | Record::Memcpy(_) | Record::Memset(_)) {
+        if !matches!(
+            record,
+            Record::Kernel(_) | Record::Memcpy(_) | Record::Memset(_)
+        ) {
             return;
         }
         if let Record::Kernel(k) = record {

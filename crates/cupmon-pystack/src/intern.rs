@@ -34,7 +34,8 @@ pub enum Origin {
 impl Origin {
     /// By the file's path: a `torch`, `triton` or `cupmon` package directory.
     pub fn of_file(file: &str) -> Origin {
-        let has = |dir: &str| file.contains(&format!("/{dir}/")) || file.starts_with(&format!("{dir}/"));
+        let has =
+            |dir: &str| file.contains(&format!("/{dir}/")) || file.starts_with(&format!("{dir}/"));
         if has("torch") || has("functorch") {
             Origin::Torch
         } else if has("triton") {
@@ -142,9 +143,7 @@ pub(crate) unsafe fn this_thread(rt: &Runtime) -> Option<u32> {
         if cache.stacks.len() >= THREAD_CACHE_STACKS {
             cache.stacks.clear();
         }
-        cache
-            .stacks
-            .insert(hash, (key.into(), walk.truncated, id));
+        cache.stacks.insert(hash, (key.into(), walk.truncated, id));
         Some(id)
     })
 }
@@ -248,8 +247,14 @@ mod tests {
     #[test]
     fn library_frames_are_told_by_their_package() {
         let o = Origin::of_file;
-        assert_eq!(o("/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py"), Origin::Torch);
-        assert_eq!(o("/venv/site-packages/triton/runtime/jit.py"), Origin::Triton);
+        assert_eq!(
+            o("/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py"),
+            Origin::Torch
+        );
+        assert_eq!(
+            o("/venv/site-packages/triton/runtime/jit.py"),
+            Origin::Triton
+        );
         assert_eq!(o("/x/python/cupmon/__init__.py"), Origin::Cupmon);
         assert_eq!(o("/home/me/train.py"), Origin::User);
         assert_eq!(o("/home/me/torchvision_demo.py"), Origin::User);

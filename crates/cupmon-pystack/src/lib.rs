@@ -44,7 +44,12 @@ pub fn status() -> Result<String, String> {
     match runtime::runtime() {
         Ok(rt) => {
             let v = rt.hex_version;
-            Ok(format!("CPython {}.{}.{}", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff))
+            Ok(format!(
+                "CPython {}.{}.{}",
+                v >> 24,
+                (v >> 16) & 0xff,
+                (v >> 8) & 0xff
+            ))
         }
         Err(why) => Err(why.clone()),
     }

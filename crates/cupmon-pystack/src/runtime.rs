@@ -65,9 +65,7 @@ fn find() -> Result<Runtime, String> {
             this_thread_state: std::mem::transmute::<*const c_void, GetThisThreadStateFn>(
                 this_thread_state,
             ),
-            is_initialized: std::mem::transmute::<*const c_void, IsInitializedFn>(
-                is_initialized,
-            ),
+            is_initialized: std::mem::transmute::<*const c_void, IsInitializedFn>(is_initialized),
             addr2line: std::mem::transmute::<*const c_void, Addr2LineFn>(addr2line),
             code_type: code_type as usize,
             hex_version,

@@ -107,7 +107,8 @@ pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk
         }
         // SAFETY: a live code object of this version.
         let names = unsafe {
-            read::<usize>(code + l.code_filename) ^ read::<usize>(code + l.code_qualname).rotate_left(17)
+            read::<usize>(code + l.code_filename)
+                ^ read::<usize>(code + l.code_qualname).rotate_left(17)
         };
         let offset = (instr as isize).wrapping_sub((code + l.code_adaptive) as isize);
         out[walk.frames] = RawFrame {

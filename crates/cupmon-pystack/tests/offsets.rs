@@ -113,12 +113,18 @@ fn the_offsets_are_the_headers() {
             w
         };
         for (key, value) in want {
-            assert_eq!(got.get(key), Some(&value), "CPython {major}.{minor}: {key}\n{text}");
+            assert_eq!(
+                got.get(key),
+                Some(&value),
+                "CPython {major}.{minor}: {key}\n{text}"
+            );
         }
         checked.push((major, minor));
     }
     if checked.is_empty() {
-        cupmon_test_skip::skipped!("no CPython 3.11-3.13 with its internal headers and a C compiler");
+        cupmon_test_skip::skipped!(
+            "no CPython 3.11-3.13 with its internal headers and a C compiler"
+        );
     } else {
         eprintln!("layouts checked against the headers of CPython {checked:?}");
     }

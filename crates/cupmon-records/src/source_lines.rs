@@ -102,7 +102,11 @@ fn merge_by_line(
     for (id, acc) in by_stack {
         let (file, function, line) = match table.user_frame(id) {
             Some(f) => (f.file.clone(), f.function.clone(), f.line),
-            None => (format!("<stack {id} not in python_stacks.jsonl>"), String::new(), 0),
+            None => (
+                format!("<stack {id} not in python_stacks.jsonl>"),
+                String::new(),
+                0,
+            ),
         };
         let (_, merged) = lines
             .entry((file, line))

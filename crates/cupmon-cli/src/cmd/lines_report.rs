@@ -20,8 +20,8 @@ pub fn write(
     for w in table.warnings() {
         eprintln!("cupmon: warning: {w}");
     }
-    let report = source_lines(dump, range, |_| {})
-        .with_context(|| dump.dir().display().to_string())?;
+    let report =
+        source_lines(dump, range, |_| {}).with_context(|| dump.dir().display().to_string())?;
     if table.is_empty() {
         let why = dump
             .meta()
@@ -70,7 +70,11 @@ pub fn write_lines(
         r.total.kernels,
         r.total.gpu_ns as f64 / 1e6
     )?;
-    writeln!(out, "  {:>10} {:>6} {:>9}  line", "total ms", "share", "kernels")?;
+    writeln!(
+        out,
+        "  {:>10} {:>6} {:>9}  line",
+        "total ms", "share", "kernels"
+    )?;
     for l in r.lines.iter().take(top) {
         let this = Unclaimed {
             kernels: l.kernels,

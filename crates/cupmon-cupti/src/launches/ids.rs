@@ -98,7 +98,10 @@ fn copy_calls() -> &'static [[u64; COPY_IDS / 64]; 2] {
         let mut sets = [[0u64; COPY_IDS / 64]; 2];
         let domains = [
             (cupmon_records::ApiDomain::Driver, ["cuMemcpy", "cuMemset"]),
-            (cupmon_records::ApiDomain::Runtime, ["cudaMemcpy", "cudaMemset"]),
+            (
+                cupmon_records::ApiDomain::Runtime,
+                ["cudaMemcpy", "cudaMemset"],
+            ),
         ];
         for (set, (domain, prefixes)) in sets.iter_mut().zip(domains) {
             for cbid in 0..COPY_IDS as u32 {
@@ -122,8 +125,7 @@ pub fn is_copy(domain: u32, cbid: u32) -> bool {
         DOMAIN_RUNTIME_API => 1,
         _ => return false,
     };
-    (cbid as usize) < COPY_IDS
-        && copy_calls()[set][cbid as usize / 64] & (1 << (cbid % 64)) != 0
+    (cbid as usize) < COPY_IDS && copy_calls()[set][cbid as usize / 64] & (1 << (cbid % 64)) != 0
 }
 
 /// The copy and memset calls, enabled with the launch callbacks so that their stacks

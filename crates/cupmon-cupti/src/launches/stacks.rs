@@ -161,7 +161,11 @@ mod tests {
         let later = 5 + SLOTS as u32;
         slot(later).store((u64::from(later) << 32) | 1, Ordering::Relaxed);
         assert_eq!(launch_stack(5), None, "overwritten by a later launch");
-        assert_eq!(launch_stack(later), Some(0), "a thread without Python frames");
+        assert_eq!(
+            launch_stack(later),
+            Some(0),
+            "a thread without Python frames"
+        );
         assert_eq!(launch_stack(6), None, "never noted");
     }
 }

@@ -172,7 +172,11 @@ impl StackTable {
             let corr = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
             let stack = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]);
             // The kernels of one graph launch share its id: the same pair again.
-            if self.launches.insert(corr, stack).is_some_and(|was| was != stack) {
+            if self
+                .launches
+                .insert(corr, stack)
+                .is_some_and(|was| was != stack)
+            {
                 ambiguous.push(corr);
             }
         }
@@ -348,13 +352,21 @@ mod tests {
         assert_eq!(t.launch(10), Some(LaunchStack::Stack(1)));
         assert_eq!(t.launch(11), Some(LaunchStack::NoPython));
         assert_eq!(t.launch(12), None);
-        assert_eq!(t.user_frame(1).map(|f| (f.file.as_str(), f.line)), Some(("train.py", 42)));
+        assert_eq!(
+            t.user_frame(1).map(|f| (f.file.as_str(), f.line)),
+            Some(("train.py", 42))
+        );
     }
 
     #[test]
     fn a_cut_entry_and_a_bad_line_are_skipped_and_said() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &[frame(1, "a.py", 1, None)], &[(1, 1)], &[1, 2, 3]);
+        write(
+            dir.path(),
+            &[frame(1, "a.py", 1, None)],
+            &[(1, 1)],
+            &[1, 2, 3],
+        );
         let mut table = std::fs::read(dir.path().join(PYTHON_STACKS_FILE)).unwrap();
         table.splice(0..0, b"not json\n".iter().copied());
         std::fs::write(dir.path().join(PYTHON_STACKS_FILE), table).unwrap();
@@ -366,10 +378,19 @@ mod tests {
     #[test]
     fn a_wrapped_correlation_id_is_left_unattributed() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &[], &[(5, 1), (6, 2), (6, 2), (5, 3), (5, 1)], &[]);
+        write(
+            dir.path(),
+            &[],
+            &[(5, 1), (6, 2), (6, 2), (5, 3), (5, 1)],
+            &[],
+        );
         let t = StackTable::read(dir.path());
         assert_eq!(t.launch(5), None);
-        assert_eq!(t.launch(6), Some(LaunchStack::Stack(2)), "a graph launch's kernels");
+        assert_eq!(
+            t.launch(6),
+            Some(LaunchStack::Stack(2)),
+            "a graph launch's kernels"
+        );
         assert_eq!(t.ambiguous(), 1);
     }
 
@@ -380,7 +401,11 @@ mod tests {
         write(dir.path(), &lines, &[(9, 2)], &[]);
         let t = StackTable::read(dir.path());
         assert_eq!(t.gpu_op(9, 77), Some(LaunchStack::Stack(4)));
-        assert_eq!(t.gpu_op(9, 78), Some(LaunchStack::Stack(2)), "unknown node: the launch");
+        assert_eq!(
+            t.gpu_op(9, 78),
+            Some(LaunchStack::Stack(2)),
+            "unknown node: the launch"
+        );
         assert_eq!(t.gpu_op(9, 0), Some(LaunchStack::Stack(2)));
     }
 

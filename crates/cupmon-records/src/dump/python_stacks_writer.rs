@@ -63,9 +63,11 @@ impl StackFilesWriter {
         }
         let out = match &mut self.launches {
             Some(out) => out,
-            None => self
-                .launches
-                .insert(open(&self.dir, LAUNCH_STACKS_FILE, &launch_stacks_header())?),
+            None => self.launches.insert(open(
+                &self.dir,
+                LAUNCH_STACKS_FILE,
+                &launch_stacks_header(),
+            )?),
         };
         out.write_all(&launch_entries(pairs))
             .map_err(|e| DumpError::io(LAUNCH_STACKS_FILE, e))
@@ -74,10 +76,12 @@ impl StackFilesWriter {
     /// The table first: a launch entry on disk always has its stack there.
     pub fn flush(&mut self) -> Result<(), DumpError> {
         if let Some(out) = &mut self.table {
-            out.flush().map_err(|e| DumpError::io(PYTHON_STACKS_FILE, e))?;
+            out.flush()
+                .map_err(|e| DumpError::io(PYTHON_STACKS_FILE, e))?;
         }
         if let Some(out) = &mut self.launches {
-            out.flush().map_err(|e| DumpError::io(LAUNCH_STACKS_FILE, e))?;
+            out.flush()
+                .map_err(|e| DumpError::io(LAUNCH_STACKS_FILE, e))?;
         }
         Ok(())
     }

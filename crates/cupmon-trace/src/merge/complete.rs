@@ -235,13 +235,10 @@ pub(crate) fn kineto_args(
         }
         (GpuDetail::Kernel, None) => {}
     }
-    let stack = c
-        .stacks
-        .as_ref()
-        .and_then(|t| {
-            let node = u64::try_from(g.graph_node_id).unwrap_or(0);
-            t.launch_text(u32::try_from(g.correlation_id).ok()?, node)
-        });
+    let stack = c.stacks.as_ref().and_then(|t| {
+        let node = u64::try_from(g.graph_node_id).unwrap_or(0);
+        t.launch_text(u32::try_from(g.correlation_id).ok()?, node)
+    });
     if let Some((line, stack)) = stack {
         args.push(("source line", KinetoArg::Str(line)));
         args.push(("python stack", KinetoArg::Str(stack)));
