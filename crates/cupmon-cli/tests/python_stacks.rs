@@ -204,6 +204,25 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
         let stats = stats_by_line(&dump_dir);
         let attn = format!("stacks_app.py:{} (attention)", marks["attn_kernel"]);
         assert!(stats.contains(&attn), "{version}: {stats}");
+        let page = dir.path().join("report.html");
+        let status = Command::new(env!("CARGO_BIN_EXE_cupmon"))
+            .arg("report")
+            .arg(&dump_dir)
+            .arg("-o")
+            .arg(&page)
+            .status()
+            .expect("cupmon report");
+        assert!(status.success());
+        let html = std::fs::read_to_string(&page).expect("report.html");
+        assert!(html.contains("Top source lines by GPU time"), "{version}");
+        let graph = format!(
+            "stacks_app.py:{} <span class=\"note\">capture_graph",
+            marks["graph_kernel"]
+        );
+        assert!(
+            html.contains(&graph),
+            "{version}: the graph's kernels under their capture line"
+        );
         eprintln!("python stacks checked with CPython {version}");
     }
 }

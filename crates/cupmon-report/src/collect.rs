@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use cupmon_records::digest::{summarize_on_grid, Summary};
 use cupmon_records::stats_of;
 use cupmon_records::{
-    DecodeProgress, Dump, DumpStats, KernelNames, TimeRange, Timeline, TimelineBuilder,
+    source_lines, DecodeProgress, Dump, DumpStats, KernelNames, LinesReport, TimeRange, Timeline,
+    TimelineBuilder,
 };
 
 use crate::copies::CopyStats;
@@ -37,6 +38,9 @@ pub struct ProcessData {
     pub streams: Vec<StreamBusy>,
     pub windows: Vec<WindowMark>,
     pub window_errors: Vec<WindowError>,
+    /// Kernel time by the source line that launched it, when the dump has Python
+    /// stacks (one more walk of the slice's records).
+    pub lines: Option<LinesReport>,
 }
 
 impl ProcessData {
@@ -93,6 +97,11 @@ pub fn collect(
     }
     let info = ProcessInfo::from_meta(dump.meta());
     let (windows, window_errors) = find_windows(dump.dir());
+    let lines = if dump.python_stacks().is_empty() {
+        None
+    } else {
+        Some(source_lines(dump, range, |_| {}).map_err(dump_err)?)
+    };
     Ok(ProcessData {
         label: label_of(&info, dump),
         dir: dump.dir().to_path_buf(),
@@ -105,5 +114,6 @@ pub fn collect(
         streams: digest.streams,
         windows,
         window_errors,
+        lines,
     })
 }

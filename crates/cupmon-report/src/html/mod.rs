@@ -6,6 +6,7 @@
 mod chart_data;
 mod header;
 mod ranks;
+mod source_lines;
 mod tables;
 mod text;
 
@@ -46,6 +47,7 @@ pub fn write_html(report: &Report, page_dir: &Path, out: &mut impl Write) -> io:
     )?;
     tables::windows(out, report, page_dir)?;
     tables::kernels(out, report)?;
+    source_lines::write(out, report)?;
     tables::copies(out, report)?;
     tables::streams(out, report)?;
     ranks::ranks(out, report)?;
