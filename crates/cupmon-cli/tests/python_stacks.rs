@@ -317,6 +317,17 @@ fn the_window_trace_and_decode_give_each_gpu_op_its_source_line() {
     let window: serde_json::Value =
         serde_json::from_reader(flate2::read::GzDecoder::new(gz)).expect("window trace json");
     check_lines("window trace", &gpu_ops_lines(&window));
+    // Each launch's stack as Kineto's python_function events over the launch call.
+    let frames: Vec<&str> = window["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["cat"] == "python_function")
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    let attention = format!("stacks_app.py({}): attention", markers()["attn_kernel"]);
+    let n = frames.iter().filter(|f| f.ends_with(&attention)).count();
+    assert_eq!(n, 9, "one per attention launch (3 steps of 3): {frames:?}");
     let out = dir.path().join("decoded.trace.json");
     let status = Command::new(env!("CARGO_BIN_EXE_cupmon"))
         .arg("decode")

@@ -82,6 +82,28 @@ impl Complete {
         self
     }
 
+    /// The Python frames of the launch of `corr`, outermost first, named as Kineto names
+    /// its `python_function` events (`file(line): function`, here the line running at
+    /// the launch).
+    pub fn python_frames(&self, corr: i128) -> Vec<String> {
+        let Some(t) = &self.stacks else {
+            return Vec::new();
+        };
+        let Some(cupmon_records::dump::LaunchStack::Stack(id)) =
+            u32::try_from(corr).ok().and_then(|c| t.launch(c))
+        else {
+            return Vec::new();
+        };
+        let Some((frames, _)) = t.frames(id) else {
+            return Vec::new();
+        };
+        frames
+            .iter()
+            .rev()
+            .map(|f| format!("{}({}): {}", f.file, f.line, f.function))
+            .collect()
+    }
+
     /// With the CPU trace's collective metadata, by External id.
     pub fn with_comms(mut self, comms: FxHashMap<i128, Box<ParamComms>>) -> Self {
         self.comms = comms;
