@@ -201,6 +201,10 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
         .map(|(k, n)| (k.to_owned(), n))
         .collect();
         assert_eq!(seen, expected, "{version}");
+        // The worker joined every one of them (none lost from the ring).
+        let joined = &dump.meta().json()["python_stack_records"];
+        assert_eq!(joined["attributed"], 36, "{version}: {joined}");
+        assert_eq!(joined["unattributed"], 0, "{version}: {joined}");
         let stats = stats_by_line(&dump_dir);
         let attn = format!("stacks_app.py:{} (attention)", marks["attn_kernel"]);
         assert!(stats.contains(&attn), "{version}: {stats}");

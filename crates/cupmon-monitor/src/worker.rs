@@ -332,6 +332,17 @@ impl Worker {
     }
 
     fn finish(self) -> Option<String> {
+        if self.stacks.attributed > 0 {
+            // Launches whose stack note was gone (overwritten in the ring, or taken before
+            // the session) are counted, so a reader can tell "no Python" from "lost".
+            let (attributed, unattributed) = (self.stacks.attributed, self.stacks.unattributed);
+            self.shared.write_meta(|m| {
+                m.set(
+                    "python_stack_records",
+                    serde_json::json!({"attributed": attributed, "unattributed": unattributed}),
+                );
+            });
+        }
         if let Some(e) = self.write_error {
             return Some(e);
         }
