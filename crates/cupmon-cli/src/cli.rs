@@ -523,6 +523,11 @@ pub struct StatsArgs {
     /// the innermost range their launch ran in, as linked while a trace window was open.
     #[arg(long)]
     pub by_range: bool,
+    /// Also list the source lines that launched the most GPU time (the innermost frame
+    /// of each kernel's Python stack that is not torch's, Triton's or cupmon's), each
+    /// with its kernels. Reads every kernel record of the slice.
+    #[arg(long)]
+    pub by_line: bool,
     #[command(flatten)]
     pub slice: crate::slice_args::SliceArgs,
     #[command(flatten)]

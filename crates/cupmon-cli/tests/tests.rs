@@ -21,6 +21,7 @@ mod hostile_segments;
 mod nvtx;
 mod off_clock;
 mod pftrace;
+mod python_stacks;
 mod regression;
 mod repo_docs;
 mod report;

@@ -52,6 +52,8 @@ pub struct MonitorConfig {
     pub trace_format: WindowTraceFormat,
     /// Count kernel launches through CUPTI's callbacks (launch accounting).
     pub count_launches: bool,
+    /// Note each launch's Python stack (needs `count_launches`).
+    pub python_stacks: bool,
     /// Act when CUPTI delivers nothing while kernels are launched.
     pub recover: bool,
     /// A stall: this many flush periods without a buffer back...
@@ -158,6 +160,7 @@ impl MonitorConfig {
             raw: false,
             trace_format: WindowTraceFormat::Json,
             count_launches: true,
+            python_stacks: true,
             recover: true,
             stall_periods: 3,
             stall_kernels: 20_000,

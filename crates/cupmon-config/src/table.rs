@@ -301,6 +301,7 @@ pub static SETTINGS: &[Setting] = &[
     recorder::SEGMENT_PERIOD,
     recorder::RAW,
     accounting::COUNT_LAUNCHES,
+    accounting::PYTHON_STACKS,
     accounting::RECOVER,
     accounting::STALL_PERIODS,
     accounting::STALL_KERNELS,

@@ -39,6 +39,23 @@ pub(crate) const COUNT_LAUNCHES: Setting = Setting {
     show: |c| on_off(c.count_launches),
 };
 
+pub(crate) const PYTHON_STACKS: Setting = Setting {
+    name: "python_stacks",
+    env: "CUPMON_PYTHON_STACKS",
+    flag: None,
+    value: "0|1",
+    default: "1",
+    allowed: "0 or 1",
+    help: "1: note the Python stack that launched each kernel (read at the launch callback, \
+           interned; needs count_launches), for `stats --by-line`, traces and the report; \
+           0 only to measure what it costs (no flag)",
+    apply: |c, v| {
+        c.python_stacks = flag(v)?;
+        Ok(())
+    },
+    show: |c| on_off(c.python_stacks),
+};
+
 pub(crate) const RECOVER: Setting = Setting {
     name: "recover",
     env: "CUPMON_RECOVER",

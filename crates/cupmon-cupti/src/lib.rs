@@ -37,6 +37,9 @@ pub use cupti::Cupti;
 pub use device::{device_properties, DeviceProperties};
 pub use error::{CuptiError, LoadError, Tried};
 pub use interest::Owner;
-pub use launches::{launch_counting, launch_counts, leave_callback_slot, Counting, LaunchCounts};
+pub use launches::{
+    all_node_stacks, launch_counting, launch_counts, launch_stack, leave_callback_slot,
+    start_python_stacks, stop_python_stacks, take_new_node_stacks, Counting, LaunchCounts,
+};
 pub use load::{find_driver, LoadOptions};
 pub use locate::SearchOptions;

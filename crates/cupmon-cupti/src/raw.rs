@@ -49,6 +49,9 @@ pub type SubscribeFn =
     unsafe extern "C" fn(*mut SubscriberHandle, Option<CallbackFn>, *mut c_void) -> RawStatus;
 /// `cuptiUnsubscribe(CUpti_SubscriberHandle)`.
 pub type UnsubscribeFn = unsafe extern "C" fn(SubscriberHandle) -> RawStatus;
+/// `cuptiGetGraphNodeId(CUgraphNode, uint64_t *id)`: the id kernel records carry as
+/// `graphNodeId`.
+pub type GetGraphNodeIdFn = unsafe extern "C" fn(*mut c_void, *mut u64) -> RawStatus;
 /// `cuptiEnableCallback(uint32_t enable, subscriber, domain, cbid)`.
 pub type EnableCallbackFn = unsafe extern "C" fn(u32, SubscriberHandle, u32, u32) -> RawStatus;
 /// `cuptiEnableDomain(uint32_t enable, subscriber, domain)`.
@@ -92,6 +95,8 @@ pub struct RawApi {
     pub enable_domain: Option<EnableDomainFn>,
     pub enable_all_domains: Option<EnableAllDomainsFn>,
     pub get_callback_state: Option<GetCallbackStateFn>,
+    /// Graph node ids (the Python stacks of graph kernels, by node).
+    pub get_graph_node_id: Option<GetGraphNodeIdFn>,
     /// CUPTI's settings the GPU sweeps try (`CUPMON_CUPTI_*`).
     pub activity_flush_period: Option<FlushPeriodFn>,
     pub activity_set_attribute: Option<SetAttributeFn>,
@@ -145,6 +150,7 @@ impl RawApi {
             ),
             get_last_error: required!("cuptiGetLastError"),
             subscribe: optional!("cuptiSubscribe"),
+            get_graph_node_id: optional!("cuptiGetGraphNodeId"),
             unsubscribe: optional!("cuptiUnsubscribe"),
             enable_callback: optional!("cuptiEnableCallback"),
             enable_domain: optional!("cuptiEnableDomain"),

@@ -179,6 +179,13 @@ controls! {
     /// inside the call) and runs nothing.
     CAPTURE_KERNELS, CaptureKernelsFn = "cupmonFakeCaptureKernels":
         unsafe extern "C" fn(u32, u32) -> Status;
+    /// `(out_exec)`: instantiates the kernel nodes captured (`cupmonFakeCaptureKernels`)
+    /// since the last such call: a graph-node-cloned callback per node (its node in the
+    /// executable graph, whose id the launches' kernel records carry as `graphNodeId`),
+    /// then graph-exec-created; writes the executable graph to `out_exec`. Node ids are
+    /// what the fake's `cuptiGetGraphNodeId` gives for the nodes' handles.
+    GRAPH_INSTANTIATE_CAPTURED, GraphInstantiateCapturedFn = "cupmonFakeGraphInstantiateCaptured":
+        unsafe extern "C" fn(*mut u64) -> Status;
     /// `(mode)`: starts a stall ending on the action [`stall`] names (NONE ends one).
     /// Starting one first hands the client every buffer the fake holds.
     STALL, StallFn = "cupmonFakeStall": unsafe extern "C" fn(u32) -> Status;

@@ -255,6 +255,22 @@ pub unsafe extern "C" fn cupmonFakeGraphInstantiate(
     SUCCESS
 }
 
+/// Instantiates the kernel nodes captured so far (see
+/// `cupmon_fake_cupti_abi::GRAPH_INSTANTIATE_CAPTURED`).
+///
+/// # Safety
+/// `out_exec` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cupmonFakeGraphInstantiateCaptured(out_exec: *mut u64) -> RawStatus {
+    if out_exec.is_null() {
+        return report(Status::ERROR_INVALID_PARAMETER);
+    }
+    let exec = graphs::instantiate_captured();
+    // SAFETY: checked non-null; valid for a write by the caller's contract.
+    unsafe { out_exec.write(exec) };
+    SUCCESS
+}
+
 /// `cudaGraphLaunch`'s parameters as CUPTI's callback data points at them.
 #[repr(C)]
 struct GraphLaunchParams {
@@ -286,6 +302,7 @@ pub unsafe extern "C" fn cupmonFakeGraphLaunch(
         stream_id,
         name_ptr,
         kernels,
+        exec,
     };
     let params_ptr = (&params as *const GraphLaunchParams).cast();
     calls_with(
@@ -492,6 +509,7 @@ const _: () = {
     let _: abi::CaptureKernelsFn = cupmonFakeCaptureKernels;
     let _: abi::SetGridXFn = cupmonFakeSetGridX;
     let _: abi::BlockingCallFn = cupmonFakeBlockingCall;
+    let _: abi::GraphInstantiateCapturedFn = cupmonFakeGraphInstantiateCaptured;
 };
 
 #[cfg(test)]

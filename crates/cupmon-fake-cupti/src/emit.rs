@@ -38,11 +38,13 @@ pub(crate) enum Work {
         stream_id: u32,
         name_ptr: u64,
     },
-    /// A graph launch: `kernels` kernels under the launch's correlation id.
+    /// A graph launch: `kernels` kernels under the launch's correlation id (of
+    /// executable graph `exec`, whose captured nodes give the kernels their node ids).
     Graph {
         stream_id: u32,
         name_ptr: u64,
         kernels: u32,
+        exec: u64,
     },
     Memcpy {
         stream_id: u32,
@@ -255,16 +257,24 @@ fn call_records(
             stream_id,
             name_ptr,
             kernels,
+            exec,
         } => {
-            for _ in 0..kernels {
-                records.extend(kernel_record(
+            let nodes = crate::graphs::node_ids_of(exec);
+            for k in 0..kernels as usize {
+                let record = kernel_record(
                     config,
                     stream_id,
                     name_ptr,
                     correlation_id,
                     gpu_start,
                     gpu_end,
-                ));
+                );
+                records.extend(record.map(|mut held| {
+                    if let (Record::Kernel(kernel), Some(&id)) = (&mut held.record, nodes.get(k)) {
+                        kernel.graph_node_id = id;
+                    }
+                    held
+                }));
             }
         }
         Work::Kernel {

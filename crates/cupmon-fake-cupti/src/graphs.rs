@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use crate::cupti_types::{
     GraphData, ResourceData, DOMAIN_RESOURCE, RESOURCE_GRAPHEXEC_CREATED,
-    RESOURCE_GRAPHEXEC_DESTROY_STARTING, RESOURCE_GRAPHNODE_CREATED,
+    RESOURCE_GRAPHEXEC_DESTROY_STARTING, RESOURCE_GRAPHNODE_CLONED, RESOURCE_GRAPHNODE_CREATED,
 };
 use crate::state::lock;
 use crate::subscriber;
@@ -42,12 +42,103 @@ struct Graphs {
     graphs: Vec<Vec<Node>>,
     /// Executable graphs: the kernels one launch runs (`None`: destroyed).
     execs: Vec<Option<u32>>,
+    /// The node ids of each executable graph's kernels (empty: not from a capture).
+    exec_nodes: Vec<Vec<u64>>,
+    /// Handles of kernel nodes captured and not instantiated yet.
+    captured: Vec<usize>,
+    /// Node handles made so far (captured nodes and their clones).
+    nodes_made: usize,
 }
 
 static GRAPHS: Mutex<Graphs> = Mutex::new(Graphs {
     graphs: Vec::new(),
     execs: Vec::new(),
+    exec_nodes: Vec::new(),
+    captured: Vec::new(),
+    nodes_made: 0,
 });
+
+/// Captured and cloned nodes' handles: apart from the graphs' own (`node_handle`), and
+/// their own graph-node ids (`cuptiGetGraphNodeId`).
+const LOOSE_NODE_BASE: usize = 0x6b00_0000;
+
+fn new_loose_node(g: &mut Graphs) -> usize {
+    g.nodes_made += 1;
+    LOOSE_NODE_BASE + g.nodes_made * 8
+}
+
+/// `cuptiGetGraphNodeId`: a node's id is its handle.
+///
+/// # Safety
+/// `id` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn cuptiGetGraphNodeId(node: *mut c_void, id: *mut u64) -> u32 {
+    if node.is_null() || id.is_null() {
+        return crate::cupti_types::Status::ERROR_INVALID_PARAMETER.0;
+    }
+    // SAFETY: checked non-null; valid for a write by the caller's contract.
+    unsafe { id.write(node as u64) };
+    0
+}
+
+/// The node ids of `exec`'s kernels, in launch order (empty when not from a capture).
+pub(crate) fn node_ids_of(exec: u64) -> Vec<u64> {
+    let Some(at) = usize::try_from(exec)
+        .ok()
+        .and_then(|e| e.checked_sub(EXEC_BASE))
+    else {
+        return Vec::new();
+    };
+    lock(&GRAPHS)
+        .exec_nodes
+        .get(at / EXEC_STRIDE)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Instantiates the nodes captured since the last call: a cloned-node callback per node,
+/// then the graph-exec-created callback.
+pub(crate) fn instantiate_captured() -> u64 {
+    let (graph, exec, clones) = {
+        let mut g = lock(&GRAPHS);
+        let captured = std::mem::take(&mut g.captured);
+        let clones: Vec<(usize, usize)> = captured
+            .iter()
+            .map(|&original| (original, new_loose_node(&mut g)))
+            .collect();
+        g.graphs.push(vec![Node::Kernel; captured.len()]);
+        let graph = graph_handle(g.graphs.len() - 1);
+        g.execs.push(Some(captured.len() as u32));
+        let at = g.execs.len() - 1;
+        g.exec_nodes.resize(at, Vec::new());
+        g.exec_nodes
+            .push(clones.iter().map(|&(_, clone)| clone as u64).collect());
+        (graph, EXEC_BASE + at * EXEC_STRIDE, clones)
+    };
+    for (original, clone) in clones {
+        node_callback(RESOURCE_GRAPHNODE_CLONED, graph, clone, original);
+    }
+    resource_callback(RESOURCE_GRAPHEXEC_CREATED, graph, exec);
+    exec as u64
+}
+
+fn node_callback(cbid: u32, graph: usize, node: usize, original: usize) {
+    let mut graph_data = GraphData {
+        graph: graph as *mut c_void,
+        original_graph: std::ptr::null_mut(),
+        node: node as *mut c_void,
+        original_node: original as *mut c_void,
+        node_type: NODE_KERNEL as u32,
+        dependency: std::ptr::null_mut(),
+        graph_exec: std::ptr::null_mut(),
+    };
+    let data = ResourceData {
+        context: std::ptr::null_mut(),
+        resource_handle: std::ptr::null_mut(),
+        resource_descriptor: (&mut graph_data as *mut GraphData).cast(),
+    };
+    subscriber::issue(DOMAIN_RESOURCE, cbid, (&data as *const ResourceData).cast());
+}
 
 fn graph_handle(id: usize) -> usize {
     GRAPH_BASE + id * GRAPH_STRIDE
@@ -123,25 +214,13 @@ pub(crate) fn destroy(exec: u64) -> bool {
 
 /// The graph-node-created callback of a kernel node added by stream capture.
 pub(crate) fn kernel_node_captured() {
-    let mut graph_data = GraphData {
-        graph: graph_handle(0) as *mut c_void,
-        original_graph: std::ptr::null_mut(),
-        node: std::ptr::null_mut(),
-        original_node: std::ptr::null_mut(),
-        node_type: NODE_KERNEL as u32,
-        dependency: std::ptr::null_mut(),
-        graph_exec: std::ptr::null_mut(),
+    let node = {
+        let mut g = lock(&GRAPHS);
+        let node = new_loose_node(&mut g);
+        g.captured.push(node);
+        node
     };
-    let data = ResourceData {
-        context: std::ptr::null_mut(),
-        resource_handle: std::ptr::null_mut(),
-        resource_descriptor: (&mut graph_data as *mut GraphData).cast(),
-    };
-    subscriber::issue(
-        DOMAIN_RESOURCE,
-        RESOURCE_GRAPHNODE_CREATED,
-        (&data as *const ResourceData).cast(),
-    );
+    node_callback(RESOURCE_GRAPHNODE_CREATED, graph_handle(0), node, 0);
 }
 
 fn resource_callback(cbid: u32, graph: usize, exec: usize) {

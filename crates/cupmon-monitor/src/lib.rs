@@ -23,6 +23,7 @@ mod flush_caller;
 mod flusher;
 mod hang_watch;
 mod launch_ledger;
+mod launch_stacks;
 mod meta;
 mod monitor;
 mod msg;

@@ -15,6 +15,7 @@ use cupmon_records::{
 };
 use cupmon_window::WindowEvent;
 
+use crate::launch_stacks::StackJoin;
 use crate::msg::{Msg, WindowEvents};
 use crate::shared::Shared;
 use crate::worker_profile::WriteTimer;
@@ -33,13 +34,14 @@ pub(crate) struct Worker {
     born: Instant,
     /// Per stream: the last operations and those running (for hang records).
     streams: cupmon_hang::StreamTracker,
+    /// Launches joined to their Python stacks.
+    stacks: StackJoin,
 }
 
 impl Worker {
     pub fn new(shared: &'static Shared, dump: DumpWriter) -> Self {
         Self {
             shared,
-            dump,
             seen_names: HashSet::new(),
             window: None,
             write_error: None,
@@ -48,6 +50,8 @@ impl Worker {
             warned_budget: false,
             born: Instant::now(),
             streams: cupmon_hang::StreamTracker::new(),
+            stacks: StackJoin::new(dump.dir()),
+            dump,
         }
     }
 
@@ -132,6 +136,10 @@ impl Worker {
         }
         let written = self.write(&buffer, cupti_ns, unix_ns, layout, &index);
         self.note_write_error(written);
+        if self.write_error.is_none() {
+            let stacks = self.stacks.write();
+            self.note_write_error(stacks);
+        }
         let observer = shared
             .observer
             .read()
@@ -322,6 +330,7 @@ impl Worker {
                     n += 1;
                     index.add(&record);
                     self.streams.add(&record, self.dump.kernel_names());
+                    self.stacks.see(&record);
                     if digest {
                         self.dump.digest_record(&record);
                     }
@@ -361,6 +370,17 @@ impl Worker {
     }
 
     fn finish(self) -> Option<String> {
+        if self.stacks.attributed > 0 {
+            // Launches whose stack note was gone (overwritten in the ring, or taken before
+            // the session) are counted, so a reader can tell "no Python" from "lost".
+            let (attributed, unattributed) = (self.stacks.attributed, self.stacks.unattributed);
+            self.shared.write_meta(|m| {
+                m.set(
+                    "python_stack_records",
+                    serde_json::json!({"attributed": attributed, "unattributed": unattributed}),
+                );
+            });
+        }
         if let Some(e) = self.write_error {
             return Some(e);
         }

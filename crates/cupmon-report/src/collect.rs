@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use cupmon_records::digest::{summarize_on_grid, Summary};
 use cupmon_records::stats_of;
 use cupmon_records::{
-    DecodeProgress, Dump, DumpStats, KernelNames, TimeRange, Timeline, TimelineBuilder,
+    source_lines, DecodeProgress, Dump, DumpStats, KernelNames, LinesReport, TimeRange, Timeline,
+    TimelineBuilder,
 };
 
 use crate::copies::CopyStats;
@@ -39,6 +40,9 @@ pub struct ProcessData {
     pub window_errors: Vec<WindowError>,
     /// GPU time by range name inside the windows (`crate::ranges`).
     pub ranges: Vec<cupmon_records::RangeTime>,
+    /// Kernel time by the source line that launched it, when the dump has Python
+    /// stacks (one more walk of the slice's records).
+    pub lines: Option<LinesReport>,
 }
 
 impl ProcessData {
@@ -96,6 +100,11 @@ pub fn collect(
     let info = ProcessInfo::from_meta(dump.meta());
     let (windows, window_errors) = find_windows(dump.dir());
     let ranges = crate::ranges::window_range_times(dump, range, &windows).map_err(dump_err)?;
+    let lines = if dump.python_stacks().is_empty() {
+        None
+    } else {
+        Some(source_lines(dump, range, |_| {}).map_err(dump_err)?)
+    };
     Ok(ProcessData {
         label: label_of(&info, dump),
         dir: dump.dir().to_path_buf(),
@@ -109,5 +118,6 @@ pub fn collect(
         windows,
         window_errors,
         ranges,
+        lines,
     })
 }

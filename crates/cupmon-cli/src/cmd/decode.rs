@@ -150,6 +150,7 @@ fn merge_into_cpu_trace(
         }
     }
     let mut window = MergeWindow::from(window);
+    window.set_python_stacks(decoded.dump.python_stacks().clone());
     if let Some((rank, world_size)) = rank {
         window.set_rank(rank, world_size);
     }

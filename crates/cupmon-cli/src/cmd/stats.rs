@@ -1,5 +1,6 @@
 //! `cupmon stats`: what a dump holds.
 
+mod lines_report;
 mod range_report;
 mod timeline_report;
 
@@ -97,6 +98,9 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         .with_context(|| dir.display().to_string())?;
         progress.finish();
         range_report::write(&mut out, &times)?;
+    }
+    if args.by_line {
+        lines_report::write(&mut out, &dump, &range, args.top, name_room)?;
     }
     Ok(0)
 }

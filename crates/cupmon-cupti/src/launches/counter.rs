@@ -58,10 +58,14 @@ fn shard() -> &'static Shard {
     &TABLE[index]
 }
 
-/// A launch call entered on this thread.
+/// A launch call entered on this thread; true when it is the outermost one.
 #[inline]
-pub(crate) fn enter() {
-    DEPTH.with(|d| d.set(d.get().saturating_add(1)));
+pub(crate) fn enter() -> bool {
+    DEPTH.with(|d| {
+        let depth = d.get();
+        d.set(depth.saturating_add(1));
+        depth == 0
+    })
 }
 
 /// A launch call left on this thread; true when it was the outermost one and it

@@ -19,6 +19,12 @@ pub const SITE_ENTER: u32 = 0;
 /// `CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED`: also issued inside a launch made while its
 /// stream is being captured into a graph, a launch that runs nothing.
 pub const RESOURCE_GRAPHNODE_CREATED: u32 = 13;
+/// `CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED`: a node copied into another graph (at
+/// instantiation, into the executable graph whose kernels carry the copy's id).
+pub const RESOURCE_GRAPHNODE_CLONED: u32 = 14;
+/// `CU_GRAPH_NODE_TYPE_MEMCPY` and `..._MEMSET`.
+pub const NODE_TYPE_MEMCPY: u32 = 1;
+pub const NODE_TYPE_MEMSET: u32 = 2;
 /// `CU_GRAPH_NODE_TYPE_KERNEL`.
 pub const NODE_TYPE_KERNEL: u32 = 0;
 /// `CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED` and `..._GRAPHEXEC_DESTROY_STARTING`.
@@ -78,6 +84,57 @@ pub fn launch_of(domain: u32, cbid: u32) -> Option<Launch> {
         (DOMAIN_RUNTIME_API, 311 | 312) => Some(Launch::Graph),
         _ => None,
     }
+}
+
+/// API call ids below this are looked up in [`copy_calls`].
+const COPY_IDS: usize = 1024;
+
+/// The runtime and driver calls that copy or set memory (`cudaMemcpy*`, `cudaMemset*`,
+/// `cuMemcpy*`, `cuMemset*`, by CUPTI's names in cupmon-records' table): their stacks
+/// are noted like launches' (a copy's record carries its call's correlation id).
+fn copy_calls() -> &'static [[u64; COPY_IDS / 64]; 2] {
+    static SETS: std::sync::OnceLock<[[u64; COPY_IDS / 64]; 2]> = std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        let mut sets = [[0u64; COPY_IDS / 64]; 2];
+        let domains = [
+            (cupmon_records::ApiDomain::Driver, ["cuMemcpy", "cuMemset"]),
+            (
+                cupmon_records::ApiDomain::Runtime,
+                ["cudaMemcpy", "cudaMemset"],
+            ),
+        ];
+        for (set, (domain, prefixes)) in sets.iter_mut().zip(domains) {
+            for cbid in 0..COPY_IDS as u32 {
+                if domain
+                    .known_name(cbid)
+                    .is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p)))
+                {
+                    set[cbid as usize / 64] |= 1 << (cbid % 64);
+                }
+            }
+        }
+        sets
+    })
+}
+
+/// Whether `(domain, cbid)` copies or sets memory.
+#[inline]
+pub fn is_copy(domain: u32, cbid: u32) -> bool {
+    let set = match domain {
+        DOMAIN_DRIVER_API => 0,
+        DOMAIN_RUNTIME_API => 1,
+        _ => return false,
+    };
+    (cbid as usize) < COPY_IDS && copy_calls()[set][cbid as usize / 64] & (1 << (cbid % 64)) != 0
+}
+
+/// The copy and memset calls, enabled with the launch callbacks so that their stacks
+/// can be noted.
+pub fn copy_callbacks() -> impl Iterator<Item = (u32, u32)> {
+    [DOMAIN_DRIVER_API, DOMAIN_RUNTIME_API]
+        .into_iter()
+        .flat_map(|d| (0..COPY_IDS as u32).map(move |c| (d, c)))
+        .filter(|&(d, c)| is_copy(d, c))
 }
 
 /// Every `(domain, cbid)` cupmon enables to count launches.
@@ -183,6 +240,19 @@ mod tests {
                 "runtime {cbid}"
             );
         }
+    }
+
+    #[test]
+    fn copies_and_memsets_are_told_apart_from_launches() {
+        let copies: Vec<(u32, u32)> = copy_callbacks().collect();
+        assert!(copies.len() > 20, "{copies:?}");
+        for &(d, c) in &copies {
+            assert_eq!(launch_of(d, c), None, "{d} {c}");
+        }
+        // cudaMemcpyAsync is 41 and cudaMemsetAsync 48 in cupti_runtime_cbid.h.
+        assert!(is_copy(DOMAIN_RUNTIME_API, 41) && is_copy(DOMAIN_RUNTIME_API, 48));
+        assert!(!is_copy(DOMAIN_RUNTIME_API, 211), "cudaLaunchKernel");
+        assert!(!is_copy(DOMAIN_RESOURCE, 41));
     }
 
     #[test]

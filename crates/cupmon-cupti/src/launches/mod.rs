@@ -10,6 +10,7 @@
 //!   in (for hang records).
 //! - `graphs`: kernels per executable graph, counted when it is instantiated.
 //! - `subscriber`: cupmon's one subscription and its callback.
+//! - `stacks`: the Python stack of each launch, by correlation id.
 //! - `clients`: other subscribers (Kineto) served through that subscription.
 
 mod clients;
@@ -17,9 +18,13 @@ mod counter;
 mod graphs;
 pub mod ids;
 pub mod inflight;
+mod stacks;
 mod subscriber;
 
 pub use counter::{launch_counts, LaunchCounts};
+pub use stacks::{
+    all_node_stacks, launch_stack, start_python_stacks, stop_python_stacks, take_new_node_stacks,
+};
 pub use subscriber::{
     client_callback_state, client_enable_all_domains, client_enable_callback, client_enable_domain,
     is_client_handle, known_graphs, launch_counting, leave_callback_slot, unsubscribe_client,

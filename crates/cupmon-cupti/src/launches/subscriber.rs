@@ -15,6 +15,7 @@ use super::counter;
 use super::graphs;
 use super::ids::{self, CallbackData, GraphData, Launch, ResourceData};
 use super::inflight;
+use super::stacks;
 use crate::constants::CuptiStatus;
 use crate::cupti::Cupti;
 use crate::raw::{CallbackFn, RawStatus, SubscriberHandle};
@@ -67,6 +68,12 @@ static STATE: Mutex<State> = Mutex::new(State {
 
 fn lock() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Enables (or disables) the copy and memset callbacks that noting stacks needs.
+pub(crate) fn resync() {
+    let mut state = lock();
+    sync(&mut state);
 }
 
 /// Whether cupmon counts launches now, and if not, why.
@@ -335,6 +342,10 @@ fn sync(state: &mut State) {
     if state.counting {
         want.extend(ids::counted_callbacks());
         want.extend(inflight::sync_callbacks());
+        if stacks::noting() {
+            want.extend(ids::copy_callbacks());
+            want.insert((ids::DOMAIN_RESOURCE, ids::RESOURCE_GRAPHNODE_CLONED));
+        }
     }
     for &domain in want_domains.difference(&state.domains.clone()) {
         // SAFETY: cupmon's own subscriber handle and plain values.
@@ -381,10 +392,18 @@ unsafe extern "C" fn on_callback(
         if let Some(launch) = ids::launch_of(domain, cbid) {
             // SAFETY: CUPTI passes a `CUpti_CallbackData` for API domains.
             unsafe { on_launch(launch, domain, cbid, &*data.cast::<CallbackData>()) };
-        } else if inflight::is_sync(domain, cbid) && COUNTING.load(Ordering::Relaxed) {
-            // SAFETY: CUPTI passes a `CUpti_CallbackData` for API domains.
-            let site = unsafe { (*data.cast::<CallbackData>()).callback_site };
-            inflight::sync_call(domain, cbid, site == ids::SITE_ENTER);
+        } else if ids::is_copy(domain, cbid) || inflight::is_sync(domain, cbid) {
+            // A call can be both (`cudaMemcpy` copies and synchronises): a copy's
+            // Python stack is noted for its record, a synchronisation for hang records.
+            // SAFETY: both are API-domain callbacks: CUPTI passes a `CUpti_CallbackData`.
+            let data = unsafe { &*data.cast::<CallbackData>() };
+            let entering = data.callback_site == ids::SITE_ENTER;
+            if entering && ids::is_copy(domain, cbid) {
+                stacks::note_launch(data.correlation_id);
+            }
+            if inflight::is_sync(domain, cbid) && COUNTING.load(Ordering::Relaxed) {
+                inflight::sync_call(domain, cbid, entering);
+            }
         } else if domain == ids::DOMAIN_RESOURCE && COUNTING.load(Ordering::Relaxed) {
             // SAFETY: CUPTI passes a `CUpti_ResourceData` for the resource domain.
             unsafe { on_resource(cbid, &*data.cast::<ResourceData>()) };
@@ -410,7 +429,9 @@ unsafe extern "C" fn on_callback(
 #[inline]
 unsafe fn on_launch(launch: Launch, domain: u32, cbid: u32, data: &CallbackData) {
     if data.callback_site == ids::SITE_ENTER {
-        counter::enter();
+        if counter::enter() {
+            stacks::note_launch(data.correlation_id);
+        }
         return;
     }
     if !counter::leave() || !COUNTING.load(Ordering::Relaxed) {
@@ -446,6 +467,7 @@ unsafe fn on_resource(cbid: u32, data: &ResourceData) {
     if cbid != ids::RESOURCE_GRAPHEXEC_CREATED
         && cbid != ids::RESOURCE_GRAPHEXEC_DESTROY_STARTING
         && cbid != ids::RESOURCE_GRAPHNODE_CREATED
+        && cbid != ids::RESOURCE_GRAPHNODE_CLONED
     {
         return;
     }
@@ -460,6 +482,14 @@ unsafe fn on_resource(cbid: u32, data: &ResourceData) {
         if graph.node_type == ids::NODE_TYPE_KERNEL {
             counter::kernel_node_created();
         }
+        if matches!(
+            graph.node_type,
+            ids::NODE_TYPE_KERNEL | ids::NODE_TYPE_MEMCPY | ids::NODE_TYPE_MEMSET
+        ) {
+            stacks::node_created(graph.node);
+        }
+    } else if cbid == ids::RESOURCE_GRAPHNODE_CLONED {
+        stacks::node_cloned(graph.original_node, graph.node);
     } else if cbid == ids::RESOURCE_GRAPHEXEC_CREATED {
         graphs::exec_created(graph.graph, graph.graph_exec);
     } else {

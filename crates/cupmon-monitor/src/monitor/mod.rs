@@ -139,6 +139,14 @@ impl Monitor {
         // not recorded (a false alarm) rather than recorded and not counted (which
         // could hide a loss of the same size).
         *lock(&shared.ledger) = Ledger::start(cupti, shared.config.count_launches);
+        let counting = matches!(
+            cupmon_cupti::launch_counting(),
+            cupmon_cupti::Counting::On { .. }
+        );
+        let stacks = crate::launch_stacks::start(cupti, shared.config.python_stacks, counting);
+        shared.write_meta(|meta| {
+            meta.set("python_stacks", stacks);
+        });
         cupti.register_callbacks(shared)?;
         for &kind in &shared.config.kinds {
             cupti.enable(kind)?;
@@ -250,6 +258,7 @@ impl Monitor {
         }
         // Launches from now on are not recorded, so not the session's.
         lock(&self.shared.ledger).freeze(self.shared.cupti);
+        crate::launch_stacks::stop();
         let _ = self.shared.cupti.flush_all(FlushFlag::FORCED);
         // After a forced flush CUPTI holds nothing of cupmon's: what it still
         // holds went to another client and will not come back.

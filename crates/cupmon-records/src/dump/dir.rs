@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use super::dump_annotations::DumpAnnotations;
 use super::segment::{list_segments_of, SegmentList};
@@ -25,6 +26,8 @@ pub struct Dump {
     warnings: Vec<DumpWarning>,
     /// `None` for PyTorch's single-file layout.
     segments: Option<SegmentList>,
+    /// `python_stacks.jsonl` and `launch_stacks.bin`, read at first use.
+    stacks: Arc<OnceLock<Arc<super::StackTable>>>,
 }
 
 impl Dump {
@@ -62,6 +65,7 @@ impl Dump {
             user_annotations,
             warnings,
             segments,
+            stacks: Arc::default(),
         })
     }
 
@@ -204,6 +208,13 @@ impl Dump {
             }
         }
         samples
+    }
+
+    /// The Python stacks that launched the dump's kernels (empty when none were noted),
+    /// read at the first call; its warnings are the table's own.
+    pub fn python_stacks(&self) -> &Arc<super::StackTable> {
+        self.stacks
+            .get_or_init(|| Arc::new(super::StackTable::read(&self.dir)))
     }
 
     pub fn kernel_names(&self) -> &KernelNameTable {

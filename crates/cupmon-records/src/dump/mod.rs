@@ -23,6 +23,8 @@ mod kernel_name_resolver;
 mod kernel_names;
 mod launch_account;
 mod meta;
+mod python_stacks;
+mod python_stacks_writer;
 mod rank;
 mod seal;
 mod segment;
@@ -70,6 +72,11 @@ pub use launch_account::{
 pub use meta::{
     MetaFile, DISK_FULL_SUFFIX, META_HEADER_LEN, META_MAGIC, META_TMP_SUFFIX, META_VERSION,
 };
+pub use python_stacks::{
+    launch_entries, launch_stacks_header, LaunchStack, StackFrame, StackLine, StackTable,
+    LAUNCH_STACKS_FILE, NO_PYTHON_STACK, PYTHON_STACKS_FILE,
+};
+pub use python_stacks_writer::StackFilesWriter;
 pub use rank::{pid_in_dir_name, rank_in_dir_name};
 pub(crate) use seal::{checksum, checksum_hex};
 pub use seal::{DumpId, FrameSeal, SEAL_LEN};

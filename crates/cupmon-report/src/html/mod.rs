@@ -7,6 +7,7 @@ mod chart_data;
 mod hang;
 mod header;
 mod ranks;
+mod source_lines;
 mod stragglers;
 mod tables;
 mod text;
@@ -50,6 +51,7 @@ pub fn write_html(report: &Report, page_dir: &Path, out: &mut impl Write) -> io:
     tables::windows(out, report, page_dir)?;
     tables::kernels(out, report)?;
     tables::ranges(out, report)?;
+    source_lines::write(out, report)?;
     tables::copies(out, report)?;
     tables::streams(out, report)?;
     ranks::ranks(out, report)?;

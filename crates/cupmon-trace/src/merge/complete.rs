@@ -35,6 +35,8 @@ pub(crate) struct Complete {
     pub overlap_tracks: Vec<OverlapTrack>,
     /// External id -> collective metadata of the CPU trace's `record_param_comms` ops.
     comms: FxHashMap<i128, Box<ParamComms>>,
+    /// The recording's Python stacks, by correlation id (`source line`, `python stack`).
+    stacks: Option<std::sync::Arc<cupmon_records::dump::StackTable>>,
 }
 
 impl Complete {
@@ -57,6 +59,7 @@ impl Complete {
             lanes,
             overlap_tracks,
             comms: FxHashMap::default(),
+            stacks: window.python_stacks.clone(),
         }
     }
 
@@ -68,6 +71,37 @@ impl Complete {
             overlap_tracks,
             ..Self::default()
         }
+    }
+
+    /// With the Python stacks of the recording's launches.
+    pub fn with_python_stacks(
+        mut self,
+        stacks: Option<std::sync::Arc<cupmon_records::dump::StackTable>>,
+    ) -> Self {
+        self.stacks = stacks.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// The Python frames of the launch of `corr`, outermost first, named as Kineto names
+    /// its `python_function` events (`file(line): function`, here the line running at
+    /// the launch).
+    pub fn python_frames(&self, corr: i128) -> Vec<String> {
+        let Some(t) = &self.stacks else {
+            return Vec::new();
+        };
+        let Some(cupmon_records::dump::LaunchStack::Stack(id)) =
+            u32::try_from(corr).ok().and_then(|c| t.launch(c))
+        else {
+            return Vec::new();
+        };
+        let Some((frames, _)) = t.frames(id) else {
+            return Vec::new();
+        };
+        frames
+            .iter()
+            .rev()
+            .map(|f| format!("{}({}): {}", f.file, f.line, f.function))
+            .collect()
     }
 
     /// With the CPU trace's collective metadata, by External id.
@@ -222,6 +256,14 @@ pub(crate) fn kineto_args(
             }
         }
         (GpuDetail::Kernel, None) => {}
+    }
+    let stack = c.stacks.as_ref().and_then(|t| {
+        let node = u64::try_from(g.graph_node_id).unwrap_or(0);
+        t.launch_text(u32::try_from(g.correlation_id).ok()?, node)
+    });
+    if let Some((line, stack)) = stack {
+        args.push(("source line", KinetoArg::Str(line)));
+        args.push(("python stack", KinetoArg::Str(stack)));
     }
     if matches!(g.detail, GpuDetail::Kernel) {
         let comms = external_id.and_then(|id| c.comms.get(&id)).map(|b| &**b);

@@ -154,6 +154,7 @@ impl From<&TraceWindow> for MergeWindow {
             device_properties: w.device_properties.as_ref().map(|v| v.to_string()),
             distributed_info: w.distributed_info.clone(),
             off_clock: super::off_clock::from_window(w.off_clock.as_ref()),
+            python_stacks: None,
         }
     }
 }

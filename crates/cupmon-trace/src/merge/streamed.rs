@@ -169,6 +169,7 @@ impl<'d> DumpExport<'d> {
                     .map(|v| String::from_utf8_lossy(v).into_owned())
             });
             Complete::streamed(props.as_deref(), self.tracks.clone())
+                .with_python_stacks(Some(self.dump.python_stacks().clone()))
         });
         let events = self.survey.events;
         let entries = Entries::without_events(&self.window, base_ns, self.survey, complete);

@@ -29,6 +29,9 @@ pub struct MergeWindow {
     pub(crate) distributed_info: Option<crate::DistributedInfo>,
     /// Events on a clock cupmon could not convert (`off_clock.rs`).
     pub(crate) off_clock: super::off_clock::OffClock,
+    /// The Python stacks of the recording's launches (its dump's stack side files),
+    /// shown as args of the GPU ops in complete traces.
+    pub(crate) python_stacks: Option<std::sync::Arc<cupmon_records::dump::StackTable>>,
 }
 
 impl MergeWindow {
@@ -40,6 +43,13 @@ impl MergeWindow {
         info.rank = rank;
         if world_size.is_some() {
             info.world_size = world_size;
+        }
+    }
+
+    /// Show the Python stacks of `table` on the GPU ops (complete traces).
+    pub fn set_python_stacks(&mut self, table: std::sync::Arc<cupmon_records::dump::StackTable>) {
+        if !table.is_empty() {
+            self.python_stacks = Some(table);
         }
     }
 

@@ -32,7 +32,16 @@ impl MergeWindow {
         };
         let src = open_input(path).map_err(io_err)?;
         match parse_window(&mut StreamBuf::new(src, max_event_bytes)) {
-            Ok(window) => Ok(window),
+            Ok(mut window) => {
+                // A window file in its dump directory: the dump's Python stacks.
+                if let Some(dir) = path.parent() {
+                    if dir.join(cupmon_records::dump::LAUNCH_STACKS_FILE).is_file() {
+                        let table = cupmon_records::dump::StackTable::read(dir);
+                        window.set_python_stacks(std::sync::Arc::new(table));
+                    }
+                }
+                Ok(window)
+            }
             Err(e) => {
                 let (offset, msg) = e.located().map_err(io_err)?;
                 // Line and column come from reading the file again; a pipe or a

@@ -56,6 +56,20 @@ impl Entries<'_> {
         range.add(ts, dur);
         if a.correlation_id != 0 && crate::requires_flow(a.domain, &name) {
             flow(sink, FlowEnd::Start, a.correlation_id, pid, tid, ts);
+            // The launch's Python stack as Kineto's `python_function` events over it.
+            if let Some(c) = &self.complete {
+                for frame in c.python_frames(a.correlation_id) {
+                    ObjectWriter::new(sink.element())
+                        .str("ph", "X")
+                        .str("cat", "python_function")
+                        .str("name", &frame)
+                        .int("pid", pid)
+                        .int("tid", tid)
+                        .float("ts", ts)
+                        .float("dur", dur)
+                        .end();
+                }
+            }
         }
     }
 

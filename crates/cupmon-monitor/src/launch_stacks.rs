@@ -1,0 +1,166 @@
+//! Joining launches to their Python stacks: the worker looks each kernel's, copy's and
+//! memset's correlation id up among the stacks noted at the launch callbacks
+//! (`cupmon_cupti::launch_stack`) and writes the pairs, and the stacks new since the
+//! last buffer, to the dump's stack side files (`cupmon_records::dump::python_stacks`).
+
+use std::path::Path;
+
+use cupmon_records::dump::{StackFilesWriter, StackFrame, StackLine};
+use cupmon_records::{DumpError, Record};
+
+/// Starts noting stacks at the launch callbacks when the process runs a CPython the
+/// walker reads; returns what the meta says of it (`"CPython 3.12.1"`, or why not).
+pub(crate) fn start(cupti: &cupmon_cupti::Cupti, wanted: bool, counting: bool) -> String {
+    if !wanted {
+        return "off (CUPMON_PYTHON_STACKS=0)".to_owned();
+    }
+    if !counting {
+        return "off: they are noted by the launch callbacks, and launches are not counted"
+            .to_owned();
+    }
+    match cupmon_cupti::start_python_stacks(cupti) {
+        Ok(python) => {
+            cupmon_log::info!("noting the Python stack of each launch ({python})");
+            python
+        }
+        Err(why) => {
+            if why.contains("Py_Version") {
+                // Not a Python program (or a Python older than 3.11): nothing to say.
+                cupmon_log::info!("no Python stacks: {why}");
+            } else {
+                cupmon_log::warn!("the Python stacks of launches are not noted: {why}");
+            }
+            format!("off: {why}")
+        }
+    }
+}
+
+pub(crate) fn stop() {
+    cupmon_cupti::stop_python_stacks();
+}
+
+/// The worker's half: pairs of this buffer, and the side files.
+#[derive(Debug)]
+pub(crate) struct StackJoin {
+    files: StackFilesWriter,
+    pairs: Vec<(u32, u32)>,
+    /// Graph nodes' stacks known (from the launch callbacks' side), and the last
+    /// correlation id paired (a graph launch's kernels share one: paired once).
+    nodes: std::collections::HashMap<u64, u32>,
+    new_nodes: Vec<(u64, u32)>,
+    last_corr: Option<u32>,
+    /// Node stacks are taken at most once per buffer (a node never given one, from a
+    /// graph captured before the session, must not cost a lock per kernel).
+    nodes_looked: bool,
+    nodes_started: bool,
+    /// The process's stacks so far are written before the first pair (a second session
+    /// of the process interned them for an earlier dump).
+    started: bool,
+    /// GPU work records whose launch had no stack noted (or an overwritten one).
+    pub unattributed: u64,
+    pub attributed: u64,
+}
+
+impl StackJoin {
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            files: StackFilesWriter::new(dir),
+            pairs: Vec::new(),
+            nodes: std::collections::HashMap::new(),
+            new_nodes: Vec::new(),
+            last_corr: None,
+            nodes_looked: false,
+            nodes_started: false,
+            started: false,
+            unattributed: 0,
+            attributed: 0,
+        }
+    }
+
+    /// One record of a buffer.
+    #[inline]
+    pub fn see(&mut self, record: &Record) {
+        if !matches!(
+            record,
+            Record::Kernel(_) | Record::Memcpy(_) | Record::Memset(_)
+        ) {
+            return;
+        }
+        if let Record::Kernel(k) = record {
+            if k.graph_node_id != 0 {
+                if !self.nodes_looked && !self.nodes.contains_key(&k.graph_node_id) {
+                    self.learn_nodes();
+                }
+                if self.nodes.contains_key(&k.graph_node_id) {
+                    self.attributed += 1;
+                    return;
+                }
+            }
+        }
+        let corr = record.correlation_id();
+        match cupmon_cupti::launch_stack(corr) {
+            Some(stack) => {
+                if self.last_corr != Some(corr) {
+                    self.pairs.push((corr, stack));
+                    self.last_corr = Some(corr);
+                }
+                self.attributed += 1;
+            }
+            None => self.unattributed += 1,
+        }
+    }
+
+    /// The graph nodes given stacks since the last look.
+    fn learn_nodes(&mut self) {
+        self.nodes_looked = true;
+        let mut new = cupmon_cupti::take_new_node_stacks();
+        if !self.nodes_started {
+            // Nodes of graphs captured before this session (for an earlier dump).
+            self.nodes_started = true;
+            new = cupmon_cupti::all_node_stacks();
+        }
+        for &(node, stack) in &new {
+            self.nodes.insert(node, stack);
+        }
+        self.new_nodes.extend(new);
+    }
+
+    /// The buffer's pairs and the stacks they need, written and flushed.
+    pub fn write(&mut self) -> Result<(), DumpError> {
+        self.nodes_looked = false;
+        if self.pairs.is_empty() && self.new_nodes.is_empty() {
+            return Ok(());
+        }
+        let mut new = cupmon_pystack::take_new();
+        if !self.started {
+            self.started = true;
+            new = cupmon_pystack::all();
+        }
+        let mut lines = Vec::with_capacity(new.frames.len() + new.stacks.len());
+        for (id, f) in new.frames {
+            lines.push(StackLine::Frame {
+                frame: id,
+                at: StackFrame {
+                    file: f.file,
+                    function: f.function,
+                    line: f.line,
+                    origin: f.origin.label().map(str::to_owned),
+                },
+            });
+        }
+        for s in new.stacks {
+            lines.push(StackLine::Stack {
+                stack: s.id,
+                frames: s.frames,
+                truncated: s.truncated,
+            });
+        }
+        for (node, stack) in self.new_nodes.drain(..) {
+            lines.push(StackLine::Node { node, stack });
+        }
+        self.files.add_lines(&lines)?;
+        self.files.add_launches(&self.pairs)?;
+        self.pairs.clear();
+        self.files.flush()
+    }
+}

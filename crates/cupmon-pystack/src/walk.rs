@@ -1,0 +1,192 @@
+//! Reading the calling thread's interpreter frames without the GIL. The thread is inside
+//! a C call (a CUDA launch) made from Python, so its own frames are frozen while it reads
+//! them: no other thread runs this thread's frames, and the ones it reads live on its own
+//! frame stack (or in a generator that it is running). What other threads may change
+//! (other code objects being freed) is not read here: strings and lines are taken only at
+//! the first sight of a frame (`resolve`), and the per-frame key also holds the code
+//! object's file and name pointers, so that a code object freed and another allocated at
+//! its address is told apart unless both pointers repeat too.
+
+use crate::layout::{FramePath, Layout, OBJECT_TYPE, UNICODE_LENGTH, UNICODE_STATE};
+use crate::runtime::Runtime;
+
+/// Frames kept per stack, innermost first; deeper stacks lose their outermost frames.
+pub const MAX_DEPTH: usize = 96;
+/// Frame links followed at most (a corrupt chain must not loop forever).
+const MAX_LINKS: usize = 4096;
+/// Characters read of a file or function name at most.
+const MAX_TEXT: usize = 1024;
+
+/// One frame as the walker keys it: the code object, its file and name pointers mixed
+/// into one word, and the instruction's byte offset in the code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub(crate) struct RawFrame {
+    pub code: usize,
+    pub names: usize,
+    pub offset: i32,
+}
+
+/// What one walk found.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Walk {
+    pub frames: usize,
+    /// Frames left out past [`MAX_DEPTH`].
+    pub truncated: bool,
+}
+
+/// # Safety
+/// `addr` must be readable for a `T` (a field of a live CPython object).
+#[inline]
+unsafe fn read<T: Copy>(addr: usize) -> T {
+    // SAFETY: the caller's contract; unaligned reads cost nothing on x86 and keep a
+    // wrong layout from being undefined behaviour through misalignment alone.
+    unsafe { (addr as *const T).read_unaligned() }
+}
+
+/// The calling thread's frames, innermost first, into `out`. Nothing when the thread has
+/// no Python thread state, or Python is not (or no longer) initialised.
+///
+/// # Safety
+/// `rt` must describe this process's CPython (found by `runtime()`); the calling thread
+/// must not be running Python code now (it is inside a C call, with or without the GIL).
+pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk {
+    let mut walk = Walk::default();
+    // SAFETY: CPython's own functions, safe to call without the GIL: the first reads a
+    // global flag, the second a thread-specific key.
+    let tstate = unsafe {
+        if (rt.is_initialized)() == 0 {
+            return walk;
+        }
+        (rt.this_thread_state)() as usize
+    };
+    if tstate == 0 {
+        return walk;
+    }
+    let l = &rt.layout;
+    // SAFETY: `tstate` is this thread's live `PyThreadState`; the layout is its version's.
+    let mut frame: usize = unsafe {
+        match l.tstate_frame {
+            FramePath::CFrame {
+                cframe,
+                current_frame,
+            } => {
+                let cf: usize = read(tstate + cframe);
+                if cf == 0 {
+                    return walk;
+                }
+                read(cf + current_frame)
+            }
+            FramePath::Direct(offset) => read(tstate + offset),
+        }
+    };
+    for _ in 0..MAX_LINKS {
+        if frame == 0 {
+            break;
+        }
+        // SAFETY: a frame of this thread's chain (see the module comment), read with its
+        // version's layout.
+        let (code, previous, instr, owner) = unsafe {
+            (
+                read::<usize>(frame + l.frame_code),
+                read::<usize>(frame + l.frame_previous),
+                read::<usize>(frame + l.frame_instr),
+                read::<u8>(frame + l.frame_owner),
+            )
+        };
+        frame = previous;
+        if Some(owner) == l.owner_cstack || code == 0 {
+            continue;
+        }
+        // SAFETY: a non-null object pointer of a live frame: its header is readable.
+        if unsafe { read::<usize>(code + OBJECT_TYPE) } != rt.code_type {
+            continue; // not a code object (3.13's shims, or a layout not understood)
+        }
+        if walk.frames == MAX_DEPTH {
+            walk.truncated = true;
+            break;
+        }
+        // SAFETY: a live code object of this version.
+        let names = unsafe {
+            read::<usize>(code + l.code_filename)
+                ^ read::<usize>(code + l.code_qualname).rotate_left(17)
+        };
+        let offset = (instr as isize).wrapping_sub((code + l.code_adaptive) as isize);
+        out[walk.frames] = RawFrame {
+            code,
+            names,
+            offset: i32::try_from(offset).unwrap_or(-1),
+        };
+        walk.frames += 1;
+    }
+    walk
+}
+
+/// A frame's file, function and line, read at its first sight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    pub file: String,
+    pub function: String,
+    pub line: i32,
+}
+
+/// # Safety
+/// As [`walk`], and `raw` must come from a walk of this thread that is still current
+/// (the same launch call).
+pub(crate) unsafe fn resolve(rt: &Runtime, raw: RawFrame) -> Resolved {
+    let l = &rt.layout;
+    // SAFETY: `raw.code` is a live code object (checked by type in `walk`) of this
+    // version; `PyCode_Addr2Line` reads only the immutable line table (no allocation, no
+    // GIL needed), and gets an offset inside the code (else -1: the first line).
+    unsafe {
+        let units: isize = read(raw.code + 16); // `ob_size`: code units
+        let offset = if raw.offset >= 0 && (raw.offset as isize) < units.saturating_mul(2) {
+            raw.offset
+        } else {
+            -1
+        };
+        let line = (rt.addr2line)(raw.code as *mut _, offset);
+        Resolved {
+            file: text(l, read(raw.code + l.code_filename)),
+            function: text(l, read(raw.code + l.code_qualname)),
+            line,
+        }
+    }
+}
+
+/// A `str` object's text, read from its compact representation (a code object's names
+/// always are); `"?"` for anything else.
+///
+/// # Safety
+/// `obj` must be null or a live `str` object of this version.
+unsafe fn text(l: &Layout, obj: usize) -> String {
+    if obj == 0 {
+        return "?".to_owned();
+    }
+    // SAFETY: the caller's contract: a `PyASCIIObject` header is readable, and a compact
+    // string's `length` characters of `kind` bytes follow its struct.
+    unsafe {
+        let state: u32 = read(obj + UNICODE_STATE);
+        let length: isize = read(obj + UNICODE_LENGTH);
+        let kind = (state >> 2) & 7;
+        let compact = state & (1 << 5) != 0;
+        let ascii = state & (1 << 6) != 0;
+        if !compact || length < 0 {
+            return "?".to_owned();
+        }
+        let n = (length as usize).min(MAX_TEXT);
+        let data = obj + if ascii { l.ascii_size } else { l.compact_size };
+        let char_at = |i: usize| -> Option<char> {
+            match kind {
+                1 => Some(char::from(read::<u8>(data + i))),
+                2 => char::from_u32(u32::from(read::<u16>(data + 2 * i))),
+                4 => char::from_u32(read::<u32>(data + 4 * i)),
+                _ => None,
+            }
+        };
+        let mut s = String::with_capacity(n);
+        for i in 0..n {
+            s.push(char_at(i).unwrap_or('\u{fffd}'));
+        }
+        s
+    }
+}

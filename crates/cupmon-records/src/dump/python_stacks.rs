@@ -1,0 +1,420 @@
+//! The Python stacks that launched kernels: two side files, written by the monitor
+//! while it runs, read here.
+//!
+//! - `python_stacks.jsonl`: the interned frames and stacks, a line each as they first
+//!   appear (`{"frame":3,"file":"train.py","function":"step","line":42}` with
+//!   `"origin":"torch"|"triton"|"cupmon"` for library frames; `{"stack":7,"frames":[3,1]}`,
+//!   innermost frame first, `"truncated":true` when outer frames were left out), and
+//!   `{"node":94412,"stack":7}` for a CUDA-graph node (CUPTI's node id, which every
+//!   replayed kernel's record carries as `graphNodeId`: the stack that created the node
+//!   during capture). Stack 0 is a launch from a thread without Python frames.
+//! - `launch_stacks.bin`: the header `CUPMLSTK` and a little-endian u32 version (1),
+//!   then 8-byte entries: a launch's correlation id and its stack, both little-endian
+//!   u32, written as the kernels' records arrive (a kill can cut the last entry).
+//!
+//! Both are read by the side-file rule (capped, bad lines skipped and counted). A
+//! correlation id given twice (CUPTI's ids wrap after 2^32 API calls) is ambiguous: its
+//! kernels are left unattributed and counted, never given the wrong stack.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use cupmon_files::GIB;
+use serde::{Deserialize, Serialize};
+
+use super::dump_file::read_side_file;
+use super::side_lines::parse_lines;
+use super::warning::DumpWarning;
+
+pub const PYTHON_STACKS_FILE: &str = "python_stacks.jsonl";
+pub const LAUNCH_STACKS_FILE: &str = "launch_stacks.bin";
+pub const LAUNCH_STACKS_MAGIC: &[u8; 8] = b"CUPMLSTK";
+pub const LAUNCH_STACKS_VERSION: u32 = 1;
+/// `python_stacks.jsonl`: a line per distinct frame and stack (a few hundred bytes).
+pub const PYTHON_STACKS_CAP: u64 = GIB;
+/// `launch_stacks.bin`: 8 bytes per launch; a day at 10,000 launches/s is 7 GB.
+pub const LAUNCH_STACKS_CAP: u64 = 8 * GIB;
+/// The stack of a launch from a thread without Python frames.
+pub const NO_PYTHON_STACK: u32 = 0;
+
+/// One source position of a stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackFrame {
+    pub file: String,
+    pub function: String,
+    pub line: i32,
+    /// `torch`, `triton` or `cupmon` for their frames; `None`: the user's code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+impl StackFrame {
+    pub fn is_user(&self) -> bool {
+        self.origin.is_none()
+    }
+}
+
+/// One line of `python_stacks.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StackLine {
+    Frame {
+        frame: u32,
+        #[serde(flatten)]
+        at: StackFrame,
+    },
+    Stack {
+        stack: u32,
+        frames: Vec<u32>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
+    },
+    Node {
+        node: u64,
+        stack: u32,
+    },
+}
+
+impl StackLine {
+    /// The line as written (with its newline).
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec(self).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+}
+
+/// What a launch's stack is, as far as the dump knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchStack {
+    /// Launched from a thread without Python frames.
+    NoPython,
+    Stack(u32),
+}
+
+/// The dump's stacks and the launches that name them.
+#[derive(Debug, Clone, Default)]
+pub struct StackTable {
+    frames: HashMap<u32, StackFrame>,
+    stacks: HashMap<u32, (Vec<u32>, bool)>,
+    launches: HashMap<u32, u32>,
+    /// Graph node id → the stack that created the node.
+    nodes: HashMap<u64, u32>,
+    /// Correlation ids given more than once: not attributed.
+    ambiguous: u64,
+    warnings: Vec<DumpWarning>,
+}
+
+impl StackTable {
+    /// Reads `dir`'s two files; missing files make an empty table.
+    pub fn read(dir: &Path) -> StackTable {
+        let mut t = StackTable::default();
+        let lost = "the Python stacks of the kernels (stats --by-line, trace stack args)";
+        if let Some(bytes) = read_side_file(
+            &dir.join(PYTHON_STACKS_FILE),
+            PYTHON_STACKS_FILE,
+            PYTHON_STACKS_CAP,
+            lost,
+            &mut t.warnings,
+        ) {
+            let (frames, stacks, nodes) = (&mut t.frames, &mut t.stacks, &mut t.nodes);
+            let w = parse_lines(&bytes, PYTHON_STACKS_FILE, |line| {
+                match serde_json::from_str::<StackLine>(line).map_err(|e| e.to_string())? {
+                    StackLine::Frame { frame, at } => {
+                        frames.insert(frame, at);
+                    }
+                    StackLine::Stack {
+                        stack,
+                        frames: f,
+                        truncated,
+                    } => {
+                        stacks.insert(stack, (f, truncated));
+                    }
+                    StackLine::Node { node, stack } => {
+                        nodes.insert(node, stack);
+                    }
+                }
+                Ok(())
+            });
+            t.warnings.extend(w);
+        }
+        if let Some(bytes) = read_side_file(
+            &dir.join(LAUNCH_STACKS_FILE),
+            LAUNCH_STACKS_FILE,
+            LAUNCH_STACKS_CAP,
+            lost,
+            &mut t.warnings,
+        ) {
+            t.read_launches(&bytes);
+        }
+        t
+    }
+
+    fn read_launches(&mut self, bytes: &[u8]) {
+        let header = LAUNCH_STACKS_MAGIC.len() + 4;
+        let version = bytes
+            .get(8..12)
+            .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+        if !bytes.starts_with(LAUNCH_STACKS_MAGIC) || version != Some(LAUNCH_STACKS_VERSION) {
+            self.warnings.push(DumpWarning::Unreadable {
+                file: LAUNCH_STACKS_FILE.to_owned(),
+                problem: format!(
+                    "it does not start with {:?} version {LAUNCH_STACKS_VERSION}",
+                    String::from_utf8_lossy(LAUNCH_STACKS_MAGIC)
+                ),
+                lost: "the Python stacks of the kernels".to_owned(),
+            });
+            return;
+        }
+        let body = &bytes[header..];
+        let mut ambiguous: Vec<u32> = Vec::new();
+        for entry in body.chunks_exact(8) {
+            let corr = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
+            let stack = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]);
+            // The kernels of one graph launch share its id: the same pair again.
+            if self
+                .launches
+                .insert(corr, stack)
+                .is_some_and(|was| was != stack)
+            {
+                ambiguous.push(corr);
+            }
+        }
+        ambiguous.sort_unstable();
+        ambiguous.dedup();
+        for corr in &ambiguous {
+            self.launches.remove(corr);
+        }
+        self.ambiguous = ambiguous.len() as u64;
+        let cut = body.len() % 8;
+        if cut != 0 {
+            self.warnings.push(DumpWarning::DamagedLastLine {
+                file: LAUNCH_STACKS_FILE.to_owned(),
+                line: body.len() / 8 + 1,
+                problem: format!("the last entry is cut ({cut} of 8 bytes)"),
+                kept: body.len() / 8,
+            });
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.launches.is_empty() && self.nodes.is_empty()
+    }
+
+    /// The stack of a kernel, copy or memset: by its graph node (`graph_node_id` not 0:
+    /// the line that created the node in capture), else by its launch.
+    pub fn gpu_op(&self, corr: u32, graph_node_id: u64) -> Option<LaunchStack> {
+        if graph_node_id != 0 {
+            if let Some(&stack) = self.nodes.get(&graph_node_id) {
+                return Some(match stack {
+                    NO_PYTHON_STACK => LaunchStack::NoPython,
+                    id => LaunchStack::Stack(id),
+                });
+            }
+        }
+        self.launch(corr)
+    }
+
+    /// The stack that launched the work of correlation id `corr`.
+    pub fn launch(&self, corr: u32) -> Option<LaunchStack> {
+        match *self.launches.get(&corr)? {
+            NO_PYTHON_STACK => Some(LaunchStack::NoPython),
+            id => Some(LaunchStack::Stack(id)),
+        }
+    }
+
+    /// Stack `id`'s frames, innermost first (unknown frames left out), and whether
+    /// outer frames were cut.
+    pub fn frames(&self, id: u32) -> Option<(Vec<&StackFrame>, bool)> {
+        let (ids, truncated) = self.stacks.get(&id)?;
+        Some((
+            ids.iter().filter_map(|f| self.frames.get(f)).collect(),
+            *truncated,
+        ))
+    }
+
+    /// The innermost frame of stack `id` that is the user's code (not torch's,
+    /// Triton's or cupmon's); the innermost frame when all are libraries'.
+    pub fn user_frame(&self, id: u32) -> Option<&StackFrame> {
+        let (frames, _) = self.frames(id)?;
+        frames
+            .iter()
+            .find(|f| f.is_user())
+            .or(frames.first())
+            .copied()
+    }
+
+    /// A launch's source line (`file:line` of its innermost user frame) and its whole
+    /// stack as text (a frame a line, innermost first, library frames marked), for the
+    /// args of a GPU op in a trace.
+    pub fn launch_text(&self, corr: u32, graph_node_id: u64) -> Option<(String, String)> {
+        let id = match self.gpu_op(corr, graph_node_id)? {
+            LaunchStack::NoPython => {
+                return Some((
+                    "(no Python frames)".to_owned(),
+                    "(launched from a thread without Python frames)".to_owned(),
+                ))
+            }
+            LaunchStack::Stack(id) => id,
+        };
+        let user = self.user_frame(id)?;
+        let (frames, truncated) = self.frames(id)?;
+        let mut stack = String::new();
+        for f in frames {
+            if !stack.is_empty() {
+                stack.push('\n');
+            }
+            stack.push_str(&format!("{}:{} {}", f.file, f.line, f.function));
+            if let Some(origin) = &f.origin {
+                stack.push_str(&format!(" [{origin}]"));
+            }
+        }
+        if truncated {
+            stack.push_str("\n...");
+        }
+        Some((format!("{}:{}", user.file, user.line), stack))
+    }
+
+    /// Launches whose correlation id was given twice (not attributed).
+    pub fn ambiguous(&self) -> u64 {
+        self.ambiguous
+    }
+
+    pub fn warnings(&self) -> &[DumpWarning] {
+        &self.warnings
+    }
+
+    pub fn stack_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.stacks.keys().copied()
+    }
+}
+
+/// Encodes launch entries for `launch_stacks.bin` (after its header).
+pub fn launch_entries(pairs: &[(u32, u32)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pairs.len() * 8);
+    for &(corr, stack) in pairs {
+        out.extend_from_slice(&corr.to_le_bytes());
+        out.extend_from_slice(&stack.to_le_bytes());
+    }
+    out
+}
+
+/// The header of `launch_stacks.bin`.
+pub fn launch_stacks_header() -> Vec<u8> {
+    let mut out = LAUNCH_STACKS_MAGIC.to_vec();
+    out.extend_from_slice(&LAUNCH_STACKS_VERSION.to_le_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, lines: &[StackLine], pairs: &[(u32, u32)], tail: &[u8]) {
+        let mut table = Vec::new();
+        for l in lines {
+            table.extend(l.to_line());
+        }
+        std::fs::write(dir.join(PYTHON_STACKS_FILE), table).unwrap();
+        let mut bin = launch_stacks_header();
+        bin.extend(launch_entries(pairs));
+        bin.extend_from_slice(tail);
+        std::fs::write(dir.join(LAUNCH_STACKS_FILE), bin).unwrap();
+    }
+
+    fn frame(id: u32, file: &str, line: i32, origin: Option<&str>) -> StackLine {
+        StackLine::Frame {
+            frame: id,
+            at: StackFrame {
+                file: file.into(),
+                function: "f".into(),
+                line,
+                origin: origin.map(Into::into),
+            },
+        }
+    }
+
+    #[test]
+    fn a_launch_finds_its_user_line_under_library_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            frame(1, "/t/torch/nn/linear.py", 125, Some("torch")),
+            frame(2, "train.py", 42, None),
+            StackLine::Stack {
+                stack: 1,
+                frames: vec![1, 2],
+                truncated: false,
+            },
+        ];
+        write(dir.path(), &lines, &[(10, 1), (11, 0)], &[]);
+        let t = StackTable::read(dir.path());
+        assert!(t.warnings().is_empty(), "{:?}", t.warnings());
+        assert_eq!(t.launch(10), Some(LaunchStack::Stack(1)));
+        assert_eq!(t.launch(11), Some(LaunchStack::NoPython));
+        assert_eq!(t.launch(12), None);
+        assert_eq!(
+            t.user_frame(1).map(|f| (f.file.as_str(), f.line)),
+            Some(("train.py", 42))
+        );
+    }
+
+    #[test]
+    fn a_cut_entry_and_a_bad_line_are_skipped_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[frame(1, "a.py", 1, None)],
+            &[(1, 1)],
+            &[1, 2, 3],
+        );
+        let mut table = std::fs::read(dir.path().join(PYTHON_STACKS_FILE)).unwrap();
+        table.splice(0..0, b"not json\n".iter().copied());
+        std::fs::write(dir.path().join(PYTHON_STACKS_FILE), table).unwrap();
+        let t = StackTable::read(dir.path());
+        assert_eq!(t.launch(1), Some(LaunchStack::Stack(1)));
+        assert_eq!(t.warnings().len(), 2, "{:?}", t.warnings());
+    }
+
+    #[test]
+    fn a_wrapped_correlation_id_is_left_unattributed() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[],
+            &[(5, 1), (6, 2), (6, 2), (5, 3), (5, 1)],
+            &[],
+        );
+        let t = StackTable::read(dir.path());
+        assert_eq!(t.launch(5), None);
+        assert_eq!(
+            t.launch(6),
+            Some(LaunchStack::Stack(2)),
+            "a graph launch's kernels"
+        );
+        assert_eq!(t.ambiguous(), 1);
+    }
+
+    #[test]
+    fn a_graph_kernel_takes_its_nodes_stack_over_its_launchs() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [StackLine::Node { node: 77, stack: 4 }];
+        write(dir.path(), &lines, &[(9, 2)], &[]);
+        let t = StackTable::read(dir.path());
+        assert_eq!(t.gpu_op(9, 77), Some(LaunchStack::Stack(4)));
+        assert_eq!(
+            t.gpu_op(9, 78),
+            Some(LaunchStack::Stack(2)),
+            "unknown node: the launch"
+        );
+        assert_eq!(t.gpu_op(9, 0), Some(LaunchStack::Stack(2)));
+    }
+
+    #[test]
+    fn a_foreign_launch_file_is_refused_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(LAUNCH_STACKS_FILE), b"GARBAGE!\x01\0\0\0").unwrap();
+        let t = StackTable::read(dir.path());
+        assert!(t.is_empty());
+        assert_eq!(t.warnings().len(), 1);
+    }
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# Issue 33 on the GPU: which line of Python launched each kernel.
+#   1. eager: a small model's training steps under `cupmon run`, the last 3 profiled by
+#      torch.profiler with_stack=True in the same process; per kernel (correlation id),
+#      cupmon's `source line` must equal torch.profiler's innermost user frame.
+#   2. graph: a decode step captured in a torch.cuda.CUDAGraph and replayed: >= 99 % of
+#      kernel time attributed to a line of the workload (the capture's).
+#   3. compile: torch.compile(mode="reduce-overhead"), the same check.
+#   4. cost: a launch-bound loop without cupmon, under cupmon with CUPMON_PYTHON_STACKS=0
+#      and with stacks (the default): ns added per launch (goal <= 0.3 us).
+# Needs .gpu/cupmon and .gpu/libcupmon_inject.so (scripts/gpu-bundle.sh), python3 with
+# torch. Results in $OUT/results.txt (PASS/FAIL lines), logs in $OUT/logs.txt.
+#
+# usage: bash tests/gpu/stacks.sh [STEPS_LOOP]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+FINAL=${OUT:-$root/tests/gpu/out-stacks}
+work=${GPU_SCRATCH:-/tmp/cupmon-stacks}
+rm -rf "$work"; mkdir -p "$work" "$FINAL"
+cupmon=${CUPMON_BIN:-$root/.gpu/cupmon}
+export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
+export PYTHONUNBUFFERED=1
+results=$FINAL/results.txt
+: >"$results"
+wl=$here/stacks_workload.py
+check=$here/stacks_check.py
+loop=${1:-100000}
+note() { echo "== $*" | tee -a "$results"; }
+logs() { for f in "$work"/*.err; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 4000 "$f"; }; done >"$FINAL/logs.txt"; }
+trap 'logs; exit 124' TERM INT
+note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)' 2>&1)"
+
+run() { # run NAME MODE STEPS [ARG]: cupmon run, then the dump's trace with stack args
+  local name=$1; shift
+  "$cupmon" run -o "$work/$name" -- python3 "$wl" "$@" >"$work/$name.out" 2>"$work/$name.err"
+  echo "$name: exit $? $(tail -1 "$work/$name.out")" >>"$results"
+  local dump; dump=$(ls -d "$work/$name"/*/ | head -1)
+  "$cupmon" decode "$dump" --format chrome -o "$work/$name.trace.json.gz" >>"$work/$name.err" 2>&1
+  "$cupmon" stats --by-line --top 8 "$dump" >"$work/$name.lines.txt" 2>>"$work/$name.err"
+  sed -n '/^top source lines/,$p' "$work/$name.lines.txt" | head -40 >>"$results"
+}
+
+note "1. eager: cupmon's line per kernel against torch.profiler with_stack"
+run eager eager 20 "$work/torch_with_stack.json"
+python3 "$check" compare "$work/torch_with_stack.json" "$work/eager.trace.json.gz" | tee -a "$results"
+
+note "2. CUDA graph replays"
+run graph graph 2000
+python3 "$check" coverage "$work/graph.trace.json.gz" "$wl" | tee -a "$results"
+
+note "3. torch.compile reduce-overhead"
+run compile compile 500
+python3 "$check" coverage "$work/compile.trace.json.gz" "$wl" | tee -a "$results"
+
+note "4. cost per launch ($loop steps of 10 launches)"
+python3 "$wl" loop "$loop" >"$work/base.json" 2>"$work/base.err"
+CUPMON_PYTHON_STACKS=0 "$cupmon" run -o "$work/off" -- python3 "$wl" loop "$loop" >"$work/off.json" 2>"$work/off.err"
+"$cupmon" run -o "$work/on" -- python3 "$wl" loop "$loop" >"$work/on.json" 2>"$work/on.err"
+python3 "$check" cost "$work/base.json" "$work/off.json" "$work/on.json" | tee -a "$results"
+logs
+grep -c '^FAIL' "$results" >/dev/null && exit 1 || exit 0

@@ -1,0 +1,172 @@
+"""Checks of issue 33 (tests/gpu/stacks.sh) on cupmon's and torch.profiler's traces.
+
+usage:
+  stacks_check.py compare TORCH_TRACE CUPMON_TRACE   kernel -> line equals torch.profiler's
+                                                    with_stack: per kernel (correlation id)
+                                                    the same function (torch's trace names
+                                                    functions by their first line), and the
+                                                    (line, kernel) counts of the profiled
+                                                    steps equal those of torch's op stacks
+                                                    (TORCH_TRACE.lines.json)
+  stacks_check.py coverage CUPMON_TRACE FILE         share of kernel time attributed to FILE
+  stacks_check.py cost BASE_JSON OFF_JSON ON_JSON    ns per launch: stacks on vs off
+Prints PASS/FAIL lines (and the numbers).
+"""
+import gzip
+import json
+import os
+import re
+import sys
+
+FRAME = re.compile(r"^(?P<file>.+)\((?P<line>\d+)\): (?P<func>.*)$")
+LIBRARY = ("/torch/", "/functorch/", "/triton/", "/cupmon/", "/contextlib.py", "/threading.py")
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def is_user(file):
+    return not any(part in file for part in LIBRARY) and not file.startswith("<")
+
+
+def torch_lines(events):
+    """correlation id -> (basename, first line, function) of the innermost user
+    python_function frame enclosing the kernel's launch (None: no Python frame, e.g.
+    autograd's threads). torch.profiler names a frame by its function's first line."""
+    launches = {}
+    frames = {}
+    for e in events:
+        cat = e.get("cat")
+        if cat in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            launches[e["args"]["correlation"]] = e
+        elif cat == "python_function":
+            m = FRAME.match(e.get("name", ""))
+            if m and is_user(m["file"]):
+                frames.setdefault((e["pid"], e["tid"]), []).append(
+                    (e["ts"], e["ts"] + e.get("dur", 0), os.path.basename(m["file"]),
+                     int(m["line"]), m["func"])
+                )
+    out = {}
+    for e in events:
+        if e.get("cat") != "kernel":
+            continue
+        corr = e.get("args", {}).get("correlation")
+        launch = launches.get(corr)
+        if launch is None:
+            continue
+        t = launch["ts"]
+        enclosing = [
+            f for f in frames.get((launch["pid"], launch["tid"]), []) if f[0] <= t <= f[1]
+        ]
+        if enclosing:
+            inner = max(enclosing, key=lambda f: f[0])
+            out[corr] = inner[2:]
+        else:
+            out[corr] = None
+    return out
+
+
+def cupmon_lines(events):
+    """correlation id -> (basename, line, function, kernel name) from cupmon's args
+    (`source line`, and the stack's first user frame for the function)."""
+    out = {}
+    for e in events:
+        if e.get("cat") != "kernel":
+            continue
+        args = e.get("args", {})
+        line = args.get("source line")
+        if line is None or line.startswith("("):
+            out[args.get("correlation")] = (None, e.get("name"))
+            continue
+        path, _, number = line.rpartition(":")
+        function = ""
+        for frame in args.get("python stack", "").split("\n"):
+            if frame.startswith(line + " "):
+                function = frame[len(line) + 1:].split(" [")[0]
+                break
+        out[args.get("correlation")] = ((os.path.basename(path), int(number), function), e.get("name"))
+    return out
+
+
+def compare(torch_trace, cupmon_trace):
+    want = torch_lines(load(torch_trace))
+    got = cupmon_lines(load(cupmon_trace))
+    common = [c for c in want if c in got]
+    bad = []
+    for c in common:
+        w, (g, _) = want[c], got[c]
+        if w is None or g is None:
+            same = w is None and g is None
+        else:
+            # Same file and function (torch: qualname's last part), line inside it.
+            same = w[0] == g[0] and g[2].split(".")[-1] == w[2].split(".")[-1] and g[1] >= w[1]
+        if not same:
+            bad.append((c, w, g))
+    ok = bool(common) and not bad
+    print(f"{'PASS' if ok else 'FAIL'} eager kernel -> function equals torch.profiler's "
+          f"python_function per kernel: {len(common) - len(bad)}/{len(common)} kernels; "
+          f"torch kernels {len(want)}, cupmon kernels {len(got)}")
+    for c, w, g in bad[:10]:
+        print(f"  correlation {c}: torch.profiler {w}, cupmon {g}")
+    # Exact lines: torch's op stacks (innermost user frame, current line) with their
+    # kernels, counted, against cupmon's (line, kernel) counts over the same kernels.
+    try:
+        with open(torch_trace + ".lines.json") as f:
+            ops = json.load(f)
+    except OSError as e:
+        print(f"SKIPPED exact lines: {e}")
+        return
+    from collections import Counter
+
+    def key(frame):
+        m = FRAME.match(frame or "")
+        return f"{os.path.basename(m['file'])}:{m['line']}" if m else None
+
+    torch_counts = Counter((key(o["line"]), k) for o in ops for k in o["kernels"])
+    cupmon_counts = Counter(
+        (f"{got[c][0][0]}:{got[c][0][1]}" if got[c][0] else None, got[c][1]) for c in common
+    )
+    diff = (torch_counts - cupmon_counts) + (cupmon_counts - torch_counts)
+    total = sum(torch_counts.values())
+    print(f"{'PASS' if not diff else 'FAIL'} exact (line, kernel) counts equal torch.profiler's "
+          f"op stacks: {total - sum((torch_counts - cupmon_counts).values())}/{total} kernels")
+    for (line, kernel), n in list(diff.items())[:10]:
+        print(f"  {n:+d} {line} {kernel[:80]} (torch {torch_counts[(line, kernel)]}, "
+              f"cupmon {cupmon_counts[(line, kernel)]})")
+
+
+def coverage(cupmon_trace, file):
+    base = os.path.basename(file)
+    total = mine = 0.0
+    for e in load(cupmon_trace):
+        if e.get("cat") != "kernel":
+            continue
+        total += e.get("dur", 0)
+        line = e.get("args", {}).get("source line", "")
+        if os.path.basename(line.rpartition(":")[0]) == base:
+            mine += e.get("dur", 0)
+    share = mine / total if total else 0
+    print(f"{'PASS' if share >= 0.99 else 'FAIL'} {share:.2%} of kernel time "
+          f"({total / 1e3:.1f} ms) attributed to a line of {base}")
+
+
+def cost(base_json, off_json, on_json):
+    def per_launch(path):
+        with open(path) as f:
+            last = [l for l in f if l.startswith("{")][-1]
+        r = json.loads(last)
+        return r["seconds"] / r["launches"] * 1e9
+
+    base, off, on = per_launch(base_json), per_launch(off_json), per_launch(on_json)
+    added = on - off
+    print(f"{'PASS' if added <= 300 else 'FAIL'} stacks add {added:.0f} ns per launch "
+          f"(goal <= 300): no cupmon {base:.0f} ns, cupmon without stacks {off:.0f} ns, "
+          f"with stacks {on:.0f} ns per launch")
+
+
+if __name__ == "__main__":
+    what, *args = sys.argv[1:]
+    {"compare": compare, "coverage": coverage, "cost": cost}[what](*args)

@@ -1,0 +1,129 @@
+"""Workloads for issue 33's GPU check (tests/gpu/stacks.sh): which line of Python
+launched each kernel.
+
+usage: stacks_workload.py MODE [STEPS] [ARG]
+  eager   a small model's forward and backward, STEPS steps; ARG: a torch.profiler
+          trace path: the last 3 steps are profiled with with_stack=True (the reference
+          kernel -> line mapping)
+  graph   a decode-like step captured once in a torch.cuda.CUDAGraph, replayed STEPS times
+  compile torch.compile(mode="reduce-overhead") of the same step, STEPS calls
+  loop    STEPS steps of 10 tiny elementwise ops (launch-bound); prints launches and
+          seconds as JSON, for the cost per launch
+Prints one JSON line with what it ran.
+"""
+import json
+import sys
+import time
+
+import torch
+
+mode = sys.argv[1]
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+arg = sys.argv[3] if len(sys.argv) > 3 else None
+torch.manual_seed(0)
+dev = "cuda"
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d=512):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(d)
+        self.up = torch.nn.Linear(d, 4 * d)
+        self.down = torch.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        h = self.norm(x)  # line: norm
+        h = torch.nn.functional.gelu(self.up(h))  # line: up
+        return x + self.down(h)  # line: down
+
+
+model = torch.nn.Sequential(Block(), Block()).to(dev)
+x = torch.randn(32, 512, device=dev)
+
+
+def train_step(opt):
+    opt.zero_grad(set_to_none=True)
+    loss = model(x).square().mean()  # line: loss
+    loss.backward()  # line: backward
+    opt.step()  # line: optimizer
+
+
+def decode_step(inp):
+    with torch.no_grad():
+        return model(inp).softmax(-1)  # line: decode
+
+
+out = {"mode": mode, "steps": steps}
+if mode == "eager":
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    for _ in range(max(steps - 3, 0)):
+        train_step(opt)
+    torch.cuda.synchronize()
+    if arg:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True
+        ) as prof:
+            for _ in range(3):
+                train_step(opt)
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(arg)
+        out["profile"] = arg
+        # torch.profiler's own kernel -> line mapping: each CPU op's Python stack (its
+        # innermost frame that is not torch's) and the kernels it launched.
+        lines = []
+        for evt in prof.events():
+            kernels = [k.name for k in getattr(evt, "kernels", [])]
+            stack = list(getattr(evt, "stack", None) or [])
+            if not kernels:
+                continue
+            user = next((f for f in stack if "/torch/" not in f and "/functorch/" not in f), None)
+            lines.append({"op": evt.name, "line": user, "stack": stack[:6], "kernels": kernels})
+        with open(arg + ".lines.json", "w") as f:
+            json.dump(lines, f)
+        out["ops_with_kernels"] = len(lines)
+elif mode == "graph":
+    static = torch.randn(8, 512, device=dev)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            decode_step(static)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = decode_step(static)  # line: capture
+    for _ in range(steps):
+        graph.replay()  # line: replay
+    torch.cuda.synchronize()
+elif mode == "compile":
+    compiled = torch.compile(decode_step, mode="reduce-overhead")
+    static = torch.randn(8, 512, device=dev)
+    for _ in range(steps):
+        compiled(static)  # line: compiled
+    torch.cuda.synchronize()
+elif mode == "loop":
+    a = torch.randn(4096, device=dev)
+    b = torch.empty_like(a)
+    for _ in range(200):
+        torch.mul(a, 1.0001, out=b)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        torch.mul(a, 1.0001, out=b)
+        b.add_(0.5)
+        b.relu_()
+        b.sigmoid_()
+        b.mul_(b)
+        b.sub_(0.25)
+        b.abs_()
+        b.sqrt_()
+        b.tanh_()
+        a.add_(b, alpha=1e-6)
+    torch.cuda.synchronize()
+    out["seconds"] = time.perf_counter() - t0
+    out["launches"] = 10 * steps
+else:
+    sys.exit(f"unknown mode {mode}")
+print(json.dumps(out))
