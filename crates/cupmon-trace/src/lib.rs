@@ -20,8 +20,10 @@
 //! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
 //!   `est. achieved occupancy %` of a kernel.
 
+mod chrome_events;
 mod combine;
 mod error;
+mod event;
 mod export;
 mod format;
 mod from_records;
@@ -69,10 +71,6 @@ pub use occupancy::{
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
-/// The JSON-to-Perfetto sink alone, for `bench/pftrace` only.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub use pftrace::PftraceSink;
 pub use pftrace::PftraceStats;
 pub use spool::needs_spool;
 pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
