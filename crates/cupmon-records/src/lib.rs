@@ -67,6 +67,7 @@ mod slice_walk;
 mod stats;
 mod time_range;
 pub mod timeline;
+mod trace_format;
 mod version;
 mod walk;
 
@@ -93,6 +94,7 @@ pub use slice_walk::SliceWalk;
 pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat, GPU_BUSY};
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
+pub use trace_format::{is_pftrace_path, TraceFormat};
 pub use version::CuptiVersion;
 pub use walk::{
     walk_records, walk_slice, DecodeProgress, DecodeReport, Walked, WalkedRef, META_NOT_UPDATED,

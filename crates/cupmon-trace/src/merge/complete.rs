@@ -6,8 +6,10 @@
 //! Perfetto shows them, and the kinds PyTorch's merge does not know (memory). GPU
 //! ops without a time (CUPTI's 0) are left out and counted (`untimed.rs`).
 
+use cupmon_records::Reorder;
 use rustc_hash::FxHashMap;
 
+use super::lanes::LaneAssigner;
 use super::nccl_args::collective_args;
 use super::param_comms::ParamComms;
 use super::untimed::is_untimed;
@@ -16,11 +18,7 @@ use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits};
 
 /// CUPTI's CUSTOM0 external correlation: Kineto's CPU ops.
 const CPU_OP_EXTERNAL_KIND: i128 = 3;
-/// Overlap lane `k` of stream `s` is thread `s + k * LANE_TID`.
-pub(crate) const LANE_TID: i128 = 1 << 32;
-
-/// (device, stream, lane) of an overlap track.
-pub(crate) type OverlapTrack = (i128, i128, i128);
+pub(crate) use super::lanes::OverlapTrack;
 
 /// What the complete trace knows beyond PyTorch's merge.
 #[derive(Debug, Default)]
@@ -231,47 +229,22 @@ pub(crate) fn kineto_args(
 }
 
 /// Lanes for GPU ops that overlap the previous one on their stream (Perfetto hides
-/// one of two overlapping `X` events on a track): the first lane whose last op has
-/// ended. Returns the lane of each GPU event above 0 and the overlap tracks used.
+/// one of two overlapping `X` events on a track), by the rule of `lanes.rs` over the
+/// whole window (no op is late: every op waits until all are read). Returns the lane
+/// of each GPU event above 0 and the overlap tracks used.
 fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<OverlapTrack>) {
-    /// (start, end, event index) of a stream's ops.
-    type Ops = Vec<(i128, i128, usize)>;
-    let mut by_stream: FxHashMap<(i128, i128), Ops> = FxHashMap::default();
+    let whole = Reorder {
+        window_ns: u64::MAX,
+        max_pending: usize::MAX,
+    };
+    let mut lanes = LaneAssigner::new(whole, true);
     for (i, e) in window.events.iter().enumerate() {
         if let MergeEvent::Gpu(g) = e {
-            if is_untimed(g) {
-                continue;
-            }
-            by_stream
-                .entry((g.device_id, g.stream_id))
-                .or_default()
-                .push((g.start_ns, g.end_ns.max(g.start_ns), i));
-        }
-    }
-    let mut lanes = FxHashMap::default();
-    let mut tracks = Vec::new();
-    let mut streams: Vec<_> = by_stream.into_iter().collect();
-    streams.sort_by_key(|(k, _)| *k);
-    for ((device, stream), mut ops) in streams {
-        ops.sort_unstable();
-        // Last end on each lane.
-        let mut ends: Vec<i128> = Vec::new();
-        for (start, end, index) in ops {
-            let lane = match ends.iter().position(|&e| e <= start) {
-                Some(lane) => lane,
-                None => {
-                    ends.push(i128::MIN);
-                    ends.len() - 1
-                }
-            };
-            ends[lane] = end;
-            if lane > 0 {
-                lanes.insert(index, lane as i128);
+            if !is_untimed(g) {
+                lanes.push(g.device_id, g.stream_id, g.start_ns, g.end_ns, i);
             }
         }
-        for lane in 1..ends.len() {
-            tracks.push((device, stream, lane as i128));
-        }
     }
-    (lanes, tracks)
+    lanes.release_all();
+    (lanes.take_all_above_0(), lanes.tracks())
 }

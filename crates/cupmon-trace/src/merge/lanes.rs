@@ -1,6 +1,9 @@
-//! Overlap lanes of a window streamed from a dump: the rule of `complete.rs`'s
-//! `overlap_lanes` (each stream's ops in (start, end, index) order, each on the first
-//! lane whose last op has ended) without holding every op.
+//! Overlap lanes of GPU ops, the one place of the rule (each stream's ops in
+//! (start, end, index) order, each on the first lane whose last op has ended;
+//! `StreamLanes::place`), for a window in memory (`complete.rs`: every op read
+//! before any is placed) and for a window streamed from a dump without holding
+//! every op. (The Perfetto writer's own lanes, `cupmon-pftrace`'s `lanes.rs`, are
+//! another rule: slices that nest share a lane there.)
 //!
 //! A stream's ops wait in a heap until the walk's stamp (see
 //! [`cupmon_records::JoinWindow`]) is more than the reorder window past their start;
@@ -17,7 +20,25 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use cupmon_records::Reorder;
 use rustc_hash::FxHashMap;
 
-use super::complete::OverlapTrack;
+/// (device, stream, lane) of an overlap track.
+pub(crate) type OverlapTrack = (i128, i128, i128);
+
+/// Overlap lane `k` of stream `s` is thread `s + k * LANE_TID`.
+const LANE_TID: i128 = 1 << 32;
+
+/// The thread of lane `lane` of the stream whose thread is `stream_tid`.
+pub(crate) fn lane_tid(stream_tid: i128, lane: i128) -> i128 {
+    stream_tid + lane * LANE_TID
+}
+
+/// The thread name of overlap lane `lane` (1..) of stream `stream`.
+pub(crate) fn lane_name(stream: i128, lane: i128) -> String {
+    if lane == 1 {
+        format!("stream {stream} (overlap)")
+    } else {
+        format!("stream {stream} (overlap {lane})")
+    }
+}
 
 /// (start, end, event index) of an op.
 type Op = (i128, i128, usize);
@@ -158,6 +179,13 @@ impl LaneAssigner {
     /// The lane of event `index`, once placed (each is given once).
     pub fn take(&mut self, index: usize) -> Option<i128> {
         self.placed.remove(&index)
+    }
+
+    /// The lanes above 0 placed and not taken, by event index (the in-memory window).
+    pub fn take_all_above_0(&mut self) -> FxHashMap<usize, i128> {
+        let mut placed = std::mem::take(&mut self.placed);
+        placed.retain(|_, lane| *lane > 0);
+        placed
     }
 
     /// Every lane above 0 used so far, by stream: the overlap tracks.

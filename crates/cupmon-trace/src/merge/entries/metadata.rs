@@ -7,7 +7,7 @@ use std::io;
 
 use super::{export_tid, rel_us, Entries, OVERHEAD_PID};
 use crate::event::{ArgValue, EventSink, Id, Phase, TraceEvent};
-use crate::merge::complete::LANE_TID;
+use crate::merge::lanes::{lane_name, lane_tid};
 use crate::merge::survey::Survey;
 use crate::TraceError;
 
@@ -37,13 +37,8 @@ impl Entries<'_> {
             thread_meta(sink, did, rid, Meta::Owned(format!("stream {rid} ")), rid)?;
         }
         for &(did, rid, lane) in self.complete.iter().flat_map(|c| &c.overlap_tracks) {
-            let tid = export_tid(rid) + lane * LANE_TID;
-            let name = if lane == 1 {
-                format!("stream {rid} (overlap)")
-            } else {
-                format!("stream {rid} (overlap {lane})")
-            };
-            thread_meta(sink, did, tid, Meta::Owned(name), tid)?;
+            let tid = lane_tid(export_tid(rid), lane);
+            thread_meta(sink, did, tid, Meta::Owned(lane_name(rid, lane)), tid)?;
         }
         if need_overhead {
             let p = OVERHEAD_PID;

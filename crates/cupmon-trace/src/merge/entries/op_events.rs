@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use super::{dur_us, export_tid, raise, rel_us, Entries, Joined, OVERHEAD_PID};
 use crate::event::{ArgValue, EventSink, FlowEnd, Id, TraceEvent};
 use crate::merge::args::{gpu_args, ArgValue as WindowArg};
-use crate::merge::complete::{kineto_args, kineto_name, KinetoArg, LANE_TID};
+use crate::merge::complete::{kineto_args, kineto_name, KinetoArg};
+use crate::merge::lanes::lane_tid;
 use crate::merge::span::TimeRange;
 use crate::merge::window_input::{ApiEvent, GpuEvent, OverheadEvent};
 use crate::TraceError;
@@ -55,7 +56,7 @@ impl Entries<'_> {
         range: &mut TimeRange,
     ) -> std::io::Result<()> {
         let tid = match &self.complete {
-            Some(_) => export_tid(g.stream_id) + joined.lane * LANE_TID,
+            Some(_) => lane_tid(export_tid(g.stream_id), joined.lane),
             None => export_tid(g.stream_id),
         };
         let ts = rel_us(g.start_ns, self.base_ns);
