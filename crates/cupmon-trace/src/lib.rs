@@ -13,7 +13,9 @@
 //!   [`DumpExport`]: the same trace of a dump (or slice) in two streamed passes.
 //! - [`TraceFormat`]: every trace is written as Chrome JSON or, for outputs
 //!   named `.pftrace` (`.pftrace.gz`) or when asked, as a Perfetto protobuf
-//!   trace with the same content (`trace_sink.rs` decides, `pftrace/` converts).
+//!   trace with the same content: the writers give typed trace events
+//!   (`event.rs`) to a sink of either format (`trace_sink.rs` decides,
+//!   `chrome_events.rs` and `pftrace/` write).
 //! - [`filter_window`]: the companion monitor's window filtering.
 //! - [`remove_live_temp_files`]: for a signal handler, the temporary files
 //!   (beside outputs, copies of piped inputs) that would stay behind.
@@ -28,7 +30,7 @@ mod export;
 mod format;
 mod from_records;
 mod json;
-mod memory_out;
+mod kinds_out;
 mod merge;
 mod occupancy;
 mod out;

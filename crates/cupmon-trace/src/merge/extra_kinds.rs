@@ -1,13 +1,13 @@
 //! The kinds PyTorch's merge does not know (memory, memory pools), written into a
-//! complete trace as instants and counters through [`TraceOut`]: typed events
-//! for whichever sink the trace goes to.
+//! complete trace as instants and counters (`kinds_out.rs`) through [`TraceOut`]:
+//! typed events for whichever sink the trace goes to.
 
 use std::borrow::Cow;
 use std::io;
 
 use super::span::py_max;
 use crate::event::{ArgValue, EventSink, Id, Phase, TraceEvent};
-use crate::memory_out::{write_memory, write_memory_pool, MemoryTotals};
+use crate::kinds_out::{write_kind, KindTotals};
 use crate::out::{Arg, TraceOut};
 use crate::WindowEvent;
 
@@ -15,14 +15,14 @@ use crate::WindowEvent;
 #[derive(Debug)]
 pub(crate) struct ExtraKinds {
     base_ns: i128,
-    memory: MemoryTotals,
+    totals: KindTotals,
 }
 
 impl ExtraKinds {
     pub fn new(base_ns: i128) -> Self {
         Self {
             base_ns,
-            memory: MemoryTotals::default(),
+            totals: KindTotals::default(),
         }
     }
 
@@ -33,20 +33,14 @@ impl ExtraKinds {
             base_ns: self.base_ns,
             failed: None,
         };
-        match e {
-            WindowEvent::Memory(m) => write_memory(m, &mut out, &mut self.memory),
-            WindowEvent::MemoryPool(p) => write_memory_pool(p, &mut out),
-            _ => {}
-        }
+        write_kind(e, &mut out, &mut self.totals);
         out.failed.map_or(Ok(()), Err)
     }
 
     /// Event `e` left out (it has no time): its allocation or free still counts for
     /// the memory totals of the events after it.
     pub fn account(&mut self, e: &WindowEvent) {
-        if let WindowEvent::Memory(m) = e {
-            write_memory(m, &mut Discard, &mut self.memory);
-        }
+        write_kind(e, &mut Discard, &mut self.totals);
     }
 }
 

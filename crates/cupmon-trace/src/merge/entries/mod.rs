@@ -53,7 +53,7 @@ pub(crate) struct EventState {
 }
 
 /// What writing a window's events gives back for the rest of the trace.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct EventsWritten {
     pub range: TimeRange,
     pub untimed: UntimedGpuOps,
