@@ -6,10 +6,9 @@
 //! Perfetto shows them, and the kinds PyTorch's merge does not know (memory). GPU
 //! ops without a time (CUPTI's 0) are left out and counted (`untimed.rs`).
 
-use cupmon_records::Reorder;
 use rustc_hash::FxHashMap;
 
-use super::lanes::LaneAssigner;
+use super::lanes::place_on_lane;
 use super::nccl_args::collective_args;
 use super::param_comms::ParamComms;
 use super::untimed::is_untimed;
@@ -229,22 +228,40 @@ pub(crate) fn kineto_args(
 }
 
 /// Lanes for GPU ops that overlap the previous one on their stream (Perfetto hides
-/// one of two overlapping `X` events on a track), by the rule of `lanes.rs` over the
-/// whole window (no op is late: every op waits until all are read). Returns the lane
-/// of each GPU event above 0 and the overlap tracks used.
+/// one of two overlapping `X` events on a track), by the rule of `lanes.rs` over
+/// each stream's ops sorted. Returns the lane of each GPU event above 0 and the
+/// overlap tracks used.
 fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<OverlapTrack>) {
-    let whole = Reorder {
-        window_ns: u64::MAX,
-        max_pending: usize::MAX,
-    };
-    let mut lanes = LaneAssigner::new(whole, true);
+    /// (start, end, event index) of a stream's ops.
+    type Ops = Vec<(i128, i128, usize)>;
+    let mut by_stream: FxHashMap<(i128, i128), Ops> = FxHashMap::default();
     for (i, e) in window.events.iter().enumerate() {
         if let MergeEvent::Gpu(g) = e {
-            if !is_untimed(g) {
-                lanes.push(g.device_id, g.stream_id, g.start_ns, g.end_ns, i);
+            if is_untimed(g) {
+                continue;
             }
+            by_stream
+                .entry((g.device_id, g.stream_id))
+                .or_default()
+                .push((g.start_ns, g.end_ns.max(g.start_ns), i));
         }
     }
-    lanes.release_all();
-    (lanes.take_all_above_0(), lanes.tracks())
+    let mut lanes = FxHashMap::default();
+    let mut tracks = Vec::new();
+    let mut streams: Vec<_> = by_stream.into_iter().collect();
+    streams.sort_by_key(|(k, _)| *k);
+    for ((device, stream), mut ops) in streams {
+        ops.sort_unstable();
+        let mut ends: Vec<i128> = Vec::new();
+        for (start, end, index) in ops {
+            let lane = place_on_lane(&mut ends, start, end);
+            if lane > 0 {
+                lanes.insert(index, lane as i128);
+            }
+        }
+        for lane in 1..ends.len() {
+            tracks.push((device, stream, lane as i128));
+        }
+    }
+    (lanes, tracks)
 }

@@ -1,8 +1,7 @@
 //! Overlap lanes of GPU ops, the one place of the rule (each stream's ops in
-//! (start, end, index) order, each on the first lane whose last op has ended;
-//! `StreamLanes::place`), for a window in memory (`complete.rs`: every op read
-//! before any is placed) and for a window streamed from a dump without holding
-//! every op. (The Perfetto writer's own lanes, `cupmon-pftrace`'s `lanes.rs`, are
+//! (start, end, index) order, each on the first lane whose last op has ended:
+//! [`place_on_lane`]), used for a window in memory (`complete.rs`: each stream's
+//! ops sorted) and here for a window streamed from a dump without holding every op. (The Perfetto writer's own lanes, `cupmon-pftrace`'s `lanes.rs`, are
 //! another rule: slices that nest share a lane there.)
 //!
 //! A stream's ops wait in a heap until the walk's stamp (see
@@ -38,6 +37,21 @@ pub(crate) fn lane_name(stream: i128, lane: i128) -> String {
     } else {
         format!("stream {stream} (overlap {lane})")
     }
+}
+
+/// The rule: an op starting at `start` goes on the first lane whose last op has
+/// ended (`ends`: each lane's last end), or on a new lane; ops come in (start, end)
+/// order.
+pub(crate) fn place_on_lane(ends: &mut Vec<i128>, start: i128, end: i128) -> usize {
+    let lane = match ends.iter().position(|&e| e <= start) {
+        Some(lane) => lane,
+        None => {
+            ends.push(i128::MIN);
+            ends.len() - 1
+        }
+    };
+    ends[lane] = end;
+    lane
 }
 
 /// (start, end, event index) of an op.
@@ -85,16 +99,7 @@ impl StreamLanes {
     }
 
     fn place(&mut self, op: Op) -> i128 {
-        let (start, end, _) = op;
-        let lane = match self.ends.iter().position(|&e| e <= start) {
-            Some(lane) => lane,
-            None => {
-                self.ends.push(i128::MIN);
-                self.ends.len() - 1
-            }
-        };
-        self.ends[lane] = end;
-        lane as i128
+        place_on_lane(&mut self.ends, op.0, op.1) as i128
     }
 }
 
@@ -179,13 +184,6 @@ impl LaneAssigner {
     /// The lane of event `index`, once placed (each is given once).
     pub fn take(&mut self, index: usize) -> Option<i128> {
         self.placed.remove(&index)
-    }
-
-    /// The lanes above 0 placed and not taken, by event index (the in-memory window).
-    pub fn take_all_above_0(&mut self) -> FxHashMap<usize, i128> {
-        let mut placed = std::mem::take(&mut self.placed);
-        placed.retain(|_, lane| *lane > 0);
-        placed
     }
 
     /// Every lane above 0 used so far, by stream: the overlap tracks.
