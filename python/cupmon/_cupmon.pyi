@@ -66,3 +66,9 @@ def window_trace_files(number: int) -> List[Tuple[str, str]]:
 def error_codes() -> List[Tuple[int, str, str]]:
     """The error-code table this module was built with: ``(code, kind, meaning)``
     in code order (the crate cupmon-error-code; :class:`cupmon.ErrorCode` matches it)."""
+
+def abi_request(request_json: str) -> str:
+    """The request ``{"op": ..., ...}`` (JSON) read by the enum the injection
+    library decodes ``cupmon_call``'s requests with, and written back as that
+    call takes it; an unknown op or a missing or mistyped field raises the
+    error the library would answer (``ErrorCode.BadRequest``, a ValueError)."""

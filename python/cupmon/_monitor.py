@@ -20,6 +20,7 @@ import threading
 import warnings
 from typing import Any, Dict, Iterable, Optional, Union
 
+from . import _cupmon
 from ._errors import ErrorCode, MonitorError, MonitorStateError, NotMonitoringError, error_for
 from ._window import Window, int_keys
 
@@ -81,7 +82,10 @@ def _load() -> ctypes.CDLL:
 
 
 def _call_lib(lib: ctypes.CDLL, request: Dict[str, Any]) -> Any:
-    answer_ptr = lib.cupmon_call(json.dumps(request).encode("utf-8"))
+    # Encoded by the Rust enum the library decodes (cupmon_abi::Request): an op
+    # or field it does not know fails here, as the library would answer it.
+    encoded = _cupmon.abi_request(json.dumps(request))
+    answer_ptr = lib.cupmon_call(encoded.encode("utf-8"))
     if not answer_ptr:
         raise MonitorError(f"cupmon_call returned no answer to {request['op']!r}")
     try:

@@ -102,3 +102,33 @@ def test_offline_errors_carry_their_code(tmp_path):
     with pytest.raises(cupmon.TraceInputError) as info:
         cupmon.export_trace_window({"events": []}, tmp_path / "o.json")
     assert info.value.code is ErrorCode.TraceInput
+
+
+def test_requests_are_encoded_by_the_librarys_enum():
+    # _cupmon.abi_request is cupmon_abi::Request, the enum the injection library
+    # decodes cupmon_call's requests with: what it writes, the library reads.
+    assert json.loads(_cupmon.abi_request('{"op": "push_annotation", "name": "x", "later": 1}')) == {
+        "op": "push_annotation",
+        "name": "x",
+    }
+    for bad, what in [
+        ('{"op": "nope"}', 'unknown op "nope"'),
+        ('{"op": "start"}', "output_dir"),
+        ('{"op": "push_annotation", "name": 3}', "push_annotation"),
+    ]:
+        with pytest.raises(ValueError, match=what) as raised:
+            _cupmon.abi_request(bad)
+        assert raised.value.code is ErrorCode.BadRequest
+
+
+def test_an_unknown_op_fails_in_the_caller_as_the_library_would_answer_it():
+    code = """
+from cupmon import _monitor
+try:
+    _monitor.call("no_such_op")
+except ValueError as e:
+    print(int(e.code), e)
+"""
+    result = run_python(code, {})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].startswith(f"{int(ErrorCode.BadRequest)} unknown op")

@@ -26,7 +26,7 @@ pub fn clean_up_on_signals() {
         .name("signals".to_owned())
         .spawn(move || loop {
             let Ok(signal) = set.wait() else { continue };
-            let removed = cupmon_trace::remove_live_temp_files();
+            let removed = cupmon_files::remove_live_temp_files();
             let what = match removed {
                 0 => String::new(),
                 1 => "; removed its temporary file".to_owned(),

@@ -23,9 +23,8 @@ pub struct ControlFile {
 impl ControlFile {
     /// Write it into `dump_dir` (temporary file and rename).
     pub fn write(&self, dump_dir: &Path) -> std::io::Result<()> {
-        let tmp = dump_dir.join(format!(".{CONTROL_FILE}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec(self).unwrap_or_default())?;
-        std::fs::rename(&tmp, dump_dir.join(CONTROL_FILE))
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        cupmon_files::replace_file(&dump_dir.join(CONTROL_FILE), &bytes)
     }
 
     /// The control file of `dump_dir`, if there is a readable one. Anyone who can

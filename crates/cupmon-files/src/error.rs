@@ -122,3 +122,14 @@ impl FileError {
         }
     }
 }
+
+/// Writing an output failed: the output (as the user named it), what was being
+/// done and the system's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {what}: {err}", path.display())]
+pub struct OutputError {
+    pub path: PathBuf,
+    pub what: &'static str,
+    // Shown in the message, so not also a `source` (that would print it twice).
+    pub err: io::Error,
+}

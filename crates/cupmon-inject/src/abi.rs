@@ -2,7 +2,8 @@
 //! out, so that callers (the Python module through ctypes, tools) need one
 //! symbol and the ABI can grow without breaking them.
 //!
-//! Request: `{"op": "<name>", ...}`. Answer: `{"ok": true, "result": ...}` or
+//! Request: `{"op": "<name>", ...}`, one of `cupmon_abi::Request` (the enum the
+//! Python extension module encodes requests with). Answer: `{"ok": true, "result": ...}` or
 //! `{"ok": false, "error": {"code": N, "kind": "<Name>", "message": "..."}}`,
 //! where the code and its name come from one table, `cupmon_error_code::ErrorCode`
 //! (callers choose what to do by the code; the message is for humans). Ops:
@@ -17,6 +18,9 @@ use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
+use std::collections::BTreeMap;
+
+use cupmon_abi::Request;
 use cupmon_monitor::{MonitorConfig, StateError};
 use serde_json::{json, Value};
 
@@ -29,24 +33,20 @@ pub const ABI_VERSION: u32 = 2;
 
 /// Handle one request (also usable from Rust, e.g. in tests).
 pub fn call(request: &str) -> Value {
-    let answer = serde_json::from_str::<Value>(request)
-        .map_err(|e| AbiError::bad_request(format!("the request is not JSON: {e}")))
-        .and_then(|req| dispatch(&req));
+    let answer = Request::from_json(request)
+        .map_err(|e| AbiError::bad_request(e.0))
+        .and_then(dispatch);
     match answer {
         Ok(result) => json!({"ok": true, "result": result}),
         Err(e) => e.answer(),
     }
 }
 
-fn dispatch(req: &Value) -> Result<Value, AbiError> {
-    let op = req
-        .get("op")
-        .and_then(Value::as_str)
-        .ok_or_else(|| AbiError::bad_request("the request has no \"op\" string"))?;
-    match op {
-        "version" => Ok(json!({"abi": ABI_VERSION, "cupmon": env!("CARGO_PKG_VERSION")})),
-        "error_codes" => Ok(error_code_table()),
-        "status" => Ok(match crate::session::current() {
+fn dispatch(req: Request) -> Result<Value, AbiError> {
+    match req {
+        Request::Version => Ok(json!({"abi": ABI_VERSION, "cupmon": env!("CARGO_PKG_VERSION")})),
+        Request::ErrorCodes => Ok(error_code_table()),
+        Request::Status => Ok(match crate::session::current() {
             Some(s) => json!({
                 "running": true,
                 "injected": s.injected,
@@ -55,12 +55,15 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
             }),
             None => json!({"running": false}),
         }),
-        "start" => {
-            crate::session::start(start_config(req)?, false)?;
+        Request::Start {
+            output_dir,
+            settings,
+        } => {
+            crate::session::start(start_config(&output_dir, &settings)?, false)?;
             crate::exit::flush_at_exit();
             Ok(Value::Null)
         }
-        "stop" => {
+        Request::Stop => {
             // The Python side makes the traces of the windows written (this process
             // writes only their JSON), in the format the session was given.
             let format = with(|s| Ok(s.monitor.config().trace_format)).ok();
@@ -75,48 +78,40 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
                 None => Err(StateError::NotMonitoring.into()),
             }
         }
-        "stats" => Ok(with(|s| {
+        Request::Stats => Ok(with(|s| {
             Ok(serde_json::to_value(s.monitor.stats()).unwrap_or(Value::Null))
         })?),
-        "flush" => {
-            let forced = req.get("forced").and_then(Value::as_bool).unwrap_or(false);
+        Request::Flush { forced } => {
             with(|s| s.monitor.flush(forced))?;
             Ok(Value::Null)
         }
-        "prepare_window" => {
+        Request::PrepareWindow => {
             with(|s| s.monitor.prepare_window())?;
             Ok(Value::Null)
         }
-        "start_window" => {
+        Request::StartWindow {
+            withhold_api_from_clients: withhold,
+        } => {
             // The merged trace of a torch.profiler session brings runtime and
             // driver calls from the window: the profiler must not get them too.
-            let withhold = req
-                .get("withhold_api_from_clients")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
             let start_ns = with(|s| s.open_window("the Python API", None))?;
             crate::clients::WITHHOLD_API.store(withhold, Ordering::Relaxed);
             Ok(json!({"start_ns": start_ns}))
         }
-        "end_window" => Ok(with(|s| {
+        Request::EndWindow => Ok(with(|s| {
             let window = crate::session::end_window(s)?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
         })?),
-        "push_annotation" => {
-            let name = req
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| AbiError::bad_request("push_annotation needs a \"name\" string"))?;
-            let id = with(|s| s.monitor.push_annotation(name))?;
+        Request::PushAnnotation { name } => {
+            let id = with(|s| s.monitor.push_annotation(&name))?;
             Ok(json!({"id": id}))
         }
-        "pop_annotation" => Ok(json!({"id": with(|s| s.monitor.pop_annotation())?})),
-        "rearm" => Ok(json!({"buffers_held_by_cupti": with(|s| s.monitor.rearm())?})),
-        "step" => {
+        Request::PopAnnotation => Ok(json!({"id": with(|s| s.monitor.pop_annotation())?})),
+        Request::Rearm => Ok(json!({"buffers_held_by_cupti": with(|s| s.monitor.rearm())?})),
+        Request::Step => {
             let written = with(|s| s.step())?;
             Ok(json!({"window_written": written.map(|p| p.display().to_string())}))
         }
-        other => Err(AbiError::bad_request(format!("unknown op {other:?}"))),
     }
 }
 
@@ -125,18 +120,11 @@ fn dispatch(req: &Value) -> Result<Value, AbiError> {
 /// (bytes, seconds), parsed as the environment's are. The `CUPMON_*` variables
 /// apply first, so that `CUPMON_KEEP=1GiB python train.py` bounds a collection
 /// started from Python as it bounds `cupmon run`'s; the request's fields win.
-fn start_config(req: &Value) -> Result<MonitorConfig, AbiError> {
-    let dir = req
-        .get("output_dir")
-        .and_then(Value::as_str)
-        .ok_or_else(|| AbiError::bad_request("start needs an \"output_dir\" string"))?;
+fn start_config(dir: &str, settings: &BTreeMap<String, Value>) -> Result<MonitorConfig, AbiError> {
     let mut config = MonitorConfig::new(dir);
     config.apply_env(|name| std::env::var(name).ok())?;
-    let Some(fields) = req.as_object() else {
-        return Err(AbiError::bad_request("the request is not an object"));
-    };
-    for (key, value) in fields {
-        if matches!(key.as_str(), "op" | "output_dir") || value.is_null() {
+    for (key, value) in settings {
+        if value.is_null() {
             continue;
         }
         // Earlier versions of the Python module sent seconds under this name.

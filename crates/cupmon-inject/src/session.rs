@@ -302,17 +302,13 @@ fn write_window_file(dir: &Path, n: u32, window: &TraceWindow) -> PathBuf {
     let json_path = dir.join(format!("window-{n}.json"));
     let written = serde_json::to_vec(window)
         .map_err(|e| e.to_string())
-        .and_then(|bytes| write_atomically(&json_path, &bytes).map_err(|e| e.to_string()));
+        .and_then(|bytes| {
+            cupmon_files::replace_file(&json_path, &bytes).map_err(|e| e.to_string())
+        });
     if let Err(e) = written {
         cupmon_log::error!("cannot write {}: {e}", json_path.display());
     }
     json_path
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 /// The settings of an injected session, from the environment (validated). The

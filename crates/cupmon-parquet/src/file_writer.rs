@@ -1,13 +1,13 @@
 //! One Parquet file being written: to a hidden temporary name beside its final
 //! name, renamed into place by [`ParquetFile::finish`] (so a reader, or another
 //! host writing into the same directory, never sees half a file), removed if it is
-//! dropped unfinished. Ctrl-C removes it too (the temporary-file registry).
+//! dropped unfinished. Ctrl-C removes it too. (`cupmon-files`' [`AtomicOutput`].)
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cupmon_trace::LiveTemp;
+use cupmon_files::{AtomicOutput, OutputError};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::{KeyValue, SortingColumn};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
@@ -79,11 +79,10 @@ pub fn writer_properties(spec: &DatasetSpec, extra: Vec<KeyValue>) -> WriterProp
 #[derive(Debug)]
 pub struct ParquetFile {
     path: PathBuf,
-    tmp: PathBuf,
-    writer: Option<SerializedFileWriter<File>>,
+    out: AtomicOutput,
+    writer: SerializedFileWriter<File>,
     schema: SchemaDescPtr,
     properties: Arc<WriterProperties>,
-    live: Option<LiveTemp>,
     rows: u64,
 }
 
@@ -97,30 +96,17 @@ impl ParquetFile {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)
             .map_err(|e| ExportError::io(dir, "cannot create the directory", e))?;
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let (file, live) = cupmon_trace::create_live_temp(
-            || {
-                tempfile::Builder::new()
-                    .prefix(&format!(".{name}."))
-                    .suffix(".tmp")
-                    .tempfile_in(dir)?
-                    .keep()
-                    .map_err(|e| e.error)
-            },
-            |(_, tmp)| tmp.as_path(),
-        )
-        .map_err(|e| ExportError::io(&path, "cannot create a temporary file beside", e))?;
-        let (file, tmp) = file;
+        let out = AtomicOutput::create(&path).map_err(output_error)?;
+        let file = out.file().map_err(output_error)?;
         let schema = spec.parquet_schema();
         let writer = SerializedFileWriter::new(file, schema.clone(), properties.clone())
             .map_err(|e| ExportError::parquet(&path, e))?;
         Ok(Self {
             path,
-            tmp,
-            writer: Some(writer),
+            out,
+            writer,
             schema: Arc::new(SchemaDescriptor::new(schema)),
             properties,
-            live: Some(live),
             rows: 0,
         })
     }
@@ -148,7 +134,7 @@ impl ParquetFile {
             return Ok(());
         }
         let path = &self.path;
-        let writer = self.writer.as_mut().expect("written before finish");
+        let writer = &mut self.writer;
         let run_specs = crate::schema::RUN_COLUMNS;
         let (schema, properties) = (&self.schema, &self.properties);
         let result = (|| {
@@ -172,33 +158,30 @@ impl ParquetFile {
     }
 
     /// Close the file and rename it into place; returns its size in bytes.
-    pub fn finish(mut self) -> Result<u64, ExportError> {
-        let mut writer = self.writer.take().expect("finished once");
+    pub fn finish(self) -> Result<u64, ExportError> {
         // The footer, written and flushed: a write that fails here (a full disk) is an
         // I/O error of the output. (`into_inner` would turn it into a string.)
+        let mut writer = self.writer;
         writer
             .finish()
             .map_err(|e| ExportError::parquet(&self.path, e))?;
         let file = writer.inner_mut();
         file.sync_all()
-            .map_err(|e| ExportError::io(&self.tmp, "cannot write", e))?;
+            .map_err(|e| ExportError::io(&self.path, "cannot write", e))?;
         let bytes = file
             .metadata()
-            .map_err(|e| ExportError::io(&self.tmp, "cannot read back", e))?
+            .map_err(|e| ExportError::io(&self.path, "cannot read back", e))?
             .len();
+        // (The writer, finished, gives its file back only as a borrow.)
+        let file = file
+            .try_clone()
+            .map_err(|e| ExportError::io(&self.path, "cannot write", e))?;
         drop(writer);
-        std::fs::rename(&self.tmp, &self.path)
-            .map_err(|e| ExportError::io(&self.path, "cannot rename the finished file to", e))?;
-        self.live = None;
+        self.out.commit_file(file).map_err(output_error)?;
         Ok(bytes)
     }
 }
 
-impl Drop for ParquetFile {
-    fn drop(&mut self) {
-        if self.live.is_some() {
-            drop(self.writer.take());
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
+fn output_error(e: OutputError) -> ExportError {
+    ExportError::io(e.path, e.what, e.err)
 }

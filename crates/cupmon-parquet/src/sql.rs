@@ -101,13 +101,10 @@ pub fn write_sql(out: &Path) -> Result<(), ExportError> {
     let out = std::path::absolute(out).map_err(|e| ExportError::io(out, "cannot resolve", e))?;
     let path = out.join(SQL_FILE);
     let text = sql_file_text(&out);
-    let tmp = tempfile::Builder::new()
-        .prefix(".cupmon.sql.")
-        .suffix(".tmp")
-        .tempfile_in(&out)
-        .map_err(|e| ExportError::io(&out, "cannot create a temporary file in", e))?;
-    std::fs::write(tmp.path(), text).map_err(|e| ExportError::io(tmp.path(), "cannot write", e))?;
-    tmp.persist(&path)
-        .map_err(|e| ExportError::io(&path, "cannot rename into place", e.error))?;
-    Ok(())
+    let output_error = |e: cupmon_files::OutputError| ExportError::io(e.path, e.what, e.err);
+    let file = cupmon_files::AtomicOutput::create(&path).map_err(output_error)?;
+    let mut writer = file.writer().map_err(output_error)?;
+    std::io::Write::write_all(&mut writer, text.as_bytes())
+        .map_err(|e| ExportError::io(&path, "cannot write", e))?;
+    file.commit(writer).map_err(output_error)
 }

@@ -23,7 +23,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(code: ErrorCode, message: String) -> Self {
+    pub fn new(code: ErrorCode, message: String) -> Self {
         Self {
             code,
             message,

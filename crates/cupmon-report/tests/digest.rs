@@ -2,8 +2,6 @@
 //! every part of a report of a multi-segment dump, with its digests and with them
 //! removed (the records walked instead), are equal.
 
-mod common;
-
 use std::time::Duration;
 
 use cupmon_records::digest::{digest_file_name, summarize};
@@ -46,8 +44,8 @@ fn without_digest_checksums(dir: &std::path::Path) {
 fn stats_and_reports_from_digests_equal_those_from_records() {
     let tmp = tempfile::tempdir().unwrap();
     // 2 ranks, 600 steps of 100 ms (a minute), segments of about 4 KiB: many segments.
-    let job = common::job(2, 600, 100_000_000, 1, 200..260, 1.5);
-    let dir = common::write_rank_in(tmp.path(), 1, 2, &job[1], 10, 4096);
+    let job = crate::common::job(2, 600, 100_000_000, 1, 200..260, 1.5);
+    let dir = crate::common::write_rank_in(tmp.path(), 1, 2, &job[1], 10, 4096);
     let options = Options {
         bin: Some(Duration::from_secs(1)),
         top: usize::MAX,
@@ -127,8 +125,8 @@ fn stats_and_reports_from_digests_equal_those_from_records() {
 #[test]
 fn a_partial_digest_is_not_used_and_is_counted() {
     let tmp = tempfile::tempdir().unwrap();
-    let job = common::job(1, 300, 100_000_000, 1, 200..260, 1.5);
-    let dir = common::write_rank_in(tmp.path(), 0, 1, &job[0], 10, 4096);
+    let job = crate::common::job(1, 300, 100_000_000, 1, 200..260, 1.5);
+    let dir = crate::common::write_rank_in(tmp.path(), 0, 1, &job[0], 10, 4096);
     let whole = dump_stats(&dir, usize::MAX, |_| {}).unwrap();
     let live = whole.report.segments_digested;
     assert!(live >= 3, "{live} digested segments");

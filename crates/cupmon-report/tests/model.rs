@@ -4,12 +4,10 @@
 //! figures the report adds (p50/p99, per-stream busy time) against brute force over
 //! the decoded records.
 
-mod common;
-
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use common::fixture;
+use crate::common::fixture;
 use cupmon_records::{
     dump_stats, walk_records, Dump, IntervalUnion, KernelNames, Record, TimeRange, Timeline,
 };

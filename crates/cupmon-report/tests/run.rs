@@ -2,9 +2,7 @@
 //! for a job with a known straggler, the page's chart data, the window marks, and the
 //! page's size for 24 hours of 8 ranks (under 5 MB: bins, not events).
 
-mod common;
-
-use common::{job, write_run, MS, S, T0};
+use crate::common::{job, write_run, MS, S, T0};
 use cupmon_records::Dump;
 use cupmon_report::{build_report, run_span, write_html, Options, Report};
 use serde_json::Value;

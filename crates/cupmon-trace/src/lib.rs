@@ -17,8 +17,7 @@
 //!   (`event.rs`) to a sink of either format (`trace_sink.rs` decides,
 //!   `chrome_events.rs` and `pftrace/` write).
 //! - [`filter_window`]: the companion monitor's window filtering.
-//! - [`remove_live_temp_files`]: for a signal handler, the temporary files
-//!   (beside outputs, copies of piped inputs) that would stay behind.
+//! - [`AtomicOutput`]: a trace file (`cupmon-files`' atomic output, gzip by name).
 //! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
 //!   `est. achieved occupancy %` of a kernel.
 
@@ -36,8 +35,6 @@ mod occupancy;
 mod out;
 mod output;
 mod pftrace;
-mod spool;
-mod temp_files;
 mod trace_sink;
 mod window_stream;
 
@@ -72,8 +69,6 @@ pub use occupancy::{
     kernel_occupancy, kineto_float_text, BlockLimits, DeviceLimits, LaunchConfig, Occupancy,
 };
 pub use out::{Arg, TraceOut};
-pub use output::{is_gz, resolve_links, writes_in_place, AtomicOutput, OutputWriter, STDOUT_NAME};
+pub use output::{is_gz, AtomicOutput, OutputWriter};
 pub use pftrace::PftraceStats;
-pub use spool::needs_spool;
-pub use temp_files::{create_live_temp, remove_live_temp_files, LiveTemp};
 pub use window_stream::{write_window_stream, StreamedWindow};

@@ -45,7 +45,7 @@ pub fn combine_files(
         eprintln!("cupmon: warning: {}: {w}", output.display());
     }
     warn_of_ranks(&stats);
-    for line in super::collective_report::rank_lines(&stats.collectives) {
+    for line in super::shared::collective_report::rank_lines(&stats.collectives) {
         println!("{line}");
     }
     for s in &stats.skew {

@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use cupmon_records::{DecodeReport, Dump, Reorder};
 use cupmon_trace::{decode_slice_to_window, write_window_stream, DumpExport, OutputName};
 use cupmon_trace::{
-    merge_files_strict, writes_in_place, AtomicOutput, MergeOptions, MergeWindow, TraceError,
-    TraceWindow, WindowSource,
+    merge_files_strict, AtomicOutput, MergeOptions, MergeWindow, TraceError, TraceWindow,
+    WindowSource,
 };
 
 use super::{check_dump_dir, check_output, note_if_spooled, print_written, say_written, Input};
@@ -80,7 +80,7 @@ pub fn run(args: &DecodeArgs) -> Result<i32> {
                      --format chrome, or an output named *.trace.json.gz, writes one)",
                 );
             }
-            if !writes_in_place(&args.output) {
+            if !cupmon_files::writes_in_place(&args.output) {
                 line.push_str(&format!(
                     "; merge it into a torch.profiler CPU trace with `{}`",
                     merge_hint(&args.output)

@@ -40,7 +40,7 @@ pub fn run(args: &DemoArgs) -> Result<i32> {
     check_output(&args.output, &[])?;
     super::check_output_name(&args.output, super::Writes::Trace)?;
     // Registered so that Ctrl-C removes it too.
-    let (scratch, _live) = cupmon_trace::create_live_temp(tempfile::tempdir, |d| d.path())
+    let (scratch, _live) = cupmon_files::create_live_temp(tempfile::tempdir, |d| d.path())
         .context("cannot create a temporary directory")?;
     for (name, bytes) in DUMP_FILES {
         let path = scratch.path().join(name);

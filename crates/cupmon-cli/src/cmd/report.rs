@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
+use cupmon_files::writes_in_place;
 use cupmon_records::dump::META_FILE;
 use cupmon_records::Dump;
 use cupmon_report::{build_report, run_span, Options, ReportError};
-use cupmon_trace::{writes_in_place, AtomicOutput, TraceError};
+use cupmon_trace::{AtomicOutput, TraceError};
 
 use super::{check_output, say_written, Input};
 use crate::cli::ReportArgs;
@@ -151,7 +152,7 @@ fn page_dir(output: &Path) -> Result<PathBuf> {
     if writes_in_place(output) {
         return Ok(cwd);
     }
-    let target = cupmon_trace::resolve_links(output).unwrap_or_else(|_| output.to_path_buf());
+    let target = cupmon_files::resolve_links(output).unwrap_or_else(|_| output.to_path_buf());
     let parent = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -1,6 +1,9 @@
 //! `cupmon run -- CMD`: run a program with the injection library, then
 //! summarise what was recorded.
 
+mod signal;
+mod summary;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -81,7 +84,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         .map_err(|e| BadInput(format!("cannot run {:?}: {e}", args.command[0])))?;
     let pid = child.id();
     if config.window_on_signal {
-        super::run_signal::toggle_windows_on_sigusr2(&output, run.clone())?;
+        signal::toggle_windows_on_sigusr2(&output, run.clone())?;
         eprintln!(
             "cupmon: `kill -USR2 {}` (this cupmon) opens a trace window in every monitored \
              process of the run, a second one closes them; `cupmon window {}` does the same \
@@ -255,8 +258,8 @@ fn summarise(
     }
     for dir in &new {
         // The processes wrote their windows' JSON only: their traces are made here.
-        super::window_trace::write_missing_traces(dir, trace_format);
-        super::run_summary::print(dir);
+        super::shared::window_trace::write_missing_traces(dir, trace_format);
+        summary::print(dir);
     }
     true
 }

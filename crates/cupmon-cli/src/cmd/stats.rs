@@ -1,5 +1,7 @@
 //! `cupmon stats`: what a dump holds.
 
+mod timeline_report;
+
 use std::io::Write;
 
 use anyhow::{Context, Result};
@@ -58,11 +60,11 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     }
     let name_room = (!args.full_names).then(name_room);
     print_stats(&mut out, dir, &head, &stats, name_room)?;
-    for line in super::busy_report::lines(&stats) {
+    for line in super::shared::busy_report::lines(&stats) {
         writeln!(out, "{line}")?;
     }
-    super::collective_report::write(&mut out, &stats.collectives, &stats.meta)?;
-    for line in super::worker_report::lines(&stats.meta) {
+    super::shared::collective_report::write(&mut out, &stats.collectives, &stats.meta)?;
+    for line in super::shared::worker_report::lines(&stats.meta) {
         writeln!(out, "{line}")?;
     }
     let partial = stats.report.segments_digest_partial;
@@ -74,16 +76,16 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
              CUPTI while it wrote them and left their digests partial"
         )?;
     }
-    if let Some(line) = super::worker_report::slow_flush_line(&stats.meta) {
+    if let Some(line) = super::shared::worker_report::slow_flush_line(&stats.meta) {
         writeln!(out, "{line}")?;
     }
     if stats.report.dropped_records.unwrap_or(0) > 0 {
-        if let Some(hint) = super::worker_report::drop_hint(&stats.meta) {
+        if let Some(hint) = super::shared::worker_report::drop_hint(&stats.meta) {
             writeln!(out, "{hint}")?;
         }
     }
     if let Some(t) = timeline {
-        super::timeline_report::write(&mut out, &t)?;
+        timeline_report::write(&mut out, &t)?;
     }
     Ok(0)
 }

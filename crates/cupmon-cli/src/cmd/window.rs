@@ -104,7 +104,7 @@ pub fn run(args: &WindowArgs) -> Result<i32> {
                 .map_err(|e| e.to_string())
                 .and_then(|(json, trace)| {
                     let pid = part.found.control.pid;
-                    super::window_trace::trace_of_answer(&json, trace, &w, pid)
+                    super::shared::window_trace::trace_of_answer(&json, trace, &w, pid)
                         .map(|trace| (json, trace))
                         .map_err(|e| format!("{e:#}"))
                 }) {

@@ -5,7 +5,6 @@
 //! gives the same numbers, only slower. One that does not match its index line, its
 //! segment or the dump is not used either, with a warning ([`stored_digest`]).
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -27,9 +26,7 @@ pub fn write_digest(
 ) -> io::Result<(u64, String)> {
     let bytes = serde_json::to_vec(digest).map_err(io::Error::other)?;
     let path = segments_dir.join(digest_file_name(segment));
-    let tmp = segments_dir.join(format!(".{}.tmp", digest_file_name(segment)));
-    fs::write(&tmp, &bytes)?;
-    fs::rename(&tmp, &path)?;
+    cupmon_files::replace_file(&path, &bytes)?;
     Ok((bytes.len() as u64, checksum_hex(checksum(&bytes))))
 }
 

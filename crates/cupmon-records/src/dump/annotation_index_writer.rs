@@ -7,8 +7,8 @@ use std::path::Path;
 
 use super::annotation_index::{parse_index, read_unindexed, Block};
 use super::annotation_log::parse_entry;
-use super::replace::replace_file;
 use super::{USER_ANNOTATIONS_INDEX_FILE, USER_ANNOTATIONS_LOG_FILE};
+use cupmon_files::replace_file;
 
 /// The index writer of one log.
 #[derive(Debug)]

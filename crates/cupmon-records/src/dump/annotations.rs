@@ -13,9 +13,9 @@ use super::annotation_log::read_annotation_log;
 use super::dump_file::{read_side_file, refused_error, USER_ANNOTATIONS_CAP};
 use super::error::DumpError;
 use super::meta::file_label;
-use super::replace::replace_file;
 use super::warning::DumpWarning;
 use super::{USER_ANNOTATIONS_FILE, USER_ANNOTATIONS_LOG_FILE};
+use cupmon_files::replace_file;
 
 /// Parse the file's bytes; `file` names it in errors.
 pub fn parse_user_annotations(

@@ -11,10 +11,10 @@ use std::path::Path;
 use super::dump_file::{read_side_file, KERNEL_NAMES_CAP};
 use super::error::DumpError;
 use super::meta::file_label;
-use super::replace::replace_file;
 use super::side_lines::parse_lines;
 use super::warning::DumpWarning;
 use super::KERNEL_NAMES_FILE;
+use cupmon_files::replace_file;
 
 /// Kernel-name pointer -> mangled name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

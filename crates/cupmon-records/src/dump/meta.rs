@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use super::dump_file::{refused_error, META_CAP};
 use super::error::{DumpError, Magic};
-use super::replace::replace_file;
 use super::META_FILE;
+use cupmon_files::replace_file;
 
 pub const META_MAGIC: [u8; 8] = *b"CUPMMETA";
 pub const META_VERSION: u32 = 2;

@@ -24,7 +24,6 @@ mod kernel_names;
 mod launch_account;
 mod meta;
 mod rank;
-mod replace;
 mod seal;
 mod segment;
 mod segment_audit;

@@ -29,9 +29,7 @@ pub fn write_refusal(dir: &Path, reason: &str, run_id: Option<&str>) -> io::Resu
         status["run_id"] = run.into();
     }
     let text = status.to_string();
-    let tmp = dir.join(format!(".{STATUS_FILE}.tmp"));
-    fs::write(&tmp, text)?;
-    fs::rename(&tmp, dir.join(STATUS_FILE))
+    cupmon_files::replace_file(&dir.join(STATUS_FILE), text.as_bytes())
 }
 
 /// The refusal reason in `dir`, if the injection library wrote one (read by the rule

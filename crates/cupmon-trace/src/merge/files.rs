@@ -5,14 +5,15 @@
 use std::io::{self, Read};
 use std::path::Path;
 
+use cupmon_files::{needs_spool, spool, temp_dir_for};
+
 use super::cpu_scan::{scan_cpu_trace, CpuScan, ScanError};
 use super::entries::Entries;
 use super::stream::{locate, open_input};
 use super::{clock_align, ClockAlignment};
 use super::{complete, default_base_ns, write_merged, MergeOptions, MergeProgress, MergeStats};
 use super::{MergeWindow, WindowSource};
-use crate::output::{is_gz, temp_dir_for, AtomicOutput};
-use crate::spool::{needs_spool, spool};
+use crate::output::{is_gz, AtomicOutput};
 use crate::{TraceError, TraceFormat};
 
 /// Merge a window into the CPU trace at `cpu_path`, writing `output`

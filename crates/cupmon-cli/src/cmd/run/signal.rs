@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use cupmon_control::{find_processes, Client, Found, Request, Response};
 
-use super::run::RunId;
+use super::RunId;
 
 /// Catch SIGUSR2 and toggle the run's windows on a thread of its own (in this run's
 /// processes only: another run may write into the same output directory).
@@ -82,7 +82,7 @@ fn close(output: &Path, run: &RunId) -> bool {
                 .own_window(&w)
                 .map_err(|e| e.to_string())
                 .and_then(|(json, trace)| {
-                    super::window_trace::trace_of_answer(&json, trace, &w, pid)
+                    crate::cmd::shared::window_trace::trace_of_answer(&json, trace, &w, pid)
                         .map(|trace| (json, trace))
                         .map_err(|e| format!("{e:#}"))
                 }) {
@@ -109,7 +109,7 @@ fn close(output: &Path, run: &RunId) -> bool {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        match super::combine::combine_windows(&traces, None, output, stamp) {
+        match crate::cmd::combine::combine_windows(&traces, None, output, stamp) {
             Ok((out, stats)) => eprintln!(
                 "cupmon: combined {} traces ({} events) into {}",
                 traces.len(),

@@ -24,7 +24,7 @@ fn gpu_lines(stats: &DumpStats) -> Vec<String> {
     if let Some(span) = stats.span_ns() {
         lines.push(format!("GPU time span {:.3} s", span as f64 / 1e9));
     }
-    lines.extend(super::busy_report::lines(stats));
+    lines.extend(crate::cmd::shared::busy_report::lines(stats));
     lines
 }
 
@@ -56,7 +56,7 @@ pub fn print(dir: &Path) {
     for line in gpu_lines(&stats) {
         eprintln!("  {line}");
     }
-    if let Some(line) = super::worker_report::slow_flush_line(dump.meta()) {
+    if let Some(line) = crate::cmd::shared::worker_report::slow_flush_line(dump.meta()) {
         eprintln!("  {line}");
     }
     let account = cupmon_records::dump::KernelAccount::of(dump.meta());
@@ -71,10 +71,10 @@ pub fn print(dir: &Path) {
         Some(0) => eprintln!("  dropped records: 0"),
         Some(n) => {
             eprintln!("  dropped records: {n} (CUPTI ran out of buffers; the dump is incomplete)");
-            for line in super::worker_report::lines(dump.meta()) {
+            for line in crate::cmd::shared::worker_report::lines(dump.meta()) {
                 eprintln!("  {line}");
             }
-            if let Some(hint) = super::worker_report::drop_hint(dump.meta()) {
+            if let Some(hint) = crate::cmd::shared::worker_report::drop_hint(dump.meta()) {
                 eprintln!("  {hint}");
             }
         }

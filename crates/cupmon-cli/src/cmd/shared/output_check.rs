@@ -7,7 +7,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use cupmon_trace::{resolve_links, writes_in_place, OutputName};
+use cupmon_files::{resolve_links, writes_in_place};
+use cupmon_trace::OutputName;
 
 use crate::exit::BadInput;
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::output::without_temp_path;
 use crate::temp_files::{create_live_temp, LiveTemp};
-use crate::TraceError;
+use crate::OutputError;
 
 /// Whether `path` can be read only once: it exists (links followed) and is
 /// neither a regular file nor a directory.
@@ -21,7 +21,7 @@ pub fn needs_spool(path: &Path) -> bool {
 /// A copy of a read-once input, removed when dropped (also on error paths)
 /// and on interruption (it is registered with the live temporary files).
 #[derive(Debug)]
-pub(crate) struct Spooled {
+pub struct Spooled {
     temp: tempfile::NamedTempFile,
     _live: LiveTemp,
 }
@@ -34,7 +34,7 @@ impl Spooled {
 
 /// Copy `input` (bytes as they are: a gzip stays gzip) into a hidden
 /// temporary file in `dir` whose name starts with `.{label}.`.
-pub(crate) fn spool(input: &Path, dir: &Path, label: &str) -> Result<Spooled, TraceError> {
+pub fn spool(input: &Path, dir: &Path, label: &str) -> Result<Spooled, OutputError> {
     let (mut temp, live) = create_live_temp(
         || {
             tempfile::Builder::new()
@@ -45,12 +45,12 @@ pub(crate) fn spool(input: &Path, dir: &Path, label: &str) -> Result<Spooled, Tr
         |t| t.path(),
     )
     .map_err(without_temp_path)
-    .map_err(|err| TraceError::Io {
+    .map_err(|err| OutputError {
         path: dir.to_path_buf(),
         what: "cannot create a temporary copy of a read-once input here",
         err,
     })?;
-    let read_err = |err| TraceError::Io {
+    let read_err = |err| OutputError {
         path: input.to_path_buf(),
         what: "cannot read",
         err,
@@ -65,7 +65,7 @@ pub(crate) fn spool(input: &Path, dir: &Path, label: &str) -> Result<Spooled, Tr
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(read_err(e)),
         };
-        io::Write::write_all(temp.as_file_mut(), &buf[..n]).map_err(|err| TraceError::Io {
+        io::Write::write_all(temp.as_file_mut(), &buf[..n]).map_err(|err| OutputError {
             path: temp.path().to_path_buf(),
             what: "cannot write the temporary copy of the input",
             err,
