@@ -154,8 +154,7 @@ fn write_fields(b: &mut Vec<u8>, fields: &[(&str, ArgValue<'_>)]) {
         if i > 0 {
             b.push(b',');
         }
-        write_json_str(b, key);
-        b.push(b':');
+        write_key(b, key);
         match value {
             ArgValue::Int(v) => write_int(b, *v),
             ArgValue::Float(v) => write_json_float(b, *v),
@@ -168,6 +167,23 @@ fn write_fields(b: &mut Vec<u8>, fields: &[(&str, ArgValue<'_>)]) {
         }
     }
     b.push(b'}');
+}
+
+/// `"key":`, escaped only when it has to be (arg keys are plain ASCII but for
+/// a window's own args).
+#[inline]
+fn write_key(b: &mut Vec<u8>, key: &str) {
+    if key
+        .bytes()
+        .all(|c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\')
+    {
+        b.push(b'"');
+        b.extend_from_slice(key.as_bytes());
+        b.extend_from_slice(b"\":");
+    } else {
+        write_json_str(b, key);
+        b.push(b':');
+    }
 }
 
 /// The `s` (launch) or `f` (GPU work) event of a slice's arrow, at its start.
