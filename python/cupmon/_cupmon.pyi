@@ -60,6 +60,9 @@ def export_file(
 def read_dump_json(path: _Path) -> Tuple[bytes, List[str]]:
     """Decode a raw dump directory: (window JSON bytes, warnings about damage or drops)."""
 
+def window_trace_files(number: int) -> List[Tuple[str, str]]:
+    """(format name, file name) of each trace file window ``number`` of a dump may have."""
+
 def error_codes() -> List[Tuple[int, str, str]]:
     """The error-code table this module was built with: ``(code, kind, meaning)``
     in code order (the crate cupmon-error-code; :class:`cupmon.ErrorCode` matches it)."""

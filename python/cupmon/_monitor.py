@@ -234,11 +234,11 @@ def _write_window_traces(dump_dir: Optional[str], trace_format: str) -> None:
         number = name[len("window-") : -len(".json")]
         if not (name.startswith("window-") and name.endswith(".json") and number.isdigit()):
             continue
-        traces = [f"window-{number}.trace.json.gz", f"window-{number}.trace.pftrace"]
-        if any(os.path.exists(os.path.join(dump_dir, t)) for t in traces):
+        traces = dict(_native.window_trace_files(int(number)))
+        if any(os.path.exists(os.path.join(dump_dir, t)) for t in traces.values()):
             continue
         window = os.path.join(dump_dir, name)
-        trace = os.path.join(dump_dir, traces[1] if trace_format == "pftrace" else traces[0])
+        trace = os.path.join(dump_dir, traces.get(trace_format, traces["json"]))
         try:
             _native.export_file(
                 window, trace, f"cupmon window {number} of pid {os.getpid()}", False, trace_format

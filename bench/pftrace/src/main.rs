@@ -2,13 +2,13 @@
 //! of cupmon-pftrace (`hand`, `gz`), of the same events as cupmon's Chrome
 //! JSON (`json`, `json-gz`), of prost messages generated from Perfetto's
 //! protos (`prost`, with `--features prost`), and of generating the events
-//! alone (`gen`, the baseline the others include). `convert` and `convert-gz`
-//! write the `json` mode's text through cupmon-trace's JSON-to-Perfetto
-//! conversion, the path every cupmon trace writer takes for a `.pftrace`:
-//! its cost is `convert` minus `json`.
+//! alone (`gen`, the baseline the others include). (The `convert` modes, JSON
+//! text through cupmon-trace's JSON-to-Perfetto conversion, are gone with that
+//! conversion: cupmon's writers give the Perfetto writer typed events; their
+//! cost end to end is `formats.py`'s.)
 //!
 //! usage: cargo run --release -p cupmon-bench-pftrace [--features prost] --
-//!        --mode hand|gz|json|json-gz|convert|convert-gz|prost|gen [--slices 1000000]
+//!        --mode hand|gz|json|json-gz|prost|gen [--slices 1000000]
 //!        [--runs 3] [--out PATH]
 //!
 //! A slice is one `X` event: a launch and its kernel are two. Each run writes
@@ -93,24 +93,6 @@ fn run(mode: &str, slices: u64, file: File) -> u64 {
             drop(sink);
             assert_eq!(summary.slices, 2 * pairs);
             assert_eq!(summary.overlap_slices, 0);
-        }
-        "convert" | "convert-gz" => {
-            let sink: Box<dyn Write> = if mode == "convert-gz" {
-                Box::new(gz(file))
-            } else {
-                Box::new(file)
-            };
-            let base = i128::from(workload::T0);
-            let conv = cupmon_trace::PftraceSink::new(sink, base).expect("sink");
-            let mut w = json::JsonWriter::new(conv, names);
-            for p in work {
-                w.pair(&p).expect("write");
-            }
-            let (mut sink, stats) = w.finish().expect("finish").finish().expect("convert");
-            sink.flush().expect("flush");
-            assert_eq!(stats.slices, 2 * pairs);
-            assert_eq!(stats.flow_events_unbound, 0);
-            assert!(stats.skipped.is_empty(), "{:?}", stats.skipped);
         }
         "json" | "json-gz" => {
             let sink: Box<dyn Write> = if mode == "json-gz" {

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use cupmon_trace::TraceFormat;
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -322,8 +324,8 @@ pub struct CombineArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// The output's format (default: by its name).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<TraceFormatArg>,
+    #[arg(long, value_parser = trace_format_parser(), value_name = "FORMAT")]
+    pub format: Option<TraceFormat>,
     /// Shift a rank's events by its clock's offset: RANK=DURATION (e.g. 1=-250us).
     #[arg(long, value_name = "RANK=DURATION")]
     pub offset: Vec<String>,
@@ -355,8 +357,8 @@ pub struct MergeArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// The output's format (default: by its name).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<TraceFormatArg>,
+    #[arg(long, value_parser = trace_format_parser(), value_name = "FORMAT")]
+    pub format: Option<TraceFormat>,
     /// `traceName` of the output (default: the output path).
     #[arg(long)]
     pub trace_name: Option<String>,
@@ -381,8 +383,8 @@ pub struct ExportArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// The output's format (default: by its name).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<TraceFormatArg>,
+    #[arg(long, value_parser = trace_format_parser(), value_name = "FORMAT")]
+    pub format: Option<TraceFormat>,
     #[arg(long)]
     pub trace_name: Option<String>,
     /// Write exactly what PyTorch's merge_trace_window_into_chrome_trace writes (the
@@ -412,22 +414,11 @@ pub struct RankArgs {
     pub world_size: Option<i64>,
 }
 
-/// A trace's format, on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TraceFormatArg {
-    /// Chrome JSON, as Kineto writes it.
-    Json,
-    /// Perfetto's protobuf trace (TracePackets), with the same events.
-    Pftrace,
-}
-
-impl From<TraceFormatArg> for cupmon_trace::TraceFormat {
-    fn from(f: TraceFormatArg) -> Self {
-        match f {
-            TraceFormatArg::Json => cupmon_trace::TraceFormat::Json,
-            TraceFormatArg::Pftrace => cupmon_trace::TraceFormat::Pftrace,
-        }
-    }
+/// A trace's format, on the command line: [`TraceFormat`]'s names and help texts.
+fn trace_format_parser() -> impl TypedValueParser<Value = TraceFormat> {
+    let names = TraceFormat::ALL.map(|f| PossibleValue::new(f.name()).help(f.describe()));
+    clap::builder::PossibleValuesParser::new(names)
+        .try_map(|name: String| TraceFormat::parse(&name).ok_or("not a trace format"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -504,8 +495,8 @@ impl DecodeArgs {
     }
 
     /// The trace format asked for (`None`: by OUT's name).
-    pub fn trace_format(&self) -> Option<cupmon_trace::TraceFormat> {
-        (self.format == Some(DecodeFormat::Pftrace)).then_some(cupmon_trace::TraceFormat::Pftrace)
+    pub fn trace_format(&self) -> Option<TraceFormat> {
+        (self.format == Some(DecodeFormat::Pftrace)).then_some(TraceFormat::Pftrace)
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cupmon_log::Level;
-use cupmon_records::ActivityKind;
+use cupmon_records::{ActivityKind, TraceFormat};
 
 /// Settings of one monitoring session (of one process).
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +49,7 @@ pub struct MonitorConfig {
     /// Write PyTorch's single uncompressed raw-buffer file instead of segments.
     pub raw: bool,
     /// The format of each window's trace file.
-    pub trace_format: WindowTraceFormat,
+    pub trace_format: TraceFormat,
     /// Count kernel launches through CUPTI's callbacks (launch accounting).
     pub count_launches: bool,
     /// Note each launch's Python stack (needs `count_launches`).
@@ -73,41 +73,6 @@ pub struct MonitorConfig {
     pub metrics_interval: Duration,
     /// Write a hang record after this long without GPU progress (`None`: off).
     pub hang_after: Option<Duration>,
-}
-
-/// How the trace of each window is written beside its `window-N.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WindowTraceFormat {
-    /// `window-N.trace.json.gz`: Chrome JSON, as Kineto writes it.
-    #[default]
-    Json,
-    /// `window-N.trace.pftrace`: Perfetto's protobuf trace of the same events.
-    Pftrace,
-}
-
-impl WindowTraceFormat {
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "json" => Some(Self::Json),
-            "pftrace" => Some(Self::Pftrace),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Json => "json",
-            Self::Pftrace => "pftrace",
-        }
-    }
-
-    /// The trace file of window `n`.
-    pub fn file_name(self, n: u32) -> String {
-        match self {
-            Self::Json => format!("window-{n}.trace.json.gz"),
-            Self::Pftrace => format!("window-{n}.trace.pftrace"),
-        }
-    }
 }
 
 /// Kernels, copies and memsets: the always-on set.
@@ -158,7 +123,7 @@ impl MonitorConfig {
             segment_size: 64 << 20,
             segment_period: Duration::from_secs(600),
             raw: false,
-            trace_format: WindowTraceFormat::Json,
+            trace_format: TraceFormat::Json,
             count_launches: true,
             python_stacks: true,
             recover: true,

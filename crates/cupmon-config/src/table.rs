@@ -14,7 +14,7 @@ use crate::table_hang as hang;
 use crate::table_metrics as metrics;
 use crate::table_recorder as recorder;
 use crate::units::{format_duration, format_size, parse_duration, parse_size};
-use crate::{MonitorConfig, WindowTraceFormat};
+use crate::{MonitorConfig, TraceFormat};
 
 /// One setting.
 #[derive(Debug, Clone, Copy)]
@@ -240,7 +240,7 @@ pub static SETTINGS: &[Setting] = &[
         help: "how each trace window's trace is written: window-N.trace.json.gz (Chrome JSON) \
                or window-N.trace.pftrace (Perfetto's protobuf format, the same events)",
         apply: |c, v| {
-            c.trace_format = WindowTraceFormat::parse(v)
+            c.trace_format = TraceFormat::parse(v)
                 .ok_or_else(|| format!("{v:?} is not a trace format"))?;
             Ok(())
         },

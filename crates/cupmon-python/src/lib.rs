@@ -24,6 +24,7 @@ fn _cupmon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(offline::export_json, m)?)?;
     m.add_function(wrap_pyfunction!(offline::export_file, m)?)?;
     m.add_function(wrap_pyfunction!(offline::read_dump_json, m)?)?;
+    m.add_function(wrap_pyfunction!(offline::window_trace_files, m)?)?;
     m.add_function(wrap_pyfunction!(error::error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(abi_request::abi_request, m)?)?;
     Ok(())

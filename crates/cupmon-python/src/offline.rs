@@ -19,17 +19,32 @@ use crate::error::Failure;
 /// Name of an in-memory window in error messages.
 const WINDOW_ARG: &str = "trace_window";
 
-/// `format="json"` / `"pftrace"`; `None`: by the output's name.
+/// `format="json"` / `"pftrace"` ([`TraceFormat`]'s names); `None`: by the output's name.
 fn trace_format(format: Option<&str>) -> PyResult<Option<TraceFormat>> {
     format
         .map(|f| {
             TraceFormat::parse(f).ok_or_else(|| {
+                let names: Vec<String> = TraceFormat::ALL
+                    .iter()
+                    .map(|t| format!("'{}'", t.name()))
+                    .collect();
                 PyValueError::new_err(format!(
-                    "format must be 'json', 'pftrace' or None (by the output's name), not {f:?}"
+                    "format must be {} or None (by the output's name), not {f:?}",
+                    names.join(", ")
                 ))
             })
         })
         .transpose()
+}
+
+/// The trace files window `number` of a dump directory may have, by format name
+/// (`TraceFormat::window_trace_file`): what the monitor's Python side looks for.
+#[pyfunction]
+pub fn window_trace_files(number: u32) -> Vec<(&'static str, String)> {
+    TraceFormat::ALL
+        .iter()
+        .map(|f| (f.name(), f.window_trace_file(number)))
+        .collect()
 }
 
 /// Merge a window given as JSON bytes into `cpu_trace_path`, writing `output_path`.

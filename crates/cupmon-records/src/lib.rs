@@ -69,6 +69,7 @@ mod source_lines;
 mod stats;
 mod time_range;
 pub mod timeline;
+mod trace_format;
 mod version;
 mod walk;
 
@@ -97,6 +98,7 @@ pub use source_lines::{source_lines, LinesReport, SourceLine, Unclaimed};
 pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat, GPU_BUSY};
 pub use time_range::TimeRange;
 pub use timeline::{Timeline, TimelineBin, TimelineBuilder, TimelineError};
+pub use trace_format::{is_pftrace_path, TraceFormat};
 pub use version::CuptiVersion;
 pub use walk::{
     walk_records, walk_slice, walk_slice_apart, DecodeProgress, DecodeReport, Walked, WalkedRef,

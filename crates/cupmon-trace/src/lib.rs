@@ -13,19 +13,23 @@
 //!   [`DumpExport`]: the same trace of a dump (or slice) in two streamed passes.
 //! - [`TraceFormat`]: every trace is written as Chrome JSON or, for outputs
 //!   named `.pftrace` (`.pftrace.gz`) or when asked, as a Perfetto protobuf
-//!   trace with the same content (`trace_sink.rs` decides, `pftrace/` converts).
+//!   trace with the same content: the writers give typed trace events
+//!   (`event.rs`) to a sink of either format (`trace_sink.rs` decides,
+//!   `chrome_events.rs` and `pftrace/` write).
 //! - [`filter_window`]: the companion monitor's window filtering.
 //! - [`AtomicOutput`]: a trace file (`cupmon-files`' atomic output, gzip by name).
 //! - [`kernel_occupancy`]: Kineto's `blocks per SM`, `warps per SM` and
 //!   `est. achieved occupancy %` of a kernel.
 
+mod chrome_events;
 mod combine;
 mod error;
+mod event;
 mod export;
 mod format;
 mod from_records;
 mod json;
-mod memory_out;
+mod kinds_out;
 mod merge;
 mod occupancy;
 mod out;
@@ -66,9 +70,5 @@ pub use occupancy::{
 };
 pub use out::{Arg, TraceOut};
 pub use output::{is_gz, AtomicOutput, OutputWriter};
-/// The JSON-to-Perfetto sink alone, for `bench/pftrace` only.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub use pftrace::PftraceSink;
 pub use pftrace::PftraceStats;
 pub use window_stream::{write_window_stream, StreamedWindow};

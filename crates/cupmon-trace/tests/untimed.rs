@@ -298,7 +298,10 @@ fn untimed_memory_records_are_counted_and_unfinished_kernels_kept() {
         json!({"kernel": 1, "gpu_memory": 1})
     );
     assert_eq!(
-        (stats.untimed_gpu_ops.kernel, stats.untimed_gpu_ops.memory),
+        (
+            stats.untimed_gpu_ops.kernel,
+            stats.untimed_gpu_ops.get("gpu_memory")
+        ),
         (1, 1)
     );
     let names: Vec<&str> = events(&trace)

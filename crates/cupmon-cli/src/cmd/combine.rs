@@ -21,7 +21,7 @@ pub fn run(args: &CombineArgs) -> Result<i32> {
         .collect();
     super::check_output(&args.output, &inputs)?;
     super::check_output_name(&args.output, super::Writes::Trace)?;
-    let format = args.format.map(Into::into);
+    let format = args.format;
     let stats = combine_files(&args.traces, &args.output, &offsets, format)?;
     println!(
         "combined {} traces ({} events) into {}; open it in https://ui.perfetto.dev",

@@ -19,7 +19,7 @@ pub fn run(args: &ExportArgs) -> Result<i32> {
         &args.output,
         args.trace_name.clone(),
         args.exact,
-        args.format.map(Into::into),
+        args.format,
     )?;
     Ok(0)
 }

@@ -27,7 +27,7 @@ pub fn run(args: &MergeArgs) -> Result<i32> {
             trace_name: args.trace_name.clone(),
             exact: args.exact,
             max_event_bytes: args.max_event_size,
-            format: args.format.map(Into::into),
+            format: args.format,
         },
         &mut |p| match p {
             MergeProgress::Scanned(done) => progress.update(done),

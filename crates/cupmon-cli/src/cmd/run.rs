@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
-use cupmon_config::{env_vars, MonitorConfig, WindowTraceFormat, SETTINGS};
+use cupmon_config::{env_vars, MonitorConfig, TraceFormat, SETTINGS};
 
 use crate::cli::RunArgs;
 use crate::exit::BadInput;
@@ -269,7 +269,7 @@ fn summarise(
     before: &BTreeSet<PathBuf>,
     earlier_refusals: &[Refusal],
     run: &RunId,
-    trace_format: WindowTraceFormat,
+    trace_format: TraceFormat,
 ) -> bool {
     // New dumps of this run: another run into the same directory has its own.
     let new: Vec<PathBuf> = dump_dirs(output)

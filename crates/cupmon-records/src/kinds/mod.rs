@@ -4,7 +4,9 @@
 //!
 //! Adding a kind: a new file here (copy `memory_pool.rs`), one line in the list, a
 //! family in `tools/cupti-tables/gen_layouts.py` (then regenerate
-//! `cupti_layouts.json`), and in cupmon-trace a file under `src/kinds/`.
+//! `cupti_layouts.json`), its window event in cupmon-window's `src/kinds/`, and in
+//! cupmon-trace how it shows (`kinds_out.rs`) and is read back from a window file
+//! (`merge/window_event.rs`): docs/ARCHITECTURE.md, "Adding an activity kind".
 
 #[macro_use]
 mod macros;

@@ -153,34 +153,42 @@ pub fn combine_traces_as(
     let mut stats = CombineStats::default();
     let mut skew = skew::SkewFinder::default();
     let mut collectives = collectives::CollectiveFinder::default();
-    w.write_all(b"{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",")?;
+    w.member(b"\"schemaVersion\"", b"1")?;
+    w.member(b"\"displayTimeUnit\"", b"\"ms\"")?;
     if let Some(props) = loaded.iter().find_map(|i| i.trace.get("deviceProperties")) {
-        w.write_all(b"\"deviceProperties\":")?;
-        serde_json::to_writer(&mut w, props).map_err(std::io::Error::other)?;
-        w.write_all(b",")?;
+        let text = serde_json::to_vec(props).map_err(std::io::Error::other)?;
+        w.member(b"\"deviceProperties\"", &text)?;
     }
-    write!(w, "\"baseTimeNanoseconds\":{base},\"traceEvents\":[")?;
-    let mut first = true;
-    for input in &loaded {
-        let offset = offset_of(input.rank);
-        let shift_us = ((input.base_ns - base) as f64 + offset as f64) / 1000.0;
-        let remap = RankRemap::new(input.rank, &input.trace["traceEvents"]);
-        let mut count = 0u64;
-        for event in remap.metadata() {
-            emit(&mut w, &mut first, &event)?;
-        }
-        for event in input.trace["traceEvents"].as_array().into_iter().flatten() {
-            collectives.note(input.rank, event, input.base_ns);
-            let Some(event) = remap.event(event, shift_us) else {
-                continue;
-            };
-            skew.note(input.rank, &event, base);
-            emit(&mut w, &mut first, &event)?;
-            count += 1;
-        }
-        stats.events += count;
-        stats.ranks.push((input.rank, count));
-    }
+    w.member(b"\"baseTimeNanoseconds\"", base.to_string().as_bytes())?;
+    // The ranks' events are input events: copied as their JSON text (Chrome), or
+    // read from it (Perfetto), as a CPU trace's are in a merge.
+    w.events(b"\"traceEvents\"", |sink| {
+        sink.input_events(&mut |out| {
+            let mut first = true;
+            for input in &loaded {
+                let offset = offset_of(input.rank);
+                let shift_us = ((input.base_ns - base) as f64 + offset as f64) / 1000.0;
+                let remap = RankRemap::new(input.rank, &input.trace["traceEvents"]);
+                let mut count = 0u64;
+                for event in remap.metadata() {
+                    emit(&mut *out, &mut first, &event)?;
+                }
+                for event in input.trace["traceEvents"].as_array().into_iter().flatten() {
+                    collectives.note(input.rank, event, input.base_ns);
+                    let Some(event) = remap.event(event, shift_us) else {
+                        continue;
+                    };
+                    skew.note(input.rank, &event, base);
+                    emit(&mut *out, &mut first, &event)?;
+                    count += 1;
+                }
+                stats.events += count;
+                stats.ranks.push((input.rank, count));
+            }
+            Ok(())
+        })?;
+        Ok(())
+    })?;
     stats.skew = skew.medians();
     stats.collectives = collectives.finish(3);
     let mut spans = Vec::new();
@@ -232,20 +240,19 @@ pub fn combine_traces_as(
     if let (Some(total), Some(info)) = (rank_facts::total_dropped(&kept), info.as_object_mut()) {
         info.insert("dropped_records".to_owned(), total);
     }
-    write!(w, "],\"traceName\":")?;
-    serde_json::to_writer(&mut w, &output.display().to_string()).map_err(std::io::Error::other)?;
-    w.write_all(b",\"cupmon\":")?;
-    serde_json::to_writer(&mut w, &info).map_err(std::io::Error::other)?;
-    w.write_all(b"}")?;
+    let name = serde_json::to_vec(&output.display().to_string()).map_err(std::io::Error::other)?;
+    w.member(b"\"traceName\"", &name)?;
+    let info = serde_json::to_vec(&info).map_err(std::io::Error::other)?;
+    w.member(b"\"cupmon\"", &info)?;
+    w.end()?;
     stats.pftrace = out.commit_trace(w)?;
     Ok(stats)
 }
 
-fn emit(w: &mut impl Write, first: &mut bool, event: &Value) -> Result<(), TraceError> {
+fn emit(w: &mut dyn Write, first: &mut bool, event: &Value) -> std::io::Result<()> {
     if !*first {
         w.write_all(b",")?;
     }
     *first = false;
-    serde_json::to_writer(&mut *w, event).map_err(std::io::Error::other)?;
-    Ok(())
+    serde_json::to_writer(w, event).map_err(std::io::Error::other)
 }

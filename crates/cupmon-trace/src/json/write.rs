@@ -198,18 +198,6 @@ impl<'a> ObjectWriter<'a> {
         self
     }
 
-    /// A member whose key may need escaping.
-    pub fn any_key_value(&mut self, key: &str, v: &Value) -> &mut Self {
-        if !self.first {
-            self.out.push(b',');
-        }
-        self.first = false;
-        write_json_str(self.out, key);
-        self.out.push(b':');
-        write_value(self.out, v);
-        self
-    }
-
     /// A member whose value is written by `f`.
     #[inline]
     pub fn with(&mut self, key: &str, f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {

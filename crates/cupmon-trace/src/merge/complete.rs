@@ -8,6 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::lanes::place_on_lane;
 use super::nccl_args::collective_args;
 use super::param_comms::ParamComms;
 use super::untimed::is_untimed;
@@ -16,11 +17,7 @@ use crate::occupancy::{kernel_occupancy, kineto_float_text, DeviceLimits};
 
 /// CUPTI's CUSTOM0 external correlation: Kineto's CPU ops.
 const CPU_OP_EXTERNAL_KIND: i128 = 3;
-/// Overlap lane `k` of stream `s` is thread `s + k * LANE_TID`.
-pub(crate) const LANE_TID: i128 = 1 << 32;
-
-/// (device, stream, lane) of an overlap track.
-pub(crate) type OverlapTrack = (i128, i128, i128);
+pub(crate) use super::lanes::OverlapTrack;
 
 /// What the complete trace knows beyond PyTorch's merge.
 #[derive(Debug, Default)]
@@ -273,8 +270,9 @@ pub(crate) fn kineto_args(
 }
 
 /// Lanes for GPU ops that overlap the previous one on their stream (Perfetto hides
-/// one of two overlapping `X` events on a track): the first lane whose last op has
-/// ended. Returns the lane of each GPU event above 0 and the overlap tracks used.
+/// one of two overlapping `X` events on a track), by the rule of `lanes.rs` over
+/// each stream's ops sorted. Returns the lane of each GPU event above 0 and the
+/// overlap tracks used.
 fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<OverlapTrack>) {
     /// (start, end, event index) of a stream's ops.
     type Ops = Vec<(i128, i128, usize)>;
@@ -296,17 +294,9 @@ fn overlap_lanes(window: &MergeWindow) -> (FxHashMap<usize, i128>, Vec<OverlapTr
     streams.sort_by_key(|(k, _)| *k);
     for ((device, stream), mut ops) in streams {
         ops.sort_unstable();
-        // Last end on each lane.
         let mut ends: Vec<i128> = Vec::new();
         for (start, end, index) in ops {
-            let lane = match ends.iter().position(|&e| e <= start) {
-                Some(lane) => lane,
-                None => {
-                    ends.push(i128::MIN);
-                    ends.len() - 1
-                }
-            };
-            ends[lane] = end;
+            let lane = place_on_lane(&mut ends, start, end);
             if lane > 0 {
                 lanes.insert(index, lane as i128);
             }

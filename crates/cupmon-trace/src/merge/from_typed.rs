@@ -121,10 +121,10 @@ impl From<&WindowEvent> for MergeEvent {
             WindowEvent::Sync(s) => MergeEvent::Other {
                 end_ns: s.end_ns.into(),
             },
-            // Kinds PyTorch's merge does not know: it reads their `end_ns`, absent.
-            WindowEvent::Memory(_) | WindowEvent::MemoryPool(_) => {
-                MergeEvent::Extra(Box::new(event.clone()))
-            }
+            // Kinds PyTorch's merge does not know (memory, memory pools, any kind
+            // added): it reads their `end_ns`, absent; a complete trace shows them
+            // (`kinds_out.rs`).
+            _ => MergeEvent::Extra(Box::new(event.clone())),
         }
     }
 }

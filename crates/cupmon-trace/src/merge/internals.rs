@@ -9,9 +9,10 @@ use rustc_hash::FxHashMap;
 
 use super::cpu_scan::scan_cpu_trace;
 use super::entries::Entries;
-use super::sink::EventSink;
 use super::stream::{open_input, StreamBuf, StreamError};
 use super::{merge_source, MergeOptions, MergeWindow, WindowSource};
+use crate::chrome_events::ChromeEvents;
+use crate::event::EventSink;
 use crate::json::read::{parse_document, ReadError, Reader};
 use crate::json::write::{write_json_float, write_value};
 use crate::TraceError;
@@ -64,9 +65,9 @@ pub fn write_window_events(
 ) -> Result<u64, TraceError> {
     let no_ops = FxHashMap::default();
     let entries = Entries::new(window, base_ns, &no_ops, None);
-    let mut sink = EventSink::new(&mut *out);
+    let mut sink = ChromeEvents::new(&mut *out);
     entries.write_events(&mut sink)?;
-    let written = sink.written;
+    let written = sink.written();
     sink.finish()?;
     Ok(written)
 }

@@ -1,6 +1,8 @@
-//! Overlap lanes of a window streamed from a dump: the rule of `complete.rs`'s
-//! `overlap_lanes` (each stream's ops in (start, end, index) order, each on the first
-//! lane whose last op has ended) without holding every op.
+//! Overlap lanes of GPU ops, the one place of the rule (each stream's ops in
+//! (start, end, index) order, each on the first lane whose last op has ended:
+//! [`place_on_lane`]), used for a window in memory (`complete.rs`: each stream's
+//! ops sorted) and here for a window streamed from a dump without holding every op. (The Perfetto writer's own lanes, `cupmon-pftrace`'s `lanes.rs`, are
+//! another rule: slices that nest share a lane there.)
 //!
 //! A stream's ops wait in a heap until the walk's stamp (see
 //! [`cupmon_records::JoinWindow`]) is more than the reorder window past their start;
@@ -17,7 +19,40 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use cupmon_records::Reorder;
 use rustc_hash::FxHashMap;
 
-use super::complete::OverlapTrack;
+/// (device, stream, lane) of an overlap track.
+pub(crate) type OverlapTrack = (i128, i128, i128);
+
+/// Overlap lane `k` of stream `s` is thread `s + k * LANE_TID`.
+const LANE_TID: i128 = 1 << 32;
+
+/// The thread of lane `lane` of the stream whose thread is `stream_tid`.
+pub(crate) fn lane_tid(stream_tid: i128, lane: i128) -> i128 {
+    stream_tid + lane * LANE_TID
+}
+
+/// The thread name of overlap lane `lane` (1..) of stream `stream`.
+pub(crate) fn lane_name(stream: i128, lane: i128) -> String {
+    if lane == 1 {
+        format!("stream {stream} (overlap)")
+    } else {
+        format!("stream {stream} (overlap {lane})")
+    }
+}
+
+/// The rule: an op starting at `start` goes on the first lane whose last op has
+/// ended (`ends`: each lane's last end), or on a new lane; ops come in (start, end)
+/// order.
+pub(crate) fn place_on_lane(ends: &mut Vec<i128>, start: i128, end: i128) -> usize {
+    let lane = match ends.iter().position(|&e| e <= start) {
+        Some(lane) => lane,
+        None => {
+            ends.push(i128::MIN);
+            ends.len() - 1
+        }
+    };
+    ends[lane] = end;
+    lane
+}
 
 /// (start, end, event index) of an op.
 type Op = (i128, i128, usize);
@@ -64,16 +99,7 @@ impl StreamLanes {
     }
 
     fn place(&mut self, op: Op) -> i128 {
-        let (start, end, _) = op;
-        let lane = match self.ends.iter().position(|&e| e <= start) {
-            Some(lane) => lane,
-            None => {
-                self.ends.push(i128::MIN);
-                self.ends.len() - 1
-            }
-        };
-        self.ends[lane] = end;
-        lane as i128
+        place_on_lane(&mut self.ends, op.0, op.1) as i128
     }
 }
 

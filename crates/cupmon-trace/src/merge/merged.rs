@@ -3,38 +3,34 @@
 //! metadata, then its events), the rebuilt profiler span, then `traceName` and the
 //! `cupmon` block.
 
-use std::io::{self, Read, Write};
+use std::borrow::Cow;
+use std::io::{self, Read};
 
 use super::cpu_scan::CpuScan;
 use super::entries::{Entries, EventsWritten};
 use super::off_clock::write_off_clock;
-use super::sink::EventSink;
 use super::span::py_max;
 use super::stream::RangeCopier;
 use super::{MergeStats, MergeWindow, UntimedGpuOps};
-use crate::json::write::{write_json_float, write_json_str, ObjectWriter};
+use crate::event::{ArgValue, EventSink, Id, Phase, Scope, TraceEvent};
+use crate::json::write::write_json_str;
+use crate::trace_sink::TraceSink;
 use crate::TraceError;
 
 /// The window's side of a merged trace: its metadata events, then its events.
 pub(crate) trait WindowPart {
-    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError>;
+    fn write_metadata(&mut self, sink: &mut dyn EventSink) -> Result<(), TraceError>;
     /// The events; returns their time range and the untimed GPU ops left out.
-    fn write_events<W: Write>(
-        &mut self,
-        sink: &mut EventSink<W>,
-    ) -> Result<EventsWritten, TraceError>;
+    fn write_events(&mut self, sink: &mut dyn EventSink) -> Result<EventsWritten, TraceError>;
 }
 
 /// The window in memory.
 impl WindowPart for &Entries<'_> {
-    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError> {
+    fn write_metadata(&mut self, sink: &mut dyn EventSink) -> Result<(), TraceError> {
         Entries::write_metadata(self, sink)
     }
 
-    fn write_events<W: Write>(
-        &mut self,
-        sink: &mut EventSink<W>,
-    ) -> Result<EventsWritten, TraceError> {
+    fn write_events(&mut self, sink: &mut dyn EventSink) -> Result<EventsWritten, TraceError> {
         Entries::write_events(self, sink)
     }
 }
@@ -43,8 +39,8 @@ impl WindowPart for &Entries<'_> {
 /// the window's part (`window`: the window, for its top-level facts, and how many
 /// events it has), then `traceName` and the `cupmon` block when missing (the
 /// window's, with the untimed GPU ops the events left out).
-pub(crate) fn write_merged<W: Write>(
-    out: &mut W,
+pub(crate) fn write_merged(
+    out: &mut TraceSink,
     scan: &CpuScan,
     part: &mut impl WindowPart,
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
@@ -61,13 +57,6 @@ pub(crate) fn write_merged<W: Write>(
         untimed_gpu_ops: UntimedGpuOps::default(),
         clock_alignment: None,
     };
-    let mut first = true;
-    let mut member = |out: &mut W, raw_key: &[u8]| -> io::Result<()> {
-        out.write_all(if first { b"{" } else { b"," })?;
-        first = false;
-        out.write_all(raw_key)?;
-        out.write_all(b":")
-    };
     // PyTorch's merge knows nothing of them.
     let off_clock = if exact {
         &[][..]
@@ -80,50 +69,46 @@ pub(crate) fn write_merged<W: Write>(
     let distributed = window
         .distributed_info
         .as_ref()
-        .filter(|_| !exact && !scan.members.iter().any(|m| m.key == "distributedInfo"));
+        .filter(|_| !exact && !scan.members.iter().any(|m| m.key == "distributedInfo"))
+        .map(|info| format!(" {}", info.to_spaced_json()));
     for m in &scan.members {
         if m.key == "traceEvents" {
-            if let Some(info) = distributed {
-                member(out, b"\"distributedInfo\"")?;
-                out.write_all(b" ")?;
-                out.write_all(info.to_spaced_json().as_bytes())?;
+            if let Some(info) = &distributed {
+                out.member(b"\"distributedInfo\"", info.as_bytes())?;
             }
-            member(out, &m.raw_key)?;
-            (stats.events_written, stats.untimed_gpu_ops) =
-                write_events(out, scan, part, open, off_clock)?;
+            (stats.events_written, stats.untimed_gpu_ops) = out.events(&m.raw_key, |sink| {
+                write_events(sink, scan, part, open, off_clock)
+            })?;
             wrote_events = true;
         } else if m.key == "traceName" {
-            member(out, &m.raw_key)?;
-            write_name(out, trace_name)?;
+            out.member(&m.raw_key, &name_json(trace_name))?;
             wrote_name = true;
         } else if let Some(v) = &m.raw_value {
-            member(out, &m.raw_key)?;
-            out.write_all(v)?;
+            out.member(&m.raw_key, v)?;
         }
     }
     if !wrote_events {
-        if let Some(info) = distributed {
-            member(out, b"\"distributedInfo\"")?;
-            out.write_all(b" ")?;
-            out.write_all(info.to_spaced_json().as_bytes())?;
+        if let Some(info) = &distributed {
+            out.member(b"\"distributedInfo\"", info.as_bytes())?;
         }
-        member(out, b"\"traceEvents\"")?;
-        (stats.events_written, stats.untimed_gpu_ops) =
-            write_events(out, scan, part, open, off_clock)?;
+        (stats.events_written, stats.untimed_gpu_ops) = out.events(b"\"traceEvents\"", |sink| {
+            write_events(sink, scan, part, open, off_clock)
+        })?;
     }
     if !wrote_name {
-        member(out, b"\"traceName\"")?;
-        write_name(out, trace_name)?;
+        out.member(b"\"traceName\"", &name_json(trace_name))?;
     }
     let untimed = &stats.untimed_gpu_ops;
     if window.cupmon.is_some() || !untimed.is_empty() {
         // A CPU trace that already has one (a trace merged before) keeps its own.
         if !scan.members.iter().any(|m| m.key == "cupmon") {
-            member(out, b"\"cupmon\"")?;
-            out.write_all(&cupmon_block(window.cupmon.as_ref(), untimed)?)?;
+            out.member(
+                b"\"cupmon\"",
+                &cupmon_block(window.cupmon.as_ref(), untimed)?,
+            )?;
         }
     }
-    out.write_all(b"}")?;
+    out.end()?;
     Ok(stats)
 }
 
@@ -147,78 +132,74 @@ fn cupmon_block(info: Option<&crate::CupmonInfo>, untimed: &UntimedGpuOps) -> io
     serde_json::to_vec(&block).map_err(io::Error::other)
 }
 
-fn write_name(out: &mut impl Write, name: &str) -> io::Result<()> {
+fn name_json(name: &str) -> Vec<u8> {
     let mut b = Vec::new();
     write_json_str(&mut b, name);
-    out.write_all(&b)
+    b
 }
 
 /// `traceEvents`: leading CPU metadata, the window's metadata, the other CPU
 /// events, the window's events, then the rebuilt profiler span and instants.
 /// Returns the events written and the untimed GPU ops left out.
-fn write_events<W: Write>(
-    out: &mut W,
+fn write_events(
+    sink: &mut dyn EventSink,
     scan: &CpuScan,
     part: &mut impl WindowPart,
     open: &dyn Fn() -> io::Result<Box<dyn Read>>,
     off_clock: &[serde_json::Value],
 ) -> Result<(u64, UntimedGpuOps), TraceError> {
-    out.write_all(b"[")?;
-    let mut sink = EventSink::new(&mut *out);
     let mut copier = None;
     let kept = &scan.events;
-    let mut copy_runs = |sink: &mut EventSink<&mut W>, runs: &[std::ops::Range<u64>]| {
+    let mut copy_runs = |sink: &mut dyn EventSink, runs: &[std::ops::Range<u64>]| {
         for run in runs {
             let copier = match &mut copier {
                 Some(c) => c,
                 None => copier.insert(RangeCopier::new(open()?)),
             };
-            sink.raw_elements(|o| copier.copy(run.clone(), o))?;
+            sink.input_events(&mut |mut o| copier.copy(run.clone(), &mut o))?;
         }
         Ok::<(), io::Error>(())
     };
-    copy_runs(&mut sink, &kept.head)?;
-    part.write_metadata(&mut sink)?;
-    copy_runs(&mut sink, &kept.tail)?;
-    let written = part.write_events(&mut sink)?;
+    copy_runs(sink, &kept.head)?;
+    part.write_metadata(sink)?;
+    copy_runs(sink, &kept.tail)?;
+    let written = part.write_events(sink)?;
     let range = scan.range.then(written.range);
     if !range.has_events() {
         return Err(TraceError::NoDurationEvents);
     }
     let (min_ts, max_end) = (range.min_ts, range.max_end_ts);
     if !off_clock.is_empty() {
-        write_off_clock(&mut sink, off_clock, min_ts)?;
+        write_off_clock(sink, off_clock, min_ts)?;
     }
-    ObjectWriter::new(sink.element())
-        .str("ph", "X")
-        .str("cat", "Trace")
-        .str("name", "PyTorch Profiler (0)")
-        .str("pid", "Spans")
-        .str("tid", "PyTorch Profiler")
-        .float("ts", min_ts)
-        .float("dur", py_max(max_end - min_ts, 0.0))
-        .with("args", |b| {
-            ObjectWriter::new(b).int("Op count", 0).end();
-        })
-        .end();
-    ObjectWriter::new(sink.element())
-        .str("ph", "i")
-        .str("s", "g")
-        .str("name", "Iteration Start: PyTorch Profiler")
-        .str("pid", "Traces")
-        .str("tid", "Trace PyTorch Profiler")
-        .with("ts", |b| write_json_float(b, min_ts))
-        .end();
-    ObjectWriter::new(sink.element())
-        .str("ph", "i")
-        .str("s", "g")
-        .str("name", "Record Window End")
-        .str("pid", "")
-        .str("tid", "")
-        .float("ts", max_end + 0.001)
-        .end();
-    let events = sink.written + kept.count;
-    sink.finish()?;
-    out.write_all(b"]")?;
+    let text = |t: &'static str| Some(Id::Text(Cow::Borrowed(t)));
+    let no_ops = [("Op count", ArgValue::Int(0))];
+    sink.event(
+        &TraceEvent::slice(
+            "Trace",
+            "PyTorch Profiler (0)",
+            Id::Text(Cow::Borrowed("Spans")),
+            Id::Text(Cow::Borrowed("PyTorch Profiler")),
+            min_ts,
+            py_max(max_end - min_ts, 0.0),
+        )
+        .with_args(&no_ops),
+    )?;
+    let global = |name: &'static str, pid, tid, ts| TraceEvent {
+        name: Cow::Borrowed(name),
+        pid: text(pid),
+        tid: text(tid),
+        ts: Some(ts),
+        scope: Scope::Global,
+        ..TraceEvent::new(Phase::Instant)
+    };
+    sink.event(&global(
+        "Iteration Start: PyTorch Profiler",
+        "Traces",
+        "Trace PyTorch Profiler",
+        min_ts,
+    ))?;
+    sink.event(&global("Record Window End", "", "", max_end + 0.001))?;
+    let events = sink.written() + kept.count;
     Ok((events, written.untimed))
 }

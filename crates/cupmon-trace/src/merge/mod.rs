@@ -5,12 +5,12 @@
 //! CPU trace file, `merged.rs` writes the merged document.
 
 mod args;
-mod chrome_out;
 mod clock_align;
 mod complete;
 mod cpu_event;
 mod cpu_scan;
 mod entries;
+mod extra_kinds;
 mod files;
 mod from_typed;
 #[cfg(feature = "internals")]
@@ -21,7 +21,6 @@ mod merged;
 mod nccl_args;
 mod off_clock;
 mod param_comms;
-mod sink;
 mod span;
 mod stream;
 mod streamed;

@@ -8,13 +8,12 @@
 //! they would land in 1970 and stretch the timeline by decades. PyTorch's merge
 //! (`--exact`) knows nothing of them and writes none.
 
-use std::io::Write;
+use std::borrow::Cow;
 
 use cupmon_records::clock::{OFF_CLOCK_NAME, OFF_CLOCK_TRACK};
 use serde_json::{Map, Value};
 
-use super::sink::EventSink;
-use crate::json::write::ObjectWriter;
+use crate::event::{ArgValue, Args, EventSink, Id, Phase, TraceEvent};
 use crate::{OffClockEvents, WindowEvent};
 
 /// A window's events on their own clock, as the window JSON holds them.
@@ -55,8 +54,8 @@ fn raw_times(e: &Map<String, Value>) -> (u64, u64) {
 
 /// Write the events of `off` that have a time, drawn from `first_ts` (µs, the trace's
 /// first event): the process's name, a thread name per kind, then the events.
-pub(crate) fn write_off_clock<W: Write>(
-    sink: &mut EventSink<W>,
+pub(crate) fn write_off_clock(
+    sink: &mut dyn EventSink,
     off: &[Value],
     first_ts: f64,
 ) -> std::io::Result<()> {
@@ -72,16 +71,15 @@ pub(crate) fn write_off_clock<W: Write>(
     let Some(origin) = timed.iter().map(|t| t.1).min() else {
         return Ok(());
     };
-    ObjectWriter::new(sink.element())
-        .str("name", "process_name")
-        .str("ph", "M")
-        .float("ts", first_ts)
-        .str("pid", OFF_CLOCK_TRACK)
-        .str("tid", "")
-        .with("args", |b| {
-            ObjectWriter::new(b).str("name", OFF_CLOCK_TRACK).end();
-        })
-        .end();
+    let track = || Some(Id::Text(Cow::Borrowed(OFF_CLOCK_TRACK)));
+    let process_args = [("name", ArgValue::Str(OFF_CLOCK_TRACK))];
+    sink.event(&TraceEvent {
+        name: Cow::Borrowed("process_name"),
+        ts: Some(first_ts),
+        pid: track(),
+        tid: Some(Id::Text(Cow::Borrowed(""))),
+        ..TraceEvent::new(Phase::Metadata).with_args(&process_args)
+    })?;
     let mut kinds: Vec<&str> = timed
         .iter()
         .filter_map(|t| t.0.get("kind").and_then(Value::as_str))
@@ -89,16 +87,14 @@ pub(crate) fn write_off_clock<W: Write>(
     kinds.sort_unstable();
     kinds.dedup();
     for kind in &kinds {
-        ObjectWriter::new(sink.element())
-            .str("name", "thread_name")
-            .str("ph", "M")
-            .float("ts", first_ts)
-            .str("pid", OFF_CLOCK_TRACK)
-            .str("tid", kind)
-            .with("args", |b| {
-                ObjectWriter::new(b).str("name", kind).end();
-            })
-            .end();
+        let thread_args = [("name", ArgValue::Str(kind))];
+        sink.event(&TraceEvent {
+            name: Cow::Borrowed("thread_name"),
+            ts: Some(first_ts),
+            pid: track(),
+            tid: Some(Id::Text(Cow::Borrowed(kind))),
+            ..TraceEvent::new(Phase::Metadata).with_args(&thread_args)
+        })?;
     }
     for (e, start, end) in timed {
         let kind = e.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -113,17 +109,16 @@ pub(crate) fn write_off_clock<W: Write>(
             }
         }
         let args = serde_json::to_vec(&Value::Object(args)).unwrap_or_default();
-        ObjectWriter::new(sink.element())
-            .str("ph", "X")
-            .str("cat", kind)
-            .str("name", name)
-            .str("pid", OFF_CLOCK_TRACK)
-            .str("tid", kind)
-            .float("ts", first_ts + (start - origin) as f64 / 1000.0)
-            .float("dur", (end - start) as f64 / 1000.0)
-            .with("args", |b| b.extend_from_slice(&args))
-            .end();
-        sink.maybe_flush()?;
+        let mut event = TraceEvent::slice(
+            kind,
+            name,
+            Id::Text(Cow::Borrowed(OFF_CLOCK_TRACK)),
+            Id::Text(Cow::Borrowed(kind)),
+            first_ts + (start - origin) as f64 / 1000.0,
+            (end - start) as f64 / 1000.0,
+        );
+        event.args = Args::Json(&args);
+        sink.event(&event)?;
     }
     Ok(())
 }

@@ -11,7 +11,7 @@
 //! annotation spans (one per annotation, device and stream) and the metadata sets.
 
 use std::collections::HashSet;
-use std::io::{self, Cursor, Read, Write};
+use std::io::{self, Cursor, Read};
 use std::path::Path;
 
 use cupmon_records::{
@@ -22,7 +22,6 @@ use super::complete::{Complete, OverlapTrack};
 use super::cpu_scan::scan_cpu_trace;
 use super::entries::{Entries, EventsWritten, Joined};
 use super::lookahead::{Lanes, Lookahead};
-use super::sink::EventSink;
 use super::survey::Survey;
 use super::untimed::is_untimed;
 use super::window_input::{MergeEvent, MergeWindow};
@@ -30,6 +29,7 @@ use super::{
     default_base_ns, name_output, trimester_floor_ns, write_merged, MergeStats, WindowPart,
     DEFAULT_MAX_EVENT_BYTES,
 };
+use crate::event::EventSink;
 use crate::export::{export_doc, ExportOptions};
 use crate::from_records::{note_annotation, window_shell};
 use crate::{AtomicOutput, TraceError, TraceFormat, WindowEvent};
@@ -220,14 +220,11 @@ struct Streamed<'a, 'd, P> {
 }
 
 impl<P: FnMut(&DecodeProgress)> WindowPart for Streamed<'_, '_, P> {
-    fn write_metadata<W: Write>(&mut self, sink: &mut EventSink<W>) -> Result<(), TraceError> {
+    fn write_metadata(&mut self, sink: &mut dyn EventSink) -> Result<(), TraceError> {
         self.entries.write_metadata(sink)
     }
 
-    fn write_events<W: Write>(
-        &mut self,
-        sink: &mut EventSink<W>,
-    ) -> Result<EventsWritten, TraceError> {
+    fn write_events(&mut self, sink: &mut dyn EventSink) -> Result<EventsWritten, TraceError> {
         let entries = self.entries;
         let lanes = if self.complete {
             Lanes::Each

@@ -81,8 +81,9 @@ impl Survey {
                 None
             }
             MergeEvent::Extra(e) if complete => {
-                if let Some(d) = extra_device(e) {
-                    self.devices.entry(d).or_insert(i128::from(e.start_ns()));
+                if let Some(d) = e.device_id() {
+                    let first = i128::from(e.start_ns());
+                    self.devices.entry(d.into()).or_insert(first);
                 }
                 None
             }
@@ -107,14 +108,5 @@ impl Survey {
             .buffer_request_start
             .is_some_and(|start| max <= 0 || start <= max);
         Ok(self.plain_overhead || shown_request)
-    }
-}
-
-/// The device of a kind that PyTorch's merge does not know.
-pub(crate) fn extra_device(e: &crate::WindowEvent) -> Option<i128> {
-    match e {
-        crate::WindowEvent::Memory(m) => Some(m.device_id.into()),
-        crate::WindowEvent::MemoryPool(p) => Some(p.device_id.into()),
-        _ => None,
     }
 }

@@ -14,40 +14,50 @@
 //! An op with a start but no end (`end = 0`: a kernel still running at a forced flush)
 //! is kept: it is drawn at its start with duration 0, without a bandwidth.
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::window_input::{GpuEvent, GpuKind};
 use crate::WindowEvent;
 
 /// How many GPU ops without a start time a trace left out, by the `cat` its events
-/// would have had.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// would have had: the ops PyTorch's merge knows, then the other kinds by their
+/// window `kind` name (`gpu_memory`, `gpu_memory_pool`, any kind added), in name order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UntimedGpuOps {
-    #[serde(skip_serializing_if = "is_zero")]
     pub kernel: u64,
-    #[serde(rename = "gpu_memcpy", skip_serializing_if = "is_zero")]
     pub memcpy: u64,
-    #[serde(rename = "gpu_memset", skip_serializing_if = "is_zero")]
     pub memset: u64,
-    /// Driver allocations and frees (MEMORY2).
-    #[serde(rename = "gpu_memory", skip_serializing_if = "is_zero")]
-    pub memory: u64,
-    #[serde(rename = "gpu_memory_pool", skip_serializing_if = "is_zero")]
-    pub memory_pool: u64,
+    /// (kind, count) of the kinds PyTorch's merge does not know, sorted by kind.
+    others: Vec<(&'static str, u64)>,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+impl Serialize for UntimedGpuOps {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let counts = self.by_kind();
+        let mut map = s.serialize_map(Some(counts.len()))?;
+        for (kind, n) in counts {
+            map.serialize_entry(kind, &n)?;
+        }
+        map.end()
+    }
 }
 
 impl UntimedGpuOps {
     /// All kinds together.
     pub fn total(&self) -> u64 {
-        self.kernel + self.memcpy + self.memset + self.memory + self.memory_pool
+        self.by_kind().iter().map(|&(_, n)| n).sum()
     }
 
     pub fn is_empty(&self) -> bool {
         self.total() == 0
+    }
+
+    /// The count of `cat` (`kernel`, `gpu_memcpy`, `gpu_memory`, ...).
+    pub fn get(&self, cat: &str) -> u64 {
+        self.by_kind()
+            .into_iter()
+            .find(|&(k, _)| k == cat)
+            .map_or(0, |(_, n)| n)
     }
 
     /// `(cat, count)` of the kinds with any, in a fixed order.
@@ -56,10 +66,9 @@ impl UntimedGpuOps {
             ("kernel", self.kernel),
             ("gpu_memcpy", self.memcpy),
             ("gpu_memset", self.memset),
-            ("gpu_memory", self.memory),
-            ("gpu_memory_pool", self.memory_pool),
         ]
         .into_iter()
+        .chain(self.others.iter().copied())
         .filter(|&(_, n)| n > 0)
         .collect()
     }
@@ -83,10 +92,10 @@ impl UntimedGpuOps {
         if !is_untimed_extra(e) {
             return false;
         }
-        match e {
-            WindowEvent::Memory(_) => self.memory += 1,
-            WindowEvent::MemoryPool(_) => self.memory_pool += 1,
-            _ => {}
+        let kind = e.kind_name();
+        match self.others.binary_search_by_key(&kind, |&(k, _)| k) {
+            Ok(i) => self.others[i].1 += 1,
+            Err(i) => self.others.insert(i, (kind, 1)),
         }
         true
     }
@@ -97,9 +106,10 @@ pub(crate) fn is_untimed(g: &GpuEvent) -> bool {
     g.start_ns == 0
 }
 
-/// Whether `e` is a memory or memory-pool record without a time (CUPTI's 0).
+/// Whether `e` (a kind PyTorch's merge does not know) is a GPU record without a
+/// time (CUPTI's 0).
 pub(crate) fn is_untimed_extra(e: &WindowEvent) -> bool {
-    matches!(e, WindowEvent::Memory(_) | WindowEvent::MemoryPool(_)) && e.start_ns() == 0
+    e.device_id().is_some() && e.start_ns() == 0
 }
 
 #[cfg(test)]
@@ -118,5 +128,38 @@ mod tests {
         assert_eq!(ops.total(), 44);
         assert_eq!(ops.by_kind(), vec![("kernel", 42), ("gpu_memset", 2)]);
         assert!(UntimedGpuOps::default().is_empty());
+    }
+
+    #[test]
+    fn other_kinds_are_counted_by_their_window_kind_in_name_order() {
+        let pool = WindowEvent::MemoryPool(cupmon_window::MemoryPoolEvent {
+            device_id: 0,
+            process_id: 1,
+            correlation_id: 0,
+            timestamp_ns: 0,
+            operation: 1,
+            pool_type: 1,
+            address: 16,
+            size: 0,
+            release_threshold: 0,
+            utilized_size: 0,
+            min_bytes_to_keep: 0,
+            is_managed_pool: false,
+            name: String::new(),
+        });
+        let mut timed = pool.clone();
+        if let WindowEvent::MemoryPool(p) = &mut timed {
+            p.timestamp_ns = 5;
+        }
+        let mut ops = UntimedGpuOps {
+            kernel: 1,
+            ..UntimedGpuOps::default()
+        };
+        assert!(ops.take_extra(&pool));
+        assert!(!ops.take_extra(&timed));
+        assert!(ops.take_extra(&pool));
+        let text = serde_json::to_string(&ops).expect("json");
+        assert_eq!(text, r#"{"kernel":1,"gpu_memory_pool":2}"#);
+        assert_eq!((ops.get("gpu_memory_pool"), ops.total()), (2, 3));
     }
 }

@@ -6,7 +6,83 @@
 use cupmon_pftrace::{ArgValue, ArgsOut, Container, WriteArgs};
 
 use super::event::text;
+use crate::event::{self, Args};
 use crate::json::read::{ReadResult, Reader};
+use crate::json::value::Value;
+
+/// A typed event's args: each value as its JSON text would be written (see
+/// [`JsonArgs`]), so an arg is the same whether it came typed or as text.
+#[derive(Debug)]
+pub(super) struct TypedArgs<'a>(pub Args<'a>);
+
+impl WriteArgs for TypedArgs<'_> {
+    fn write_args(&self, out: &mut ArgsOut<'_>) {
+        match self.0 {
+            Args::None => {}
+            Args::Json(text) => JsonArgs(text).write_args(out),
+            Args::Fields(fields) => {
+                for (key, value) in fields {
+                    write_typed(out, key, value);
+                }
+            }
+        }
+    }
+}
+
+fn int_arg(out: &mut ArgsOut<'_>, name: &str, i: i128) {
+    match (i64::try_from(i), u64::try_from(i)) {
+        (Ok(v), _) => out.value(name, ArgValue::Int(v)),
+        (_, Ok(v)) => out.value(name, ArgValue::Uint(v)),
+        _ => out.value(name, ArgValue::Json(&i.to_string())),
+    }
+}
+
+fn write_typed(out: &mut ArgsOut<'_>, name: &str, value: &event::ArgValue<'_>) {
+    match value {
+        event::ArgValue::Int(i) => int_arg(out, name, *i),
+        event::ArgValue::Float(f) => out.value(name, ArgValue::Double(*f)),
+        event::ArgValue::Str(s) => out.value(name, ArgValue::Str(s)),
+        event::ArgValue::Value(v) => write_json_value(out, name, v),
+        event::ArgValue::Json(text) => {
+            // A number at the very end would wait for its last digit.
+            let padded = format!("{text} ");
+            let mut r = Reader::new(padded.as_bytes());
+            let _ = write_value(out, name, &mut r);
+        }
+        event::ArgValue::Dims(v) => {
+            out.begin(name, Container::Array);
+            for d in v {
+                out.value("", ArgValue::Int(i64::from(*d)));
+            }
+            out.end();
+        }
+    }
+}
+
+fn write_json_value(out: &mut ArgsOut<'_>, name: &str, v: &Value) {
+    match v {
+        Value::Null => out.value(name, ArgValue::Json("null")),
+        Value::Bool(b) => out.value(name, ArgValue::Bool(*b)),
+        Value::Int(i) => int_arg(out, name, *i),
+        Value::BigInt(d) => out.value(name, ArgValue::Json(d)),
+        Value::Float(f) => out.value(name, ArgValue::Double(*f)),
+        Value::Str(s) => out.value(name, ArgValue::Str(s)),
+        Value::Array(items) => {
+            out.begin(name, Container::Array);
+            for item in items {
+                write_json_value(out, "", item);
+            }
+            out.end();
+        }
+        Value::Object(members) => {
+            out.begin(name, Container::Dict);
+            for (k, item) in members {
+                write_json_value(out, k, item);
+            }
+            out.end();
+        }
+    }
+}
 
 /// The text of an `args` value, already validated.
 #[derive(Debug)]

@@ -1,5 +1,6 @@
-//! Chrome-trace events into Perfetto track events, one at a time, with the
-//! meaning Perfetto's own JSON importer gives them: `X` (and `B`/`E`) are
+//! Typed trace events ([`crate::event`]) into Perfetto track events, one at a
+//! time, with the meaning Perfetto's own JSON importer gives the same events in
+//! Chrome JSON: `X` (and `B`/`E`) are
 //! slices on their thread's track, `i`/`I` instants on the thread's, the
 //! process's or the global track, `C` one counter track per series, `s`/`t`/
 //! `f` flows bound to the slice that encloses them, `M` names and sort
@@ -12,11 +13,10 @@ use std::io::Write;
 use cupmon_pftrace::{Instant, PftraceError, PftraceWriter, Slice, TrackId};
 use rustc_hash::FxHashMap;
 
-use super::args::JsonArgs;
-use super::event::{Id, JsonEvent};
+use super::args::{JsonArgs, TypedArgs};
 use super::tracks::Tracks;
 use super::PftraceStats;
-use crate::json::read::RawNum;
+use crate::event::{Args, FlowEnd, Id, Phase, Scope, TraceEvent};
 use crate::json::value::Value;
 
 mod records;
@@ -101,9 +101,8 @@ impl<W: Write> Converter<W> {
     }
 
     /// µs after the base time as absolute ns.
-    fn ts_ns(&self, n: Option<RawNum<'_>>) -> Result<u64, Skip> {
-        let n = n.ok_or_else(|| Skip("no ts".into()))?;
-        let us = n.as_f64();
+    fn ts_ns(&self, us: Option<f64>) -> Result<u64, Skip> {
+        let us = us.ok_or_else(|| Skip("no ts".into()))?;
         let rel = (us * 1000.0).round();
         if !rel.is_finite() || rel.abs() > 9.2e18 {
             return Err(Skip("ts out of range".into()));
@@ -111,9 +110,9 @@ impl<W: Write> Converter<W> {
         u64::try_from(self.base_ns + rel as i128).map_err(|_| Skip("ts out of range".into()))
     }
 
-    fn dur_ns(n: Option<RawNum<'_>>) -> Result<u64, Skip> {
-        let n = n.ok_or_else(|| Skip("X without dur".into()))?;
-        let ns = (n.as_f64() * 1000.0).round();
+    fn dur_ns(us: Option<f64>) -> Result<u64, Skip> {
+        let us = us.ok_or_else(|| Skip("X without dur".into()))?;
+        let ns = (us * 1000.0).round();
         if !(0.0..1.8e19).contains(&ns) {
             return Err(Skip("X with a negative or unreadable dur".into()));
         }
@@ -136,12 +135,8 @@ impl<W: Write> Converter<W> {
         Ok(())
     }
 
-    /// One element of `traceEvents` (`None`: not a JSON object).
-    pub fn event(&mut self, e: Option<&JsonEvent<'_>>) -> Result<(), PftraceError> {
-        let Some(e) = e else {
-            self.stats.skip("not a JSON object");
-            return Ok(());
-        };
+    /// One event of the trace.
+    pub fn event(&mut self, e: &TraceEvent<'_>) -> Result<(), PftraceError> {
         match self.convert(e) {
             Ok(()) => Ok(()),
             Err(Outcome::Skip(Skip(why))) => {
@@ -152,36 +147,45 @@ impl<W: Write> Converter<W> {
         }
     }
 
-    fn convert(&mut self, e: &JsonEvent<'_>) -> Result<(), Outcome> {
-        let ph = e.ph.as_deref().unwrap_or("");
-        let name = e.name.as_deref().unwrap_or("");
-        let cat = e.cat.as_deref().unwrap_or("");
+    fn convert(&mut self, e: &TraceEvent<'_>) -> Result<(), Outcome> {
+        let (name, cat) = (&*e.name, &*e.cat);
+        let is_flow = matches!(e.ph, Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd);
         // Anything but a flow event lets the held slice go (a flow event may
         // belong to it).
-        if !matches!(ph, "s" | "t" | "f") {
+        if !is_flow {
             self.release_held()?;
         }
-        match ph {
-            "X" => {
+        match &e.ph {
+            Phase::Complete => {
                 let (ts, dur) = (self.ts_ns(e.ts)?, Self::dur_ns(e.dur)?);
                 let track = self
                     .tracks
                     .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
-                self.slice(track, ts, dur, name, cat, e.args, e)?;
+                match e.args {
+                    Args::Json(args) => self.slice(track, ts, dur, name, cat, Some(args), e)?,
+                    Args::None if e.flow.is_none() => {
+                        self.slice(track, ts, dur, name, cat, None, e)?
+                    }
+                    _ => self.typed_slice(track, ts, dur, e)?,
+                }
             }
-            "B" => {
+            Phase::Begin => {
                 let ts = self.ts_ns(e.ts)?;
                 let track = self
                     .tracks
                     .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
+                let args = match e.args {
+                    Args::Json(a) => a,
+                    _ => b"{}",
+                };
                 self.begun.entry(track).or_default().push(Begun {
                     ts,
                     name: name.to_owned(),
                     cat: cat.to_owned(),
-                    args: e.args.unwrap_or(b"{}").to_vec(),
+                    args: args.to_vec(),
                 });
             }
-            "E" => {
+            Phase::End => {
                 let ts = self.ts_ns(e.ts)?;
                 let track = self
                     .tracks
@@ -194,16 +198,17 @@ impl<W: Write> Converter<W> {
                 let dur = ts.saturating_sub(b.ts);
                 self.slice(track, b.ts, dur, &b.name, &b.cat, Some(&b.args), e)?;
             }
-            "i" | "I" | "R" => {
+            Phase::Instant => {
                 let ts = self.ts_ns(e.ts)?;
-                let track = match e.scope.as_deref() {
-                    Some("g") => self.tracks.global(&mut self.w)?,
-                    Some("p") => self.tracks.process(&mut self.w, e.pid.as_ref())?,
-                    _ => self
-                        .tracks
-                        .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?,
+                let track = match e.scope {
+                    Scope::Global => self.tracks.global(&mut self.w)?,
+                    Scope::Process => self.tracks.process(&mut self.w, e.pid.as_ref())?,
+                    Scope::Thread => {
+                        self.tracks
+                            .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?
+                    }
                 };
-                let args = e.args.map(JsonArgs);
+                let args = (!matches!(e.args, Args::None)).then_some(TypedArgs(e.args));
                 let instant = Instant {
                     category: cat,
                     more_args: args.as_ref().map(|a| a as _),
@@ -212,8 +217,8 @@ impl<W: Write> Converter<W> {
                 self.w.instant(track, &instant)?;
                 self.stats.instants += 1;
             }
-            "C" => self.counter(e, name)?,
-            "s" | "t" | "f" => {
+            Phase::Counter => self.counter(e, name)?,
+            Phase::FlowStart | Phase::FlowStep | Phase::FlowEnd => {
                 let id =
                     e.id.as_ref()
                         .ok_or_else(|| Skip("flow without id".into()))?;
@@ -222,7 +227,8 @@ impl<W: Write> Converter<W> {
                     .tracks
                     .thread(&mut self.w, e.pid.as_ref(), e.tid.as_ref())?;
                 let flow = flow_id(cat, name, id);
-                if ph == "f" && e.bp.as_deref() != Some("e") {
+                let is_end = e.ph == Phase::FlowEnd;
+                if is_end && !e.binds_enclosing {
                     self.next_slice_flows.entry(track).or_default().push(flow);
                     return Ok(());
                 }
@@ -238,25 +244,76 @@ impl<W: Write> Converter<W> {
                     && !self.w.held_slice_inside(track, ts, h.ts, end)?
                 {
                     let h = &mut self.held;
-                    if ph == "f" {
-                        &mut h.ends
-                    } else {
-                        &mut h.starts
-                    }
-                    .push(flow);
+                    if is_end { &mut h.ends } else { &mut h.starts }.push(flow);
                     self.stats.flow_events_bound += 1;
                     return Ok(());
                 }
                 self.release_held()?;
-                if self.w.bind_flow(track, ts, flow, ph == "f")? {
-                    self.stats.flow_events_bound += 1;
-                } else {
-                    self.stats.flow_events_unbound += 1;
-                }
+                self.bind_flow(track, ts, flow, is_end)?;
             }
-            "M" => self.meta(e, name)?,
-            "" => return Err(Skip("no ph".into()).into()),
-            other => return Err(Skip(format!("phase {other:?}")).into()),
+            Phase::Metadata => self.meta(e, name)?,
+            Phase::Other(ph) if ph.is_empty() => return Err(Skip("no ph".into()).into()),
+            Phase::Other(other) => return Err(Skip(format!("phase {other:?}")).into()),
+        }
+        Ok(())
+    }
+
+    /// A flow event bound to the innermost slice of `track` enclosing `ts`.
+    fn bind_flow(
+        &mut self,
+        track: TrackId,
+        ts: u64,
+        flow: u64,
+        is_end: bool,
+    ) -> Result<(), PftraceError> {
+        if self.w.bind_flow(track, ts, flow, is_end)? {
+            self.stats.flow_events_bound += 1;
+        } else {
+            self.stats.flow_events_unbound += 1;
+        }
+        Ok(())
+    }
+
+    /// A slice of the writers' own (typed args, its arrow): written at once, its
+    /// arrow bound as the Chrome JSON's flow event right after it would be.
+    fn typed_slice(
+        &mut self,
+        track: TrackId,
+        ts: u64,
+        dur: u64,
+        e: &TraceEvent<'_>,
+    ) -> Result<(), Outcome> {
+        let mut starts = Vec::new();
+        let mut ends = self.next_slice_flows.remove(&track).unwrap_or_default();
+        self.stats.flow_events_bound += ends.len() as u64;
+        let mut unbound = None;
+        if let Some((corr, end)) = e.flow {
+            let flow = flow_id("ac2g", "ac2g", &Id::Int(corr));
+            let slice_end = ts.saturating_add(dur);
+            if self.w.held_slice_inside(track, ts, ts, slice_end)? {
+                unbound = Some((flow, end == FlowEnd::Finish));
+            } else {
+                if end == FlowEnd::Finish {
+                    &mut ends
+                } else {
+                    &mut starts
+                }
+                .push(flow);
+                self.stats.flow_events_bound += 1;
+            }
+        }
+        let args = TypedArgs(e.args);
+        let slice = Slice {
+            category: &e.cat,
+            more_args: (!matches!(e.args, Args::None)).then_some(&args as _),
+            flow_ids: &starts,
+            terminating_flow_ids: &ends,
+            ..Slice::new(ts, dur, &e.name)
+        };
+        self.w.slice(track, &slice)?;
+        self.stats.slices += 1;
+        if let Some((flow, is_end)) = unbound {
+            self.bind_flow(track, ts, flow, is_end)?;
         }
         Ok(())
     }
@@ -271,7 +328,7 @@ impl<W: Write> Converter<W> {
         name: &str,
         cat: &str,
         args: Option<&[u8]>,
-        e: &JsonEvent<'_>,
+        e: &TraceEvent<'_>,
     ) -> Result<(), Outcome> {
         self.release_held()?;
         let h = &mut self.held;

@@ -1,41 +1,12 @@
-//! One Chrome-trace event, read for the conversion: the fields that decide
-//! where and when it goes (phase, name, category, pid, tid, ts, dur, flow
-//! ids, scope) and where its `args` object lies, without building values.
+//! One event of an input trace's JSON text, read into the typed model for the
+//! conversion: the fields that decide where and when it goes (phase, name,
+//! category, pid, tid, ts, dur, flow ids, scope) and where its `args` object
+//! lies, without building values.
 
 use std::borrow::Cow;
 
+use crate::event::{Args, Id, Phase, Scope, TraceEvent};
 use crate::json::read::{RawNum, RawStr, ReadResult, Reader};
-
-/// A pid, tid or id: a JSON integer, a string, or anything else (its text).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Id<'a> {
-    Int(i128),
-    Text(Cow<'a, str>),
-}
-
-/// The fields of one event that the conversion reads.
-#[derive(Debug, Default)]
-pub(super) struct JsonEvent<'a> {
-    pub ph: Option<Cow<'a, str>>,
-    pub name: Option<Cow<'a, str>>,
-    pub cat: Option<Cow<'a, str>>,
-    pub pid: Option<Id<'a>>,
-    pub tid: Option<Id<'a>>,
-    pub ts: Option<RawNum<'a>>,
-    pub dur: Option<RawNum<'a>>,
-    /// The flow id of `s`/`t`/`f`, the counter id of `C`.
-    pub id: Option<Id<'a>>,
-    /// `"bp": "e"`: a flow end binds to the enclosing slice.
-    pub bp: Option<Cow<'a, str>>,
-    /// An instant's scope: `g`, `p` or `t`.
-    pub scope: Option<Cow<'a, str>>,
-    /// The text of the `args` value.
-    pub args: Option<&'a [u8]>,
-    /// Flow events v2, on the slice itself.
-    pub bind_id: Option<Id<'a>>,
-    pub flow_in: bool,
-    pub flow_out: bool,
-}
 
 /// A string's text (borrowed unless it has escapes).
 pub(super) fn text<'a>(s: RawStr<'a>) -> Cow<'a, str> {
@@ -125,7 +96,7 @@ fn boolean(r: &mut Reader<'_>) -> ReadResult<bool> {
 /// Reads the event object that `bytes` holds whole; `None` when it is not
 /// an object.
 #[cfg(test)]
-pub(super) fn read_event(bytes: &[u8]) -> ReadResult<Option<JsonEvent<'_>>> {
+pub(super) fn read_event(bytes: &[u8]) -> ReadResult<Option<TraceEvent<'_>>> {
     read_event_at(&mut Reader::new(bytes))
 }
 
@@ -133,52 +104,62 @@ pub(super) fn read_event(bytes: &[u8]) -> ReadResult<Option<JsonEvent<'_>>> {
 /// the event, or `None` (skipped) when it is not an object. Pure: on
 /// [`crate::json::read::ReadError::Incomplete`] the caller reads again with
 /// more bytes.
-pub(super) fn read_event_at<'a>(r: &mut Reader<'a>) -> ReadResult<Option<JsonEvent<'a>>> {
+pub(super) fn read_event_at<'a>(r: &mut Reader<'a>) -> ReadResult<Option<TraceEvent<'a>>> {
     if r.peek()? != b'{' {
         r.skip_value()?;
         return Ok(None);
     }
     r.pos += 1;
-    let mut e = JsonEvent::default();
-    if r.empty_close(b'}')? {
-        return Ok(Some(e));
-    }
-    loop {
-        let key = r.key()?;
-        // Keys compare as bytes: only an escaped one is decoded first.
-        let decoded;
-        let k: &[u8] = if key.escaped {
-            decoded = key.decode();
-            decoded.as_bytes()
-        } else {
-            key.raw
-        };
-        match k {
-            b"ph" => e.ph = Some(string(r)?),
-            b"name" => e.name = Some(string(r)?),
-            b"cat" => e.cat = Some(string(r)?),
-            b"pid" => e.pid = Some(id(r)?),
-            b"tid" => e.tid = Some(id(r)?),
-            b"ts" => e.ts = number(r)?,
-            b"dur" => e.dur = number(r)?,
-            b"id" => e.id = Some(id(r)?),
-            b"bp" => e.bp = Some(string(r)?),
-            b"s" => e.scope = Some(string(r)?),
-            b"bind_id" => e.bind_id = Some(id(r)?),
-            b"flow_in" => e.flow_in = boolean(r)?,
-            b"flow_out" => e.flow_out = boolean(r)?,
-            b"args" => {
-                r.skip_ws();
-                let start = r.pos;
-                r.skip_value()?;
-                e.args = Some(&r.b[start..r.pos]);
+    let mut e = TraceEvent::new(Phase::Other(Cow::Borrowed("")));
+    let (mut ph, mut ts, mut dur) = (None, None, None);
+    if !r.empty_close(b'}')? {
+        loop {
+            let key = r.key()?;
+            // Keys compare as bytes: only an escaped one is decoded first.
+            let decoded;
+            let k: &[u8] = if key.escaped {
+                decoded = key.decode();
+                decoded.as_bytes()
+            } else {
+                key.raw
+            };
+            match k {
+                b"ph" => ph = Some(string(r)?),
+                b"name" => e.name = string(r)?,
+                b"cat" => e.cat = string(r)?,
+                b"pid" => e.pid = Some(id(r)?),
+                b"tid" => e.tid = Some(id(r)?),
+                b"ts" => ts = number(r)?,
+                b"dur" => dur = number(r)?,
+                b"id" => e.id = Some(id(r)?),
+                b"bp" => e.binds_enclosing = string(r)? == "e",
+                b"s" => {
+                    e.scope = match &*string(r)? {
+                        "g" => Scope::Global,
+                        "p" => Scope::Process,
+                        _ => Scope::Thread,
+                    }
+                }
+                b"bind_id" => e.bind_id = Some(id(r)?),
+                b"flow_in" => e.flow_in = boolean(r)?,
+                b"flow_out" => e.flow_out = boolean(r)?,
+                b"args" => {
+                    r.skip_ws();
+                    let start = r.pos;
+                    r.skip_value()?;
+                    e.args = Args::Json(&r.b[start..r.pos]);
+                }
+                _ => r.skip_value()?,
             }
-            _ => r.skip_value()?,
-        }
-        if !r.comma_or(b'}')? {
-            return Ok(Some(e));
+            if !r.comma_or(b'}')? {
+                break;
+            }
         }
     }
+    e.ph = Phase::parse(ph);
+    e.ts = ts.map(|n: RawNum<'_>| n.as_f64());
+    e.dur = dur.map(|n: RawNum<'_>| n.as_f64());
+    Ok(Some(e))
 }
 
 #[cfg(test)]
@@ -190,14 +171,14 @@ mod tests {
         let text = br#"{"args":{"a":[1,{"b":null}]},"ph":"X","name":"k\u00e9","pid":0,
             "tid":"PyTorch Profiler","ts":12.5,"dur":3,"x":[1,2],"cat":"kernel"} "#;
         let e = read_event(text).unwrap().unwrap();
-        assert_eq!(e.ph.as_deref(), Some("X"));
-        assert_eq!(e.name.as_deref(), Some("k\u{e9}"));
-        assert_eq!(e.cat.as_deref(), Some("kernel"));
+        assert_eq!(e.ph, Phase::Complete);
+        assert_eq!(e.name, "k\u{e9}");
+        assert_eq!(e.cat, "kernel");
         assert_eq!(e.pid, Some(Id::Int(0)));
         assert_eq!(e.tid, Some(Id::Text("PyTorch Profiler".into())));
-        assert_eq!(e.ts.map(|n| n.text), Some(&b"12.5"[..]));
-        assert_eq!(e.dur.map(|n| n.as_f64()), Some(3.0));
-        assert_eq!(e.args, Some(&br#"{"a":[1,{"b":null}]}"#[..]));
+        assert_eq!(e.ts, Some(12.5));
+        assert_eq!(e.dur, Some(3.0));
+        assert!(matches!(e.args, Args::Json(t) if t == br#"{"a":[1,{"b":null}]}"#));
     }
 
     #[test]
@@ -208,7 +189,7 @@ mod tests {
         assert_eq!(e.pid, Some(Id::Text("1.5".into())));
         assert_eq!(e.tid, Some(Id::Text("null".into())));
         assert!(e.ts.is_none());
-        assert_eq!(e.name.as_deref(), Some("7"));
+        assert_eq!(e.name, "7");
         assert!(read_event(b"[1] ").unwrap().is_none());
     }
 }

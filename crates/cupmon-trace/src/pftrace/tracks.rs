@@ -15,7 +15,7 @@ use std::io::Write;
 use cupmon_pftrace::{CounterTrackId, CounterUnit, PftraceError, PftraceWriter, TrackId};
 use rustc_hash::FxHashMap;
 
-use super::event::Id;
+use crate::event::Id;
 
 /// Pids and tids given to JSON ids that do not fit 32 bits count up from here.
 pub(crate) const SYNTHETIC_BASE: i64 = i32::MIN as i64;

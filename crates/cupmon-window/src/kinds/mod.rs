@@ -1,10 +1,10 @@
 //! Trace-window events, one file per kind: what each decoded record becomes in a
 //! window (PyTorch's `trace_window` entries, same `kind` names and field order, then
-//! cupmon's extra fields) and, for kinds PyTorch's merge does not know, what they
-//! show in a complete trace.
+//! cupmon's extra fields).
 //!
-//! Adding a kind: a file here with its event type and `From<&Record>`, and one line
-//! in the list below (the record side is in cupmon-records' `kinds/`).
+//! Adding a kind: a file here with its event type and `From<&Record>`, and its line
+//! in the list below and arms in the methods under it (the record side is in
+//! cupmon-records' `kinds/`; how it shows in a trace, cupmon-trace's `kinds_out.rs`).
 
 mod api;
 mod cuda_event;
@@ -131,6 +131,23 @@ impl WindowEvent {
             Self::Sync(e) => e.correlation_id,
             Self::Memory(e) => e.correlation_id,
             Self::MemoryPool(e) => e.correlation_id,
+        }
+    }
+
+    /// The GPU a record is of, for the kinds that name one.
+    pub fn device_id(&self) -> Option<u32> {
+        match self {
+            Self::Kernel(e) => Some(e.gpu.device_id),
+            Self::Memcpy(e) => Some(e.gpu.device_id),
+            Self::Memset(e) => Some(e.gpu.device_id),
+            Self::CudaEvent(e) => Some(e.device_id),
+            Self::Memory(e) => Some(e.device_id),
+            Self::MemoryPool(e) => Some(e.device_id),
+            Self::Runtime(_)
+            | Self::Driver(_)
+            | Self::ExternalCorrelation(_)
+            | Self::Overhead(_)
+            | Self::Sync(_) => None,
         }
     }
 

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use cupmon_config::WindowTraceFormat;
 use cupmon_trace::{export_window, ExportOptions, MergeWindow, TraceFormat};
 
 /// The number `N` of a window file `window-N.json`.
@@ -23,18 +22,14 @@ fn window_number(json: &Path) -> Option<u32> {
 
 /// The format a control answer names (`None`, from an older cupmon, or one this
 /// cupmon does not know: Chrome JSON, the default).
-pub fn format_named(name: Option<&str>) -> WindowTraceFormat {
-    name.and_then(WindowTraceFormat::parse).unwrap_or_default()
+pub fn format_named(name: Option<&str>) -> TraceFormat {
+    name.and_then(TraceFormat::parse).unwrap_or_default()
 }
 
 /// Write the trace of the window file `json` (`dir/window-N.json`) beside it, in
 /// `format`; `pid` is the process that wrote it, for the trace's name. `Ok(None)`,
 /// with a warning, for a window without records (there is nothing to draw).
-pub fn write_trace(
-    json: &Path,
-    format: WindowTraceFormat,
-    pid: Option<u32>,
-) -> Result<Option<PathBuf>> {
+pub fn write_trace(json: &Path, format: TraceFormat, pid: Option<u32>) -> Result<Option<PathBuf>> {
     let n = window_number(json)
         .with_context(|| format!("{}: not a window file (window-N.json)", json.display()))?;
     let window = MergeWindow::read(json)?;
@@ -46,7 +41,7 @@ pub fn write_trace(
         return Ok(None);
     }
     let dir = json.parent().unwrap_or(Path::new("."));
-    let trace = dir.join(format.file_name(n));
+    let trace = dir.join(format.window_trace_file(n));
     let pid = pid.or_else(|| pid_of_dump(dir));
     let options = ExportOptions {
         trace_name: Some(match pid {
@@ -55,10 +50,7 @@ pub fn write_trace(
         }),
         device_properties_json: None,
         exact: false,
-        format: Some(match format {
-            WindowTraceFormat::Json => TraceFormat::Json,
-            WindowTraceFormat::Pftrace => TraceFormat::Pftrace,
-        }),
+        format: Some(format),
     };
     export_window(&window, &trace, &options)
         .with_context(|| format!("writing the trace of {}", json.display()))?;
@@ -95,7 +87,7 @@ fn pid_of_dump(dir: &Path) -> Option<u32> {
 /// format), as `cupmon run` does when the program has ended: the windows a schedule,
 /// a signal or the exit closed. Problems are warnings naming the window; the traces
 /// written are returned.
-pub fn write_missing_traces(dir: &Path, format: WindowTraceFormat) -> Vec<PathBuf> {
+pub fn write_missing_traces(dir: &Path, format: TraceFormat) -> Vec<PathBuf> {
     let mut windows: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -106,9 +98,9 @@ pub fn write_missing_traces(dir: &Path, format: WindowTraceFormat) -> Vec<PathBu
     windows.sort();
     let mut written = Vec::new();
     for (n, json) in windows {
-        let has_trace = [WindowTraceFormat::Json, WindowTraceFormat::Pftrace]
+        let has_trace = TraceFormat::ALL
             .iter()
-            .any(|f| dir.join(f.file_name(n)).exists());
+            .any(|f| dir.join(f.window_trace_file(n)).exists());
         if has_trace {
             continue;
         }
@@ -135,9 +127,9 @@ mod tests {
 
     #[test]
     fn an_unknown_or_missing_format_name_means_chrome_json() {
-        assert_eq!(format_named(None), WindowTraceFormat::Json);
-        assert_eq!(format_named(Some("pftrace")), WindowTraceFormat::Pftrace);
-        assert_eq!(format_named(Some("svg")), WindowTraceFormat::Json);
+        assert_eq!(format_named(None), TraceFormat::Json);
+        assert_eq!(format_named(Some("pftrace")), TraceFormat::Pftrace);
+        assert_eq!(format_named(Some("svg")), TraceFormat::Json);
     }
 
     #[test]
@@ -150,7 +142,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            write_missing_traces(dir.path(), WindowTraceFormat::Json),
+            write_missing_traces(dir.path(), TraceFormat::Json),
             Vec::<PathBuf>::new()
         );
         assert!(!dir.path().join("window-0.trace.json.gz").exists());
@@ -169,7 +161,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("window-0.json");
         std::fs::write(&json, serde_json::to_vec(&window).unwrap()).unwrap();
-        let trace = write_trace(&json, WindowTraceFormat::Json, Some(7))
+        let trace = write_trace(&json, TraceFormat::Json, Some(7))
             .unwrap()
             .unwrap();
         let mut text = String::new();

@@ -2,13 +2,11 @@
 //! span over the GPU work launched under it (PyTorch's merge's `_gpu_user_annotation_events`).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
 use super::{export_tid, raise, Entries, EventState};
-use crate::json::write::ObjectWriter;
-use crate::merge::sink::EventSink;
+use crate::event::{ArgValue, EventSink, Id, TraceEvent};
 use crate::merge::span::py_max;
 use crate::merge::untimed::is_untimed;
 use crate::merge::window_input::{GpuEvent, Lazy, MergeEvent};
@@ -63,9 +61,9 @@ impl Entries<'_> {
 
     /// One `gpu_user_annotation` span per (annotation, device, stream), in that order,
     /// covering the GPU work launched under it.
-    pub fn write_spans<W: Write>(
+    pub fn write_spans(
         &self,
-        sink: &mut EventSink<W>,
+        sink: &mut dyn EventSink,
         state: &mut EventState,
     ) -> Result<(), TraceError> {
         let annotations = self.annotations;
@@ -75,24 +73,23 @@ impl Entries<'_> {
             };
             let ts = py_max((start - self.base_ns) as f64 / 1000.0 - 0.001, 0.0);
             let dur = py_max((end - start) as f64 / 1000.0 + 0.002, 0.0);
-            ObjectWriter::new(sink.element())
-                .str("ph", "X")
-                .str("cat", "gpu_user_annotation")
-                .str("name", name)
-                .int("pid", device_id)
-                .int("tid", export_tid(stream_id))
-                .float("ts", ts)
-                .float("dur", dur)
-                .with("args", |b| {
-                    ObjectWriter::new(b).int("External id", external_id).end();
-                })
-                .end();
+            let args = [("External id", ArgValue::Int(external_id))];
+            let span = TraceEvent::slice(
+                USER_ANNOTATION_CAT,
+                name,
+                Id::Int(device_id),
+                Id::Int(export_tid(stream_id)),
+                ts,
+                dur,
+            );
+            sink.event(&span.with_args(&args))?;
             state.range.add(ts, dur);
-            sink.maybe_flush()?;
         }
         Ok(())
     }
 }
+
+const USER_ANNOTATION_CAT: &str = "gpu_user_annotation";
 
 /// The CUSTOM1 kind: user annotations.
 pub(crate) const USER_ANNOTATION_KIND: i128 = USER_EXTERNAL_CORRELATION_KIND;

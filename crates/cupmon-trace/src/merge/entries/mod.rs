@@ -10,16 +10,15 @@ mod metadata;
 mod op_events;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
 use super::complete::Complete;
-use super::sink::EventSink;
 use super::span::{py_max, TimeRange};
 use super::survey::Survey;
 use super::untimed::UntimedGpuOps;
 use super::window_input::{ApiEvent, MergeEvent, MergeWindow, OverheadEvent};
+use crate::event::EventSink;
 use crate::TraceError;
 use annotation_spans::add_span;
 pub(crate) use annotation_spans::USER_ANNOTATION_KIND;
@@ -46,7 +45,7 @@ pub(crate) struct Entries<'w> {
 #[derive(Debug)]
 pub(crate) struct EventState {
     pub range: TimeRange,
-    extras: super::chrome_out::ChromeOut,
+    extras: super::extra_kinds::ExtraKinds,
     /// (external id, device, stream) -> (first start, last end) of annotated GPU work.
     spans: BTreeMap<(i128, i128, i128), (i128, i128)>,
     /// GPU ops without a time, left out of a complete trace (`untimed.rs`).
@@ -54,7 +53,7 @@ pub(crate) struct EventState {
 }
 
 /// What writing a window's events gives back for the rest of the trace.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct EventsWritten {
     pub range: TimeRange,
     pub untimed: UntimedGpuOps,
@@ -154,7 +153,7 @@ impl<'w> Entries<'w> {
     pub fn new_state(&self) -> EventState {
         EventState {
             range: TimeRange::default(),
-            extras: super::chrome_out::ChromeOut::new(self.base_ns),
+            extras: super::extra_kinds::ExtraKinds::new(self.base_ns),
             spans: BTreeMap::new(),
             untimed: UntimedGpuOps::default(),
         }
@@ -200,10 +199,7 @@ impl<'w> Entries<'w> {
     /// The trace events (API calls, GPU work, overhead, flows, annotation
     /// spans) of the window in memory, written into `sink`; returns their time range
     /// and the untimed GPU ops left out.
-    pub fn write_events<W: Write>(
-        &self,
-        sink: &mut EventSink<W>,
-    ) -> Result<EventsWritten, TraceError> {
+    pub fn write_events(&self, sink: &mut dyn EventSink) -> Result<EventsWritten, TraceError> {
         let mut state = self.new_state();
         for (index, event) in self.events.iter().enumerate() {
             let joined = match &self.complete {
@@ -224,9 +220,9 @@ impl<'w> Entries<'w> {
     /// Write one event (API call, GPU work, overhead, a complete trace's extra kind)
     /// with what was joined to it; GPU work under an annotation counts for its span.
     /// A complete trace leaves out (and counts) GPU work without a time.
-    pub fn write_event<W: Write>(
+    pub fn write_event(
         &self,
-        sink: &mut EventSink<W>,
+        sink: &mut dyn EventSink,
         event: &MergeEvent,
         joined: Joined,
         state: &mut EventState,
@@ -234,10 +230,10 @@ impl<'w> Entries<'w> {
         let range = &mut state.range;
         let complete = self.complete.is_some();
         match event {
-            MergeEvent::Api(a) => self.write_api(sink, a, joined.cpu_op, range),
+            MergeEvent::Api(a) => self.write_api(sink, a, joined.cpu_op, range)?,
             MergeEvent::Gpu(g) if complete && state.untimed.take_gpu(g) => {}
             MergeEvent::Gpu(g) => {
-                self.write_gpu(sink, g, joined, range);
+                self.write_gpu(sink, g, joined, range)?;
                 if let Some(external_id) = joined.annotation {
                     add_span(&mut state.spans, external_id, g);
                 }
@@ -246,12 +242,11 @@ impl<'w> Entries<'w> {
             MergeEvent::Extra(e) if complete && state.untimed.take_extra(e) => {
                 state.extras.account(e)
             }
-            MergeEvent::Extra(e) if complete => state.extras.write(sink, e),
+            MergeEvent::Extra(e) if complete => state.extras.write(sink, e)?,
             MergeEvent::ExternalCorrelation(_)
             | MergeEvent::Other { .. }
             | MergeEvent::Extra(_) => {}
         }
-        sink.maybe_flush()?;
         Ok(())
     }
 }

@@ -2,29 +2,27 @@
 //! (with a complete trace's Kineto names, args and overlap lanes) and overhead, and
 //! the `ac2g` arrows from a launch to its GPU op.
 
-use std::io::Write;
+use std::borrow::Cow;
 
 use super::{dur_us, export_tid, raise, rel_us, Entries, Joined, OVERHEAD_PID};
-use crate::json::write::ObjectWriter;
-use crate::merge::args::{gpu_args, ArgValue};
-use crate::merge::complete::{kineto_args, kineto_name, KinetoArg, LANE_TID};
-use crate::merge::sink::EventSink;
+use crate::event::{ArgValue, EventSink, FlowEnd, Id, TraceEvent};
+use crate::merge::args::{gpu_args, ArgValue as WindowArg};
+use crate::merge::complete::{kineto_args, kineto_name, KinetoArg};
+use crate::merge::lanes::lane_tid;
 use crate::merge::span::TimeRange;
 use crate::merge::window_input::{ApiEvent, GpuEvent, OverheadEvent};
 use crate::TraceError;
 
-const FLOW_CATEGORY: &str = "ac2g";
-
 impl Entries<'_> {
-    pub(super) fn write_api<W: Write>(
+    pub(super) fn write_api(
         &self,
-        sink: &mut EventSink<W>,
+        sink: &mut dyn EventSink,
         a: &ApiEvent,
         cpu_op: Option<i128>,
         range: &mut TimeRange,
-    ) {
+    ) -> std::io::Result<()> {
         if !a.registered {
-            return;
+            return Ok(());
         }
         let pid = a.process_id;
         let tid = export_tid(self.thread_id(a));
@@ -35,118 +33,102 @@ impl Entries<'_> {
             cupmon_records::ApiDomain::Runtime => "cuda_runtime",
             cupmon_records::ApiDomain::Driver => "cuda_driver",
         };
-        ObjectWriter::new(sink.element())
-            .str("ph", "X")
-            .str("cat", cat)
-            .str("name", &name)
-            .int("pid", pid)
-            .int("tid", tid)
-            .float("ts", ts)
-            .float("dur", dur)
-            .with("args", |b| {
-                let mut w = ObjectWriter::new(b);
-                if let Some(id) = cpu_op.filter(|_| self.complete.is_some()) {
-                    w.int("External id", id);
-                }
-                w.int("cbid", a.cbid)
-                    .int("correlation", a.correlation_id)
-                    .end();
-            })
-            .end();
+        let external = cpu_op.filter(|_| self.complete.is_some());
+        let ids = [
+            ("External id", ArgValue::Int(external.unwrap_or(0))),
+            ("cbid", ArgValue::Int(a.cbid)),
+            ("correlation", ArgValue::Int(a.correlation_id)),
+        ];
+        let mut event = TraceEvent::slice(cat, &name, Id::Int(pid), Id::Int(tid), ts, dur)
+            .with_args(&ids[usize::from(external.is_none())..]);
+        let launch = a.correlation_id != 0 && crate::requires_flow(a.domain, &name);
+        if launch {
+            event.flow = Some((a.correlation_id, FlowEnd::Start));
+        }
         range.add(ts, dur);
-        if a.correlation_id != 0 && crate::requires_flow(a.domain, &name) {
-            flow(sink, FlowEnd::Start, a.correlation_id, pid, tid, ts);
-            // The launch's Python stack as Kineto's `python_function` events over it.
-            if let Some(c) = &self.complete {
-                for frame in c.python_frames(a.correlation_id) {
-                    ObjectWriter::new(sink.element())
-                        .str("ph", "X")
-                        .str("cat", "python_function")
-                        .str("name", &frame)
-                        .int("pid", pid)
-                        .int("tid", tid)
-                        .float("ts", ts)
-                        .float("dur", dur)
-                        .end();
-                }
+        sink.event(&event)?;
+        // The launch's Python stack as Kineto's `python_function` events over it.
+        if let Some(c) = self.complete.as_ref().filter(|_| launch) {
+            for frame in c.python_frames(a.correlation_id) {
+                let (pid, tid) = (Id::Int(pid), Id::Int(tid));
+                sink.event(&TraceEvent::slice(
+                    "python_function",
+                    &frame,
+                    pid,
+                    tid,
+                    ts,
+                    dur,
+                ))?;
             }
         }
+        Ok(())
     }
 
-    pub(super) fn write_gpu<W: Write>(
+    pub(super) fn write_gpu(
         &self,
-        sink: &mut EventSink<W>,
+        sink: &mut dyn EventSink,
         g: &GpuEvent,
         joined: Joined,
         range: &mut TimeRange,
-    ) {
+    ) -> std::io::Result<()> {
         let tid = match &self.complete {
-            Some(_) => export_tid(g.stream_id) + joined.lane * LANE_TID,
+            Some(_) => lane_tid(export_tid(g.stream_id), joined.lane),
             None => export_tid(g.stream_id),
         };
         let ts = rel_us(g.start_ns, self.base_ns);
         let dur = dur_us(g.start_ns, g.end_ns);
-        let args = gpu_args(g);
+        let window_args = gpu_args(g);
         let kineto = self
             .complete
             .as_ref()
             .map(|c| kineto_args(c, g, joined.cpu_op))
             .unwrap_or_default();
         let name = self.complete.as_ref().and_then(|_| kineto_name(g));
-        ObjectWriter::new(sink.element())
-            .str("ph", "X")
-            .str("cat", g.kind.cat())
-            .str("name", name.as_deref().unwrap_or(&g.name))
-            .int("pid", g.device_id)
-            .int("tid", tid)
-            .float("ts", ts)
-            .float("dur", dur)
-            .with("args", |b| {
-                let mut w = ObjectWriter::new(b);
-                for (key, value) in &kineto {
-                    match value {
-                        KinetoArg::Int(v) => w.int(key, *v),
-                        KinetoArg::Raw(text) => {
-                            w.with(key, |b| b.extend_from_slice(text.as_bytes()))
-                        }
-                        KinetoArg::Str(text) => w.str(key, text),
-                        KinetoArg::Ints(v) => w.with(key, |b| {
-                            b.extend_from_slice(
-                                format!("[{}, {}, {}]", v[0], v[1], v[2]).as_bytes(),
-                            )
-                        }),
-                    };
-                }
-                for (key, value) in &args {
-                    // Kineto's arg of the same name, written first, stands.
-                    if kineto.iter().any(|(k, _)| k == key) {
-                        continue;
-                    }
-                    match value {
-                        ArgValue::Int(v) => w.int(key, *v),
-                        ArgValue::Str(s) => w.str(key, s),
-                        ArgValue::Json(v) => w.any_key_value(key, v),
-                    };
-                }
-                w.end();
-            })
-            .end();
-        range.add(ts, dur);
-        if g.correlation_id != 0 {
-            flow(
-                sink,
-                FlowEnd::Finish,
-                g.correlation_id,
-                g.device_id,
-                tid,
-                ts,
-            );
+        let mut args: Vec<(&str, ArgValue<'_>)> = Vec::with_capacity(kineto.len() + 8);
+        for (key, value) in &kineto {
+            args.push((
+                key,
+                match value {
+                    KinetoArg::Int(v) => ArgValue::Int(*v),
+                    KinetoArg::Raw(text) => ArgValue::Json(text),
+                    KinetoArg::Str(text) => ArgValue::Str(text),
+                    KinetoArg::Ints(v) => ArgValue::Dims(*v),
+                },
+            ));
         }
+        for (key, value) in &window_args {
+            // Kineto's arg of the same name, written first, stands.
+            if kineto.iter().any(|(k, _)| k == key) {
+                continue;
+            }
+            args.push((
+                key,
+                match value {
+                    WindowArg::Int(v) => ArgValue::Int(*v),
+                    WindowArg::Str(s) => ArgValue::Str(s),
+                    WindowArg::Json(v) => ArgValue::Value(v),
+                },
+            ));
+        }
+        let mut event = TraceEvent::slice(
+            g.kind.cat(),
+            name.as_deref().unwrap_or(&g.name),
+            Id::Int(g.device_id),
+            Id::Int(tid),
+            ts,
+            dur,
+        )
+        .with_args(&args);
+        if g.correlation_id != 0 {
+            event.flow = Some((g.correlation_id, FlowEnd::Finish));
+        }
+        range.add(ts, dur);
+        sink.event(&event)
     }
 
-    pub(super) fn write_overhead<W: Write>(
+    pub(super) fn write_overhead(
         &self,
-        sink: &mut EventSink<W>,
+        sink: &mut dyn EventSink,
         o: &OverheadEvent,
         range: &mut TimeRange,
     ) -> Result<(), TraceError> {
@@ -158,46 +140,13 @@ impl Entries<'_> {
         let end = o.end_ns.get().map_err(raise)?;
         let ts = rel_us(start, self.base_ns);
         let dur = dur_us(start, end);
-        ObjectWriter::new(sink.element())
-            .str("ph", "X")
-            .str("cat", "overhead")
-            .str("name", &name)
-            .int("pid", OVERHEAD_PID)
-            .int("tid", 0)
-            .float("ts", ts)
-            .float("dur", dur)
-            .with("args", |b| b.extend_from_slice(b"{}"))
-            .end();
+        let event = TraceEvent {
+            name: Cow::Owned(name),
+            ..TraceEvent::slice("overhead", "", Id::Int(OVERHEAD_PID), Id::Int(0), ts, dur)
+        }
+        .with_args(&[]);
+        sink.event(&event)?;
         range.add(ts, dur);
         Ok(())
     }
-}
-
-/// The two ends of an `ac2g` arrow: the launch (`s`) and the GPU work (`f`).
-#[derive(Clone, Copy)]
-enum FlowEnd {
-    Start,
-    Finish,
-}
-
-fn flow<W: Write>(sink: &mut EventSink<W>, end: FlowEnd, id: i128, pid: i128, tid: i128, ts: f64) {
-    let mut w = ObjectWriter::new(sink.element());
-    w.str(
-        "ph",
-        if matches!(end, FlowEnd::Start) {
-            "s"
-        } else {
-            "f"
-        },
-    )
-    .int("id", id)
-    .int("pid", pid)
-    .int("tid", tid)
-    .float("ts", ts)
-    .str("cat", FLOW_CATEGORY)
-    .str("name", FLOW_CATEGORY);
-    if matches!(end, FlowEnd::Finish) {
-        w.str("bp", "e");
-    }
-    w.end();
 }

@@ -7,16 +7,43 @@ use std::io::Write;
 use cupmon_pftrace::{MetadataValue, PftraceError};
 
 use super::{Converter, Outcome, Skip};
+use crate::event::{ArgValue, Args, Id, TraceEvent};
+use crate::json::read::parse_document;
 use crate::json::value::Value;
-use crate::pftrace::event::{Id, JsonEvent};
 use crate::pftrace::tracks::Meta;
+
+/// An event's args as a value (few events need them so: counters, metadata).
+fn args_value(args: Args<'_>) -> Option<Value> {
+    match args {
+        Args::None => None,
+        Args::Json(text) => parse_document(text),
+        Args::Fields(fields) => Some(Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        ArgValue::Int(i) => Value::Int(*i),
+                        ArgValue::Float(f) => Value::Float(*f),
+                        ArgValue::Str(s) => Value::Str((*s).to_owned()),
+                        ArgValue::Value(v) => (*v).clone(),
+                        ArgValue::Json(t) => parse_document(t.as_bytes())?,
+                        ArgValue::Dims(d) => {
+                            Value::Array(d.iter().map(|&x| Value::Int(x.into())).collect())
+                        }
+                    };
+                    Some(((*k).to_owned(), v))
+                })
+                .collect::<Option<Vec<_>>>()?,
+        )),
+    }
+}
 
 impl<W: Write> Converter<W> {
     /// A `C` event: each numeric member of `args` is a sample of the series
     /// "NAME MEMBER" ("NAME id: ID MEMBER" with an id), as in Perfetto.
-    pub(super) fn counter(&mut self, e: &JsonEvent<'_>, name: &str) -> Result<(), Outcome> {
+    pub(super) fn counter(&mut self, e: &TraceEvent<'_>, name: &str) -> Result<(), Outcome> {
         let ts = self.ts_ns(e.ts)?;
-        let Some(Value::Object(series)) = e.args.and_then(crate::json::read::parse_document) else {
+        let Some(Value::Object(series)) = args_value(e.args) else {
             return Err(Skip("C without args".into()).into());
         };
         let prefix = match &e.id {
@@ -42,8 +69,8 @@ impl<W: Write> Converter<W> {
         Ok(())
     }
 
-    pub(super) fn meta(&mut self, e: &JsonEvent<'_>, name: &str) -> Result<(), Outcome> {
-        let args = match e.args.and_then(crate::json::read::parse_document) {
+    pub(super) fn meta(&mut self, e: &TraceEvent<'_>, name: &str) -> Result<(), Outcome> {
+        let args = match args_value(e.args) {
             Some(Value::Object(members)) => members,
             _ => Vec::new(),
         };
@@ -83,7 +110,7 @@ impl<W: Write> Converter<W> {
             .collect();
         let parsed: Vec<Option<Value>> = texts
             .iter()
-            .map(|(_, t)| crate::json::read::parse_document(t.as_bytes()))
+            .map(|(_, t)| parse_document(t.as_bytes()))
             .collect();
         let entries: Vec<(&str, MetadataValue<'_>)> = texts
             .iter()

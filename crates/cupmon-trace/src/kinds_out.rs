@@ -1,22 +1,40 @@
-//! How the memory kinds (which PyTorch's merge does not know) show in a complete
-//! trace: an instant per operation and a counter track per device or pool.
+//! How the kinds PyTorch's merge does not know (memory, memory pools) show in a
+//! complete trace: an instant per operation and a counter track per device or
+//! pool. A kind added to the window shows here (an arm of [`write_kind`]); the
+//! merge hands every such event to it.
 
 use std::collections::HashMap;
 
-use cupmon_window::{MemoryEvent, MemoryPoolEvent};
+use cupmon_window::{MemoryEvent, MemoryPoolEvent, WindowEvent};
 
 use crate::out::{Arg, TraceOut};
+
+/// What the kinds' events carry from one to the next (memory held per device).
+#[derive(Debug, Default)]
+pub(crate) struct KindTotals {
+    memory: MemoryTotals,
+}
+
+/// Write event `e` of a kind PyTorch's merge does not know into `out`; `out`
+/// discarding (an event left out) still counts it in `totals`.
+pub(crate) fn write_kind(e: &WindowEvent, out: &mut dyn TraceOut, totals: &mut KindTotals) {
+    match e {
+        WindowEvent::Memory(m) => write_memory(m, out, &mut totals.memory),
+        WindowEvent::MemoryPool(p) => write_memory_pool(p, out),
+        _ => {}
+    }
+}
 
 /// Bytes held per device, for the counter track; frees are matched to their
 /// allocation by address when CUPTI reports them without a size.
 #[derive(Debug, Default)]
-pub(crate) struct MemoryTotals {
+struct MemoryTotals {
     live: HashMap<(u32, u64), u64>,
     held: HashMap<u32, i128>,
 }
 
 /// The `[memory]` instant and the device's counter after it.
-pub(crate) fn write_memory(e: &MemoryEvent, out: &mut dyn TraceOut, totals: &mut MemoryTotals) {
+fn write_memory(e: &MemoryEvent, out: &mut dyn TraceOut, totals: &mut MemoryTotals) {
     let key = (e.device_id, e.address);
     let bytes = if e.is_allocation() {
         totals.live.insert(key, e.bytes);
@@ -55,7 +73,7 @@ pub(crate) fn write_memory(e: &MemoryEvent, out: &mut dyn TraceOut, totals: &mut
 }
 
 /// The operation's instant (on the device's first track) and the pool-size counter.
-pub(crate) fn write_memory_pool(e: &MemoryPoolEvent, out: &mut dyn TraceOut) {
+fn write_memory_pool(e: &MemoryPoolEvent, out: &mut dyn TraceOut) {
     let pid = i128::from(e.device_id);
     let ts = i128::from(e.timestamp_ns);
     let as_int = |v: u64| Arg::Int(i128::from(v));
