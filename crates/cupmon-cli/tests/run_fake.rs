@@ -451,13 +451,17 @@ fn cupmon_window_and_status_reach_a_running_program_from_another_shell() {
         .expect("status");
     let text = String::from_utf8_lossy(&status.stdout);
     assert_eq!(status.status.code(), Some(0), "{text}");
-    assert!(text.contains("fake_cuda_app"), "{text}");
-    assert!(text.contains("closed, 0 taken"), "{text}");
-    // The dump's size against its budget (segments count: `a_live_dumps_size_counts_its_segments`).
+    // The program's row (its window closed) names the program however long the
+    // path of the checkout it runs from: a long command keeps its basename.
     let row = text
         .lines()
-        .find(|l| l.contains("fake_cuda_app"))
-        .unwrap_or_default();
+        .find(|l| l.contains("closed, 0 taken"))
+        .unwrap_or_else(|| panic!("no row of the running program: {text}"));
+    assert!(
+        row.contains("fake_cuda_app launch 5 sleep 1200"),
+        "the program's name in its command: {text}"
+    );
+    // The dump's size against its budget (segments count: `a_live_dumps_size_counts_its_segments`).
     assert!(row.contains("MB/"), "size against the budget: {text}");
     assert!(
         !text.contains("WARNING"),

@@ -1,11 +1,13 @@
 //! `cupmon stragglers` on a two-rank run through the fake libcupti: rank 1 launches
 //! one extra kernel per step of twenty (5% more GPU time for the same work) and is
-//! named with that kernel; two equal ranks name no straggler.
+//! named with that kernel (by `cupmon stragglers`, the report, `status` and
+//! `diagnose`); two equal ranks name no straggler.
 
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use cupmon_records::dump::META_FILE;
 use serde_json::Value;
 
 use crate::run_fake::command;
@@ -100,6 +102,68 @@ fn a_rank_slowed_by_an_extra_kernel_per_step_is_named_with_its_kernel() {
     let section = &section[..section.find("</section>").unwrap()];
     assert!(section.contains("<td>rank 1</td>"), "{section}");
     assert!(section.contains("demo::straggle()"), "{section}");
+}
+
+#[test]
+fn diagnose_names_the_straggler_of_the_minutes_before_the_hang() {
+    // Rank 1 straggles, then both ranks hang in a kernel that never completes:
+    // `--hang-after 1s` writes a hang record into each dump, and the diagnosis says
+    // who straggled before it.
+    let tmp = tempfile::tempdir().unwrap();
+    let ranks = start_two_ranks(
+        &tmp.path().join("prof"),
+        [0, 1],
+        &["--hang-after", "1s"],
+        &[
+            "pending", "1", "kernel", "7", "1", "_Z4spinv", "sleep", "3000",
+        ],
+    );
+    for c in ranks {
+        let out = c.wait_with_output().expect("cupmon run");
+        assert!(out.status.success(), "{out:?}");
+    }
+    let out = cupmon(tmp.path(), &["diagnose", "prof", "--json"]);
+    assert_success(&out);
+    let d: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert!(d["headline"].is_string(), "{d:#}");
+    assert!(
+        d["ranks"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|r| r["record"].is_string())),
+        "a rank without its hang record: {d:#}"
+    );
+    let named = named(&d["stragglers"]);
+    assert!(!named.is_empty(), "no straggler named: {d:#}");
+    for (rank, kernel) in &named {
+        assert_eq!(rank, "rank 1", "{d:#}");
+        assert!(kernel.starts_with("demo::straggle"), "{kernel}");
+    }
+    let out = cupmon(tmp.path(), &["diagnose", "prof"]);
+    assert_success(&out);
+    let text = stdout(&out);
+    let section = &text[text
+        .find("In the last 5 minutes of the dumps")
+        .expect(&text)..];
+    assert!(section.contains("rank 1: +5.0% compute"), "{text}");
+    assert!(section.contains("demo::straggle() <<<"), "{text}");
+}
+
+#[test]
+fn diagnose_of_one_dump_has_no_straggler_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    two_ranks(&tmp.path().join("prof"), [0, 1]);
+    let rank0 = std::fs::read_dir(tmp.path().join("prof"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join(META_FILE).is_file())
+        .expect("a dump");
+    let out = cupmon(tmp.path(), &["diagnose", rank0.to_str().unwrap(), "--json"]);
+    assert_success(&out);
+    let d: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert!(d["stragglers"].is_null(), "{d:#}");
+    let out = cupmon(tmp.path(), &["diagnose", rank0.to_str().unwrap()]);
+    assert_success(&out);
+    assert!(!stdout(&out).contains("In the last"), "{}", stdout(&out));
 }
 
 #[test]

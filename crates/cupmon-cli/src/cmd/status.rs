@@ -145,7 +145,6 @@ fn line(s: &ProcessStatus) -> String {
     } else {
         format!("closed, {} taken", s.windows_written)
     };
-    let command = s.command.join(" ");
     format!(
         "{:>8} {:>5} {:>9.0}s {:>12.0} {:>17} {:>9} {:>11}  {:<22} {}",
         s.pid,
@@ -156,12 +155,49 @@ fn line(s: &ProcessStatus) -> String {
         s.dropped_records,
         unaccounted,
         window,
-        if command.len() > 60 {
-            format!("{}...", &command[..command.floor_char_boundary(57)])
-        } else {
-            command
-        }
+        shown_command(&s.command)
     )
+}
+
+/// Widest command column of the table, in bytes.
+const COMMAND_WIDTH: usize = 60;
+
+/// The command as the table shows it: whole when it fits; else each path argument
+/// shortened to `.../` and its last component (`--out=/a/b` to `--out=.../b`), so the
+/// program's name (and a script's) stays visible however deep the checkout; then
+/// cut at the end.
+fn shown_command(argv: &[String]) -> String {
+    let whole = argv.join(" ");
+    if whole.len() <= COMMAND_WIDTH {
+        return whole;
+    }
+    let short = argv
+        .iter()
+        .map(|a| short_path(a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if short.len() <= COMMAND_WIDTH {
+        return short;
+    }
+    format!(
+        "{}...",
+        &short[..short.floor_char_boundary(COMMAND_WIDTH - 3)]
+    )
+}
+
+/// `/a/b/prog` as `.../prog`; a word with an `=` before its path keeps what precedes
+/// it. Words without a directory, or ending in `/`, stay as they are.
+fn short_path(word: &str) -> String {
+    let (prefix, path) = match word.split_once('=') {
+        Some((p, rest)) if !p.contains('/') => (&word[..=p.len()], rest),
+        _ => ("", word),
+    };
+    match path.rsplit_once('/') {
+        Some((dir, base)) if !dir.is_empty() && !base.is_empty() => {
+            format!("{prefix}.../{base}")
+        }
+        _ => word.to_owned(),
+    }
 }
 
 fn mb(bytes: u64) -> String {
@@ -171,6 +207,38 @@ fn mb(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_command_keeps_its_program_name() {
+        let argv = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let short = argv(&["python3", "train.py", "--steps", "10"]);
+        assert_eq!(shown_command(&short), "python3 train.py --steps 10");
+        let deep = "/work/wt/some-very-long-worktree-name/target/debug/deps/fake_cuda_app";
+        let shown = shown_command(&argv(&[deep, "launch", "5", "sleep", "1200"]));
+        assert_eq!(shown, ".../fake_cuda_app launch 5 sleep 1200");
+        let script = "/home/someone/projects/a-long-project-name/scripts/train_big.py";
+        let shown = shown_command(&argv(&[
+            "/usr/bin/python3",
+            script,
+            "--out=/scratch/someone/runs/2026-12-03/checkpoints",
+            "--steps",
+            "1",
+        ]));
+        assert_eq!(
+            shown,
+            ".../python3 .../train_big.py --out=.../checkpoints --steps 1"
+        );
+        // Still too wide: cut at the end, the program's name first.
+        let many = argv(&[deep, &"x".repeat(80)]);
+        let shown = shown_command(&many);
+        assert!(shown.starts_with(".../fake_cuda_app xxx"), "{shown}");
+        assert_eq!(shown.len(), COMMAND_WIDTH);
+        assert!(shown.ends_with("..."), "{shown}");
+        // Words that are no paths stay whole.
+        assert_eq!(short_path("a=b"), "a=b");
+        assert_eq!(short_path("dir/"), "dir/");
+        assert_eq!(short_path("/prog"), "/prog");
+    }
 
     #[test]
     fn unaccounted_kernels_are_a_column_and_a_warning() {
