@@ -1,14 +1,14 @@
-//! Writing the two stack side files (`python_stacks.rs` describes them) as the monitor
-//! learns stacks and sees their launches' records. Files are made at the first entry,
-//! so a dump of a program without Python has neither.
+//! Writing the stack side files (`python_stacks.rs` describes them) as the monitor
+//! learns stacks and sees their launches' records: the table, and a raw dump's one
+//! launch-stack file (a segmented dump's go into its segments: `SegmentWriter`). Files
+//! are made at the first entry, so a dump of a program without Python has none.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::python_stacks::{
-    launch_entries, launch_stacks_header, StackLine, LAUNCH_STACKS_FILE, PYTHON_STACKS_FILE,
-};
+use super::launch_stacks::{launch_entries, launch_stacks_header, LAUNCH_STACKS_FILE};
+use super::python_stacks::{StackLine, PYTHON_STACKS_FILE};
 use super::DumpError;
 
 /// The stack side files of one dump directory.
@@ -56,7 +56,8 @@ impl StackFilesWriter {
         Ok(())
     }
 
-    /// `(correlation id, stack)` of launches whose records arrived.
+    /// `(correlation id, stack)` of launches whose records arrived, into the dump's one
+    /// `launch_stacks.bin` (a raw dump's).
     pub fn add_launches(&mut self, pairs: &[(u32, u32)]) -> Result<(), DumpError> {
         if pairs.is_empty() {
             return Ok(());
