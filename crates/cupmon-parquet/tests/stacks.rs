@@ -13,6 +13,9 @@ use parquet::record::Field;
 
 use crate::common::*;
 
+/// (stack_id, frame, file, line, origin, user_frame, truncated) of a `stacks` row.
+type FrameRow = (i64, i64, String, i64, Option<String>, bool, bool);
+
 const T0: u64 = 1_796_000_000_000_000_000;
 
 fn frame(id: u32, file: &str, line: i32, origin: Option<&str>) -> StackLine {
@@ -110,7 +113,7 @@ fn kernels_name_their_stack_and_line_and_the_stacks_rows_join_them() {
             _ => assert_eq!((stack, line), (Some(0), None), "no Python frames"),
         }
     }
-    let mut frames: Vec<(i64, i64, String, i64, Option<String>, bool, bool)> = rows(&out, "stacks")
+    let mut frames: Vec<FrameRow> = rows(&out, "stacks")
         .iter()
         .map(|r| {
             let flag = |c: &str| matches!(r.get(c), Some(Field::Bool(true)));
