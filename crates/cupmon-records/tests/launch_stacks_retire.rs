@@ -182,3 +182,57 @@ fn a_dump_whose_segments_are_retired_keeps_its_stacks_file_within_the_budget() {
     .unwrap();
     assert!(sliced > 0);
 }
+
+#[test]
+fn a_raw_dumps_budget_counts_its_launch_stacks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = Layout::cupti_13_0();
+    let per = 1000u64;
+    // Ten buffers' chunks exactly: without their pairs counted, all ten would fit.
+    let mut one = RecordWriter::new(layout);
+    for i in 0..per {
+        one.push(&kernel(i));
+    }
+    let budget = 10 * (cupmon_records::dump::CHUNK_HEADER_LEN + one.as_bytes().len()) as u64;
+    let mut w = DumpWriter::create_raw(tmp.path(), &meta(), Some(budget)).unwrap();
+    let mut refused = false;
+    for b in 0..100u64 {
+        let mut rw = RecordWriter::new(layout);
+        for i in b * per..(b + 1) * per {
+            rw.push(&kernel(i));
+        }
+        let completion = BufferCompletion {
+            stream_id: 0,
+            context: 0,
+            cupti_completed_ns: T0 + b,
+            unix_completed_ns: T0 + b,
+        };
+        let written = w
+            .write_buffer(
+                completion,
+                rw.as_bytes(),
+                None,
+                &FrameIndex::default(),
+                false,
+            )
+            .unwrap();
+        if matches!(written, cupmon_records::dump::BufferWritten::OverBudget) {
+            refused = true;
+        }
+        let pairs: Vec<(u32, u32)> = (b * per..(b + 1) * per)
+            .map(|i| (i as u32 + 1, 1))
+            .collect();
+        let lines = if b == 0 { table_lines() } else { Vec::new() };
+        w.add_python_stacks(&lines, &pairs).unwrap();
+    }
+    w.finish().unwrap();
+    assert!(refused, "the budget was reached");
+    let size = |name: &str| std::fs::metadata(tmp.path().join(name)).unwrap().len();
+    let held = size(cupmon_records::dump::RAW_BUFFERS_FILE) + size(LAUNCH_STACKS_FILE);
+    // Over by at most the last buffer's pairs (written after its buffer).
+    assert!(
+        held <= budget + per * 8,
+        "{held} bytes held, budget {budget}"
+    );
+    assert!(size(LAUNCH_STACKS_FILE) > 0);
+}

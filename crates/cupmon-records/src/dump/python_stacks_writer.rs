@@ -17,6 +17,8 @@ pub struct StackFilesWriter {
     dir: PathBuf,
     table: Option<BufWriter<File>>,
     launches: Option<BufWriter<File>>,
+    /// Bytes written to `launch_stacks.bin` (a raw dump's budget counts them).
+    launch_bytes: u64,
 }
 
 fn open(dir: &Path, file: &str, header: &[u8]) -> Result<BufWriter<File>, DumpError> {
@@ -37,6 +39,7 @@ impl StackFilesWriter {
             dir: dir.as_ref().to_path_buf(),
             table: None,
             launches: None,
+            launch_bytes: 0,
         }
     }
 
@@ -70,8 +73,18 @@ impl StackFilesWriter {
                 &launch_stacks_header(),
             )?),
         };
-        out.write_all(&launch_entries(pairs))
+        if self.launch_bytes == 0 {
+            self.launch_bytes = launch_stacks_header().len() as u64;
+        }
+        let entries = launch_entries(pairs);
+        self.launch_bytes += entries.len() as u64;
+        out.write_all(&entries)
             .map_err(|e| DumpError::io(LAUNCH_STACKS_FILE, e))
+    }
+
+    /// Bytes of the launch file written so far.
+    pub fn launch_bytes(&self) -> u64 {
+        self.launch_bytes
     }
 
     /// The table first: a launch entry on disk always has its stack there.

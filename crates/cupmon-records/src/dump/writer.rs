@@ -172,6 +172,8 @@ impl DumpWriter {
         index: &FrameIndex,
         behind: bool,
     ) -> Result<BufferWritten, DumpError> {
+        // The launches' stacks are part of what the budget holds.
+        let stack_bytes = self.stacks.launch_bytes();
         match &mut self.buffers {
             Buffers::Raw {
                 chunks,
@@ -179,7 +181,8 @@ impl DumpWriter {
                 full,
             } => {
                 let bytes = (CHUNK_HEADER_LEN + data.len()) as u64;
-                if *full || budget.is_some_and(|b| chunks.bytes_written() + bytes > b) {
+                let held = chunks.bytes_written() + stack_bytes;
+                if *full || budget.is_some_and(|b| held + bytes > b) {
                     *full = true;
                     return Ok(BufferWritten::OverBudget);
                 }
