@@ -2,7 +2,8 @@
 
 ``cupmon export-parquet DUMPS -o OUT`` writes the datasets and ``OUT/cupmon.sql``,
 the views and macros over them (``kernels``, ``memcpy``, ``memset``, ``api``,
-``dumps``, ``top_kernels``, ``busy_per_minute``, ``stragglers``, ``comm_overlap``).
+``stacks``, ``dumps``, ``top_kernels``, ``busy_per_minute``, ``stragglers``,
+``comm_overlap``).
 
 >>> from cupmon import sql
 >>> con = sql.connect("OUT")          # a duckdb connection with the views
