@@ -2,7 +2,8 @@
 
 ``cupmon export-parquet DUMPS -o OUT`` writes the datasets and ``OUT/cupmon.sql``,
 the views and macros over them (``kernels``, ``memcpy``, ``memset``, ``api``,
-``dumps``, ``top_kernels``, ``busy_per_minute``, ``stragglers``, ``comm_overlap``).
+``stacks``, ``dumps``, ``top_kernels``, ``busy_per_minute``, ``stragglers``,
+``comm_overlap``).
 
 >>> from cupmon import sql
 >>> con = sql.connect("OUT")          # a duckdb connection with the views
@@ -37,6 +38,16 @@ QUERIES = {
     "comm_overlap": "SELECT job, host, rank, pid, device, nccl_ns, compute_ns, overlap_ns, "
     "round(100 * overlap_fraction, 2) AS overlap_pct FROM comm_overlap "
     "ORDER BY job, rank, host, pid, device",
+    # GPU time by the Python line that launched it (kernels' source_line: the innermost
+    # user frame of the launching stack), the {top} lines of each process.
+    "top_lines": "SELECT rank, host, pid, line, launches, round(total_ns / 1e6, 3) AS total_ms, "
+    "round(100 * share, 2) AS pct FROM (SELECT job, host, rank, pid, coalesce(source_line, "
+    "CASE WHEN stack_id = 0 THEN '(no Python frames)' ELSE '(no stack noted)' END) AS line, "
+    "count(*) AS launches, CAST(sum(duration_ns) AS BIGINT) AS total_ns, sum(duration_ns) / "
+    "sum(sum(duration_ns)) OVER (PARTITION BY job, host, rank, pid) AS share FROM kernels "
+    "GROUP BY job, host, rank, pid, line) QUALIFY row_number() OVER (PARTITION BY job, host, "
+    "rank, pid ORDER BY total_ns DESC NULLS LAST, line) <= {top} "
+    "ORDER BY rank NULLS LAST, host, pid, total_ns DESC NULLS LAST, line",
 }
 
 
@@ -82,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--busy", action="store_true")
     q.add_argument("--stragglers", action="store_true")
     q.add_argument("--comm-overlap", action="store_true")
+    q.add_argument("--top-lines", action="store_true")
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--csv", action="store_true")
     # For the cupmon binary, which shortens kernel names for its table: the column

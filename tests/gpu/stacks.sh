@@ -8,6 +8,8 @@
 #   3. compile: torch.compile(mode="reduce-overhead"), the same check.
 #   4. cost: a launch-bound loop without cupmon, under cupmon with CUPMON_PYTHON_STACKS=0
 #      and with stacks (the default): ns added per launch (goal <= 0.3 us).
+#   5. retention: the loop's 10 M launches under --keep 16MiB: the launch stacks
+#      (segments/seg-N.stacks) retired with their segments, the dump within its budget.
 # Needs .gpu/cupmon and .gpu/libcupmon_inject.so (scripts/gpu-bundle.sh), python3 with
 # torch. Results in $OUT/results.txt (PASS/FAIL lines), logs in $OUT/logs.txt.
 #
@@ -58,5 +60,10 @@ python3 "$wl" loop "$loop" >"$work/base.json" 2>"$work/base.err"
 CUPMON_PYTHON_STACKS=0 "$cupmon" run -o "$work/off" -- python3 "$wl" loop "$loop" >"$work/off.json" 2>"$work/off.err"
 "$cupmon" run -o "$work/on" -- python3 "$wl" loop "$loop" >"$work/on.json" 2>"$work/on.err"
 python3 "$check" cost "$work/base.json" "$work/off.json" "$work/on.json" | tee -a "$results"
+
+note "5. retention: 10 M launches (80 MB of launch stacks) under --keep 16MiB"
+"$cupmon" run -o "$work/keep" --keep 16MiB --segment-size 1MiB -- python3 "$wl" loop 1000000 \
+  >"$work/keep.json" 2>"$work/keep.err"
+python3 "$check" retention "$(ls -d "$work"/keep/*/ | head -1)" $((16 << 20)) $((2 << 20)) | tee -a "$results"
 logs
 grep -c '^FAIL' "$results" >/dev/null && exit 1 || exit 0

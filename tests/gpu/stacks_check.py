@@ -167,6 +167,35 @@ def cost(base_json, off_json, on_json):
           f"with stacks {on:.0f} ns per launch")
 
 
+def retention(dump, keep, slack):
+    """The launch stacks stay inside --keep: segments were retired, every live segment
+    with launches has its seg-N.stacks, no stacks file outlives its segment, and the
+    dump (all its files) is within keep + slack (one segment and one buffer's pairs)."""
+    import os
+    import re
+
+    keep, slack = int(keep), int(slack)
+    total = sum(
+        os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(dump) for f in files
+    )
+    segs = os.path.join(dump, "segments")
+    names = os.listdir(segs)
+    live = {int(m.group(1)) for n in names if (m := re.fullmatch(r"seg-(\d+)\.cupmr", n))}
+    stacks = {int(m.group(1)) for n in names if (m := re.fullmatch(r"seg-(\d+)\.stacks", n))}
+    stack_bytes = sum(os.path.getsize(os.path.join(segs, n)) for n in names if n.endswith(".stacks"))
+    ok = (
+        total <= keep + slack
+        and stacks
+        and stacks <= live
+        and min(live) > 1
+        and not os.path.exists(os.path.join(dump, "launch_stacks.bin"))
+    )
+    print(f"{'PASS' if ok else 'FAIL'} launch stacks retired with their segments: dump "
+          f"{total} bytes for --keep {keep} (+{slack} allowed), {len(live)} live segments "
+          f"(oldest {min(live) if live else None}), {len(stacks)} stacks files "
+          f"({stack_bytes} bytes), orphans {sorted(stacks - live)[:5]}")
+
+
 if __name__ == "__main__":
     what, *args = sys.argv[1:]
-    {"compare": compare, "coverage": coverage, "cost": cost}[what](*args)
+    {"compare": compare, "coverage": coverage, "cost": cost, "retention": retention}[what](*args)

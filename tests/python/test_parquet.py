@@ -307,3 +307,77 @@ def test_dictionary_columns_read_back_as_the_dump_recorded_them(edges_export, fi
             # torch_mlp's times were on torch.profiler's clock: the export converts
             # them (the window keeps them raw); every other value is the record's.
             assert sorted(r[2:] for r in got) == sorted(r[2:] for r in want), fixture
+
+
+def scalar(con, query: str):
+    """The one value of `query` (its result read to the end)."""
+    return con.sql(query).fetchall()[0][0]
+
+
+def with_stacks(dump: Path, into: Path, corrs: list[int]) -> Path:
+    """A copy of the raw dump `dump` whose kernels of correlation ids `corrs` have
+    Python stacks, as cupmon writes them for a raw dump: stack 1 (torch's frame over
+    train.py:42) for even ids, 2 (model.py:7) for odd ones but every fifth, which
+    was launched from a thread without Python frames (stack 0)."""
+    import shutil
+    import struct
+
+    shutil.copytree(dump, into)
+    table = [
+        {"frame": 1, "file": "/site/torch/nn/linear.py", "function": "forward", "line": 125,
+         "origin": "torch"},
+        {"frame": 2, "file": "train.py", "function": "step", "line": 42},
+        {"frame": 3, "file": "model.py", "function": "block", "line": 7},
+        {"stack": 1, "frames": [1, 2]},
+        {"stack": 2, "frames": [3]},
+    ]
+    (into / "python_stacks.jsonl").write_text("".join(json.dumps(l) + "\n" for l in table))
+    pairs = b"".join(
+        struct.pack("<II", c, 0 if c % 5 == 0 else 1 if c % 2 == 0 else 2) for c in corrs
+    )
+    (into / "launch_stacks.bin").write_bytes(b"CUPMLSTK" + struct.pack("<I", 1) + pairs)
+    return into
+
+
+def test_kernels_join_their_python_stacks_and_sql_top_lines_ranks_them(tmp_path):
+    plain = tmp_path / "plain"
+    done = cupmon_cmd("export-parquet", str(FIXTURES / "torch_mlp"), "-o", str(plain))
+    assert done.returncode == 0, done.stderr
+    con = connect(plain)
+    # Without stacks: no stacks rows, and kernels name none.
+    assert scalar(con, "SELECT count(*) FROM stacks") == 0
+    assert scalar(con, "SELECT count(stack_id) + count(source_line) FROM kernels") == 0
+    corrs = [r["c"] for r in rows(con, "SELECT DISTINCT correlation_id AS c FROM kernels")]
+    src = with_stacks(FIXTURES / "torch_mlp", tmp_path / "dump", corrs)
+    out = tmp_path / "out"
+    done = cupmon_cmd("export-parquet", str(src), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    con = connect(out)
+    # Each kernel's source_line is its stack's user frame, found through the join.
+    joined = rows(
+        con,
+        "SELECT k.stack_id, k.source_line, s.file || ':' || s.line AS frame_line, count(*) AS n "
+        "FROM kernels k LEFT JOIN stacks s ON s.pid = k.pid AND s.stack_id = k.stack_id "
+        "AND s.user_frame GROUP BY ALL ORDER BY ALL",
+    )
+    want = {0: None, 1: "train.py:42", 2: "model.py:7"}
+    assert {r["stack_id"] for r in joined} == {0, 1, 2}, joined
+    for r in joined:
+        assert r["source_line"] == want[r["stack_id"]] == r["frame_line"], r
+    assert scalar(con, "SELECT count(*) FROM stacks") == 3
+    assert scalar(con, "SELECT count(*) FROM stacks WHERE origin = 'torch' AND NOT user_frame") == 1
+    # --top-lines: GPU time per line, as summed here.
+    done = cupmon_cmd("sql", str(out), "--top-lines", "--csv")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "rank,host,pid,line,launches,total_ms,pct"
+    by_line = {l.split(",")[3]: l.split(",") for l in lines[1:]}
+    sums = rows(
+        con,
+        "SELECT coalesce(source_line, '(no Python frames)') AS line, count(*) AS n, "
+        "round(sum(duration_ns) / 1e6, 3) AS ms FROM kernels GROUP BY ALL",
+    )
+    assert set(by_line) == {r["line"] for r in sums}, (lines, sums)
+    for r in sums:
+        got = by_line[r["line"]]
+        assert (int(got[4]), float(got[5])) == (r["n"], r["ms"]), (got, r)

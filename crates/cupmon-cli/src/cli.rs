@@ -125,7 +125,7 @@ pub enum Command {
     ExportParquet(ExportParquetArgs),
     /// Query an export-parquet directory through DuckDB (the duckdb Python package).
     #[command(
-        after_help = "Examples:\n  cupmon sql fleet --top-kernels\n  cupmon sql fleet --stragglers\n  cupmon sql fleet -c \"SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank\"\n\nThe views and macros are those of OUT/cupmon.sql (kernels, memcpy, memset, api, dumps,\ntop_kernels, busy_per_minute, stragglers, comm_overlap). Needs the duckdb Python package:\npip install 'cupmon[sql]' (or pip install duckdb); the Python used is $CUPMON_PYTHON, else python3."
+        after_help = "Examples:\n  cupmon sql fleet --top-kernels\n  cupmon sql fleet --stragglers\n  cupmon sql fleet --top-lines\n  cupmon sql fleet -c \"SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank\"\n\nThe views and macros are those of OUT/cupmon.sql (kernels, memcpy, memset, api, stacks, dumps,\ntop_kernels, busy_per_minute, stragglers, comm_overlap). Needs the duckdb Python package:\npip install 'cupmon[sql]' (or pip install duckdb); the Python used is $CUPMON_PYTHON, else python3."
     )]
     Sql(SqlArgs),
 }
@@ -249,7 +249,11 @@ pub struct SqlArgs {
     /// NCCL time overlapped with compute, per rank and device.
     #[arg(long, group = "what")]
     pub comm_overlap: bool,
-    /// How many kernels per rank --top-kernels lists.
+    /// The Python lines whose kernels took the most GPU time, per rank (`--top N`
+    /// of each; exports of dumps with Python stacks).
+    #[arg(long, group = "what")]
+    pub top_lines: bool,
+    /// How many kernels (or lines) per rank --top-kernels (--top-lines) lists.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: u32,
     /// Print CSV instead of a table.

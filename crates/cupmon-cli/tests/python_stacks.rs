@@ -10,7 +10,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cupmon_records::dump::{LaunchStack, LAUNCH_STACKS_FILE};
+use cupmon_records::dump::{
+    parse_launch_stacks_file_name, LaunchStack, LAUNCH_STACKS_FILE, PYTHON_STACKS_FILE,
+    SEGMENTS_DIR,
+};
 use cupmon_records::{walk_records, Dump, KernelNames, Record};
 
 use crate::run_fake::{inject_library, only_dump};
@@ -231,6 +234,22 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
     }
 }
 
+/// The dump holds a stack table or a launch-stack file (raw or per segment).
+fn has_stack_files(dump_dir: &Path) -> bool {
+    dump_dir.join(PYTHON_STACKS_FILE).exists()
+        || dump_dir.join(LAUNCH_STACKS_FILE).exists()
+        || std::fs::read_dir(dump_dir.join(SEGMENTS_DIR))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(parse_launch_stacks_file_name)
+                    .is_some()
+            })
+}
+
 #[test]
 fn with_python_stacks_off_nothing_is_noted_and_stats_says_so() {
     let Some((_, python)) = pythons().into_iter().next() else {
@@ -240,7 +259,7 @@ fn with_python_stacks_off_nothing_is_noted_and_stats_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     run(&python, dir.path(), &[("CUPMON_PYTHON_STACKS", "0")]);
     let dump_dir = only_dump(dir.path());
-    assert!(!dump_dir.join(LAUNCH_STACKS_FILE).exists());
+    assert!(!has_stack_files(&dump_dir));
     let stats = stats_by_line(&dump_dir);
     assert!(stats.contains("this dump has no Python stacks"), "{stats}");
     assert!(stats.contains("CUPMON_PYTHON_STACKS=0"), "{stats}");
@@ -255,7 +274,7 @@ fn a_python_the_walker_does_not_know_runs_unattributed_and_says_why() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = run(&python, dir.path(), &[]);
     let dump_dir = only_dump(dir.path());
-    assert!(!dump_dir.join(LAUNCH_STACKS_FILE).exists(), "{version}");
+    assert!(!has_stack_files(&dump_dir), "{version}");
     let dump = Dump::open(&dump_dir).expect("open");
     let said = dump.meta().json()["python_stacks"]
         .as_str()

@@ -1,12 +1,11 @@
 //! Joining launches to their Python stacks: the worker looks each kernel's, copy's and
 //! memset's correlation id up among the stacks noted at the launch callbacks
-//! (`cupmon_cupti::launch_stack`) and writes the pairs, and the stacks new since the
-//! last buffer, to the dump's stack side files (`cupmon_records::dump::python_stacks`).
+//! (`cupmon_cupti::launch_stack`) and hands the pairs, and the stacks new since the
+//! last buffer, to the dump writer (the table a side file, the pairs in the buffer's
+//! segment: `cupmon_records::dump::python_stacks`).
 
-use std::path::Path;
-
-use cupmon_records::dump::{StackFilesWriter, StackFrame, StackLine};
-use cupmon_records::{DumpError, Record};
+use cupmon_records::dump::{StackFrame, StackLine};
+use cupmon_records::{DumpError, DumpWriter, Record};
 
 /// Starts noting stacks at the launch callbacks when the process runs a CPython the
 /// walker reads; returns what the meta says of it (`"CPython 3.12.1"`, or why not).
@@ -39,10 +38,9 @@ pub(crate) fn stop() {
     cupmon_cupti::stop_python_stacks();
 }
 
-/// The worker's half: pairs of this buffer, and the side files.
-#[derive(Debug)]
+/// The worker's half: pairs of this buffer.
+#[derive(Debug, Default)]
 pub(crate) struct StackJoin {
-    files: StackFilesWriter,
     pairs: Vec<(u32, u32)>,
     /// Graph nodes' stacks known (from the launch callbacks' side), and the last
     /// correlation id paired (a graph launch's kernels share one: paired once).
@@ -62,21 +60,6 @@ pub(crate) struct StackJoin {
 }
 
 impl StackJoin {
-    pub fn new(dir: &Path) -> Self {
-        Self {
-            files: StackFilesWriter::new(dir),
-            pairs: Vec::new(),
-            nodes: std::collections::HashMap::new(),
-            new_nodes: Vec::new(),
-            last_corr: None,
-            nodes_looked: false,
-            nodes_started: false,
-            started: false,
-            unattributed: 0,
-            attributed: 0,
-        }
-    }
-
     /// One record of a buffer.
     #[inline]
     pub fn see(&mut self, record: &Record) {
@@ -125,8 +108,9 @@ impl StackJoin {
         self.new_nodes.extend(new);
     }
 
-    /// The buffer's pairs and the stacks they need, written and flushed.
-    pub fn write(&mut self) -> Result<(), DumpError> {
+    /// The buffer's pairs and the stacks they need, written and flushed (after the
+    /// buffer: its pairs go into its segment).
+    pub fn write(&mut self, dump: &mut DumpWriter) -> Result<(), DumpError> {
         self.nodes_looked = false;
         if self.pairs.is_empty() && self.new_nodes.is_empty() {
             return Ok(());
@@ -158,9 +142,8 @@ impl StackJoin {
         for (node, stack) in self.new_nodes.drain(..) {
             lines.push(StackLine::Node { node, stack });
         }
-        self.files.add_lines(&lines)?;
-        self.files.add_launches(&self.pairs)?;
+        let written = dump.add_python_stacks(&lines, &self.pairs);
         self.pairs.clear();
-        self.files.flush()
+        written
     }
 }

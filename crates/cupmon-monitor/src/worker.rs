@@ -50,7 +50,7 @@ impl Worker {
             warned_budget: false,
             born: Instant::now(),
             streams: cupmon_hang::StreamTracker::new(),
-            stacks: StackJoin::new(dump.dir()),
+            stacks: StackJoin::default(),
             dump,
         }
     }
@@ -137,7 +137,7 @@ impl Worker {
         let written = self.write(&buffer, cupti_ns, unix_ns, layout, &index);
         self.note_write_error(written);
         if self.write_error.is_none() {
-            let stacks = self.stacks.write();
+            let stacks = self.stacks.write(&mut self.dump);
             self.note_write_error(stacks);
         }
         let observer = shared

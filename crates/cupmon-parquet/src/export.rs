@@ -143,7 +143,7 @@ pub fn export_dump(
         "cupmon.dump".to_owned(),
         dir.display().to_string(),
     )];
-    let export = RecordExport::new(
+    let mut export = RecordExport::new(
         &opts.out,
         &run,
         &seq,
@@ -152,6 +152,10 @@ pub fn export_dump(
         dump.kernel_names(),
         dump.user_annotations().map_err(dump_error)?,
         extra,
+    );
+    export.set_python_stacks(
+        dump.python_stacks().clone(),
+        session_start.map_or(0, |t| t as i64),
     );
     // A slice walks only the segments and frames its time index says can hold
     // rows of it: the walk gives the records overlapping it (and their external
@@ -203,6 +207,10 @@ pub fn export_dump(
     }
     // Bad lines of the annotation log that its index let opening the dump skip.
     report.warnings.extend(dump.annotation_warnings());
+    // Refused or damaged stack files: their rows have no `stack_id`.
+    report
+        .warnings
+        .extend(dump.python_stacks().warnings().iter().cloned());
     // A whole-dump export that found no new chunk records nothing: the next one
     // starts where this one would have.
     let totals = if export.chunks().is_some() || sliced {

@@ -2,17 +2,20 @@
 //! (in buffer order), Parquet files out. [`crate::export_dump`] feeds it a dump's
 //! records; benchmarks feed it generated ones.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
+use cupmon_records::dump::{LaunchStack, StackTable};
 use cupmon_records::{KernelNameTable, KernelNames, Record};
 use parquet::file::metadata::KeyValue;
 
 use crate::correlations::Correlations;
 use crate::datasets::{
     nccl_collective, ApiRows, DumpRow, DumpRows, KernelRows, MemcpyRows, MemsetRows, OffClockRows,
+    StackFrameRow, StackRows,
 };
-use crate::encode::{Scratch, Strings};
+use crate::encode::{Scratch, Strings, Sym};
 use crate::error::ExportError;
 use crate::export::Kinds;
 use crate::name_cache::NameCache;
@@ -78,6 +81,20 @@ pub struct RecordExport<'a> {
     /// `[from, to)` (Unix ns) of the hour partition of the last row: rows stay in
     /// one hour for long, and two compares cost less than a division per row.
     hour: (i64, i64, i64),
+    /// The dump's Python stacks (none: no `stack_id`s, no `stacks` rows).
+    stacks: Option<PythonStacks>,
+}
+
+/// The Python stacks of the GPU ops being exported.
+#[derive(Debug)]
+struct PythonStacks {
+    table: Arc<StackTable>,
+    /// The session start (Unix ns): the `stacks` rows' time.
+    time_ns: i64,
+    /// Stack id → its `source_line`, interned once.
+    lines: HashMap<u32, Option<Sym>>,
+    /// Stacks the rows name: the `stacks` rows written.
+    named: BTreeSet<u32>,
 }
 
 impl<'a> RecordExport<'a> {
@@ -117,6 +134,43 @@ impl<'a> RecordExport<'a> {
             scratch: crate::pool::take(),
             totals: RecordTotals::default(),
             hour: (0, 0, 0),
+            stacks: None,
+        }
+    }
+
+    /// The Python stacks that launched the records (`Dump::python_stacks`): kernels,
+    /// copies and memsets get `stack_id` and `source_line`, and the stacks they name
+    /// become `stacks` rows at `session_start_ns`. An empty table changes nothing.
+    pub fn set_python_stacks(&mut self, table: Arc<StackTable>, session_start_ns: i64) {
+        if !table.is_empty() {
+            self.stacks = Some(PythonStacks {
+                table,
+                time_ns: session_start_ns,
+                lines: HashMap::new(),
+                named: BTreeSet::new(),
+            });
+        }
+    }
+
+    /// `stack_id` and `source_line` of a GPU op.
+    #[inline]
+    fn stack_of(&mut self, corr: u32, graph_node_id: u64) -> (Option<i64>, Option<Sym>) {
+        let Some(st) = &mut self.stacks else {
+            return (None, None);
+        };
+        match st.table.gpu_op(corr, graph_node_id) {
+            None => (None, None),
+            Some(LaunchStack::NoPython) => (Some(0), None),
+            Some(LaunchStack::Stack(id)) => {
+                let (table, strings) = (&st.table, &mut self.strings);
+                let line = *st.lines.entry(id).or_insert_with(|| {
+                    table
+                        .user_frame(id)
+                        .map(|f| strings.intern(&format!("{}:{}", f.file, f.line)))
+                });
+                st.named.insert(id);
+                (Some(i64::from(id)), line)
+            }
         }
     }
 
@@ -167,6 +221,18 @@ impl<'a> RecordExport<'a> {
             return Ok(());
         }
         let hour = self.hour_of(t);
+        let (stack_id, source_line) = match record {
+            Record::Kernel(r) if self.kernels.is_some() => {
+                self.stack_of(r.correlation_id, r.graph_node_id)
+            }
+            Record::Memcpy(r) if self.memcpy.is_some() => {
+                self.stack_of(r.correlation_id, r.graph_node_id)
+            }
+            Record::Memset(r) if self.memset.is_some() => {
+                self.stack_of(r.correlation_id, r.graph_node_id)
+            }
+            _ => (None, None),
+        };
         let (strings, correlations, scratch) =
             (&mut self.strings, &self.correlations, &mut self.scratch);
         let pushed = match record {
@@ -182,15 +248,24 @@ impl<'a> RecordExport<'a> {
                     )
                 });
                 self.totals.unresolved += u64::from(!resolved);
-                s.rows(hour).push(r, name, collective);
+                let rows = s.rows(hour);
+                rows.push(r, name, collective);
+                rows.stack_id.push(stack_id);
+                rows.source_line.push(source_line);
                 s.pushed(strings, correlations, scratch)
             }),
             Record::Memcpy(r) => self.memcpy.as_mut().map(|s| {
-                s.rows(hour).push(r, strings);
+                let rows = s.rows(hour);
+                rows.push(r, strings);
+                rows.stack_id.push(stack_id);
+                rows.source_line.push(source_line);
                 s.pushed(strings, correlations, scratch)
             }),
             Record::Memset(r) => self.memset.as_mut().map(|s| {
-                s.rows(hour).push(r, strings);
+                let rows = s.rows(hour);
+                rows.push(r, strings);
+                rows.stack_id.push(stack_id);
+                rows.source_line.push(source_line);
                 s.pushed(strings, correlations, scratch)
             }),
             Record::Api(r) => self.api.as_mut().map(|s| {
@@ -294,6 +369,7 @@ impl<'a> RecordExport<'a> {
         finish!(memset);
         finish!(api);
         finish!(off_clock);
+        self.finish_stacks()?;
         if let Some((mut row, extra)) = dump_row {
             let t = &self.totals;
             row.first_ns = t.first_ns;
@@ -315,6 +391,51 @@ impl<'a> RecordExport<'a> {
         }
         crate::pool::give(std::mem::take(&mut self.scratch));
         Ok(self.totals)
+    }
+}
+
+impl RecordExport<'_> {
+    /// The `stacks` rows: each frame of the stacks the rows named.
+    fn finish_stacks(&mut self) -> Result<(), ExportError> {
+        let Some(st) = self.stacks.take() else {
+            return Ok(());
+        };
+        if st.named.is_empty() {
+            return Ok(());
+        }
+        let mut sink: Sink<StackRows> = Sink::new(
+            self.out,
+            self.file_name.clone(),
+            self.run.constants(),
+            self.extra.clone(),
+        );
+        let hour = hour_of(st.time_ns);
+        for &id in &st.named {
+            let Some((frames, truncated)) = st.table.frames(id) else {
+                continue;
+            };
+            let user = frames.iter().position(|f| f.is_user()).unwrap_or(0);
+            for (i, f) in frames.iter().enumerate() {
+                let row = StackFrameRow {
+                    time_ns: st.time_ns,
+                    stack_id: id,
+                    frame: i,
+                    file: &f.file,
+                    function: &f.function,
+                    line: f.line,
+                    origin: f.origin.as_deref(),
+                    user_frame: i == user,
+                    truncated,
+                };
+                sink.rows(hour).push(&row, &mut self.strings);
+                sink.pushed(&self.strings, &self.correlations, &mut self.scratch)?;
+            }
+        }
+        let totals = sink.finish(&self.strings, &self.correlations, &mut self.scratch)?;
+        self.totals
+            .datasets
+            .push((<StackRows as crate::table::Rows>::SPEC.name, totals));
+        Ok(())
     }
 }
 

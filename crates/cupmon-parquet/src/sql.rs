@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::datasets::{OffClockRows, DATASETS};
+use crate::datasets::{OffClockRows, StackRows, DATASETS};
 use crate::error::ExportError;
 use crate::schema::DatasetSpec;
 use crate::table::Rows;
@@ -48,10 +48,16 @@ pub fn sql_file_text(out: &Path) -> String {
         } else {
             ""
         };
+        // A process's stacks are written again by each export whose rows name them.
+        let distinct = if spec.name == StackRows::SPEC.name {
+            "DISTINCT "
+        } else {
+            ""
+        };
         if has_files(&out.join(spec.name)) {
             let _ = writeln!(
                 s,
-                "CREATE OR REPLACE VIEW {view} AS SELECT *{extra} FROM read_parquet(\
+                "CREATE OR REPLACE VIEW {view} AS SELECT {distinct}*{extra} FROM read_parquet(\
                  getvariable('cupmon_dir') || '/{}/*/*/*.parquet', hive_partitioning = true, \
                  union_by_name = true);",
                 spec.name

@@ -13,3 +13,4 @@ mod layout;
 mod round_trip;
 mod schema_types;
 mod segments;
+mod stacks;

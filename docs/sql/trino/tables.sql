@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS hive.cupmon.kernels (
     queued_ns BIGINT,
     grid_id BIGINT,
     collective VARCHAR,
+    stack_id BIGINT,
+    source_line VARCHAR,
     day DATE,
     hour INTEGER
 ) WITH (
@@ -66,6 +68,8 @@ CREATE TABLE IF NOT EXISTS hive.cupmon.memcpy (
     user_annotation VARCHAR,
     graph_id BIGINT,
     graph_node_id BIGINT,
+    stack_id BIGINT,
+    source_line VARCHAR,
     day DATE,
     hour INTEGER
 ) WITH (
@@ -95,6 +99,8 @@ CREATE TABLE IF NOT EXISTS hive.cupmon.memset (
     user_annotation VARCHAR,
     graph_id BIGINT,
     graph_node_id BIGINT,
+    stack_id BIGINT,
+    source_line VARCHAR,
     day DATE,
     hour INTEGER
 ) WITH (
@@ -152,6 +158,30 @@ CREATE TABLE IF NOT EXISTS hive.cupmon.off_clock (
     partitioned_by = ARRAY['day', 'hour']
 );
 CALL hive.system.sync_partition_metadata('cupmon', 'off_clock', 'ADD');
+
+CREATE TABLE IF NOT EXISTS hive.cupmon.stacks (
+    job VARCHAR,
+    host VARCHAR,
+    rank INTEGER,
+    local_rank INTEGER,
+    pid BIGINT,
+    time_ns BIGINT,
+    stack_id BIGINT,
+    frame BIGINT,
+    file VARCHAR,
+    function VARCHAR,
+    line BIGINT,
+    origin VARCHAR,
+    user_frame BOOLEAN,
+    truncated BOOLEAN,
+    day DATE,
+    hour INTEGER
+) WITH (
+    external_location = 'LOCATION/stacks',
+    format = 'PARQUET',
+    partitioned_by = ARRAY['day', 'hour']
+);
+CALL hive.system.sync_partition_metadata('cupmon', 'stacks', 'ADD');
 
 CREATE TABLE IF NOT EXISTS hive.cupmon.dumps (
     job VARCHAR,

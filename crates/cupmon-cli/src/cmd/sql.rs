@@ -40,6 +40,8 @@ pub fn run(args: &SqlArgs) -> Result<i32> {
                 "--busy"
             } else if args.stragglers {
                 "--stragglers"
+            } else if args.top_lines {
+                "--top-lines"
             } else {
                 "--comm-overlap"
             };

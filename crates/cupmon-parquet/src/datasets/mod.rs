@@ -7,6 +7,7 @@ mod kernels;
 mod memcpy;
 mod memset;
 mod off_clock;
+mod stacks;
 
 pub use api::ApiRows;
 pub use dumps::{DumpRow, DumpRows};
@@ -14,17 +15,19 @@ pub use kernels::{nccl_collective, KernelRows};
 pub use memcpy::MemcpyRows;
 pub use memset::MemsetRows;
 pub use off_clock::OffClockRows;
+pub use stacks::{StackFrameRow, StackRows};
 
 use crate::schema::DatasetSpec;
 use crate::table::Rows;
 
 /// Every dataset, in the order they are documented.
-pub const DATASETS: [DatasetSpec; 6] = [
+pub const DATASETS: [DatasetSpec; 7] = [
     KernelRows::SPEC,
     MemcpyRows::SPEC,
     MemsetRows::SPEC,
     ApiRows::SPEC,
     OffClockRows::SPEC,
+    StackRows::SPEC,
     DumpRows::SPEC,
 ];
 

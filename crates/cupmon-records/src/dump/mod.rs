@@ -22,6 +22,7 @@ mod frame;
 mod kernel_name_resolver;
 mod kernel_names;
 mod launch_account;
+mod launch_stacks;
 mod meta;
 mod python_stacks;
 mod python_stacks_writer;
@@ -69,12 +70,15 @@ pub use launch_account::{
     Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY,
     MAX_LISTED_RECOVERIES, NOT_COUNTED_OLD,
 };
+pub use launch_stacks::{
+    launch_entries, launch_stacks_file_name, launch_stacks_header, parse_launch_stacks_file_name,
+    LAUNCH_STACKS_CAP, LAUNCH_STACKS_FILE,
+};
 pub use meta::{
     MetaFile, DISK_FULL_SUFFIX, META_HEADER_LEN, META_MAGIC, META_TMP_SUFFIX, META_VERSION,
 };
 pub use python_stacks::{
-    launch_entries, launch_stacks_header, LaunchStack, StackFrame, StackLine, StackTable,
-    LAUNCH_STACKS_FILE, NO_PYTHON_STACK, PYTHON_STACKS_FILE,
+    LaunchStack, StackFrame, StackLine, StackTable, NO_PYTHON_STACK, PYTHON_STACKS_FILE,
 };
 pub use python_stacks_writer::StackFilesWriter;
 pub use rank::{pid_in_dir_name, rank_in_dir_name};

@@ -8,9 +8,8 @@
 //!   `{"node":94412,"stack":7}` for a CUDA-graph node (CUPTI's node id, which every
 //!   replayed kernel's record carries as `graphNodeId`: the stack that created the node
 //!   during capture). Stack 0 is a launch from a thread without Python frames.
-//! - `launch_stacks.bin`: the header `CUPMLSTK` and a little-endian u32 version (1),
-//!   then 8-byte entries: a launch's correlation id and its stack, both little-endian
-//!   u32, written as the kernels' records arrive (a kill can cut the last entry).
+//! - the launch → stack pairs: a file per segment (`launch_stacks.rs` says where and
+//!   how), retired with its segment.
 //!
 //! Both are read by the side-file rule (capped, bad lines skipped and counted). A
 //! correlation id given twice (CUPTI's ids wrap after 2^32 API calls) is ambiguous: its
@@ -23,17 +22,13 @@ use cupmon_files::GIB;
 use serde::{Deserialize, Serialize};
 
 use super::dump_file::read_side_file;
+use super::launch_stacks::read_launch_pairs;
 use super::side_lines::parse_lines;
 use super::warning::DumpWarning;
 
 pub const PYTHON_STACKS_FILE: &str = "python_stacks.jsonl";
-pub const LAUNCH_STACKS_FILE: &str = "launch_stacks.bin";
-pub const LAUNCH_STACKS_MAGIC: &[u8; 8] = b"CUPMLSTK";
-pub const LAUNCH_STACKS_VERSION: u32 = 1;
 /// `python_stacks.jsonl`: a line per distinct frame and stack (a few hundred bytes).
 pub const PYTHON_STACKS_CAP: u64 = GIB;
-/// `launch_stacks.bin`: 8 bytes per launch; a day at 10,000 launches/s is 7 GB.
-pub const LAUNCH_STACKS_CAP: u64 = 8 * GIB;
 /// The stack of a launch from a thread without Python frames.
 pub const NO_PYTHON_STACK: u32 = 0;
 
@@ -138,63 +133,16 @@ impl StackTable {
             });
             t.warnings.extend(w);
         }
-        if let Some(bytes) = read_side_file(
-            &dir.join(LAUNCH_STACKS_FILE),
-            LAUNCH_STACKS_FILE,
-            LAUNCH_STACKS_CAP,
-            lost,
-            &mut t.warnings,
-        ) {
-            t.read_launches(&bytes);
-        }
+        let pairs = read_launch_pairs(dir, &mut t.warnings);
+        t.launches = pairs.launches;
+        t.ambiguous = pairs.ambiguous;
         t
     }
 
-    fn read_launches(&mut self, bytes: &[u8]) {
-        let header = LAUNCH_STACKS_MAGIC.len() + 4;
-        let version = bytes
-            .get(8..12)
-            .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
-        if !bytes.starts_with(LAUNCH_STACKS_MAGIC) || version != Some(LAUNCH_STACKS_VERSION) {
-            self.warnings.push(DumpWarning::Unreadable {
-                file: LAUNCH_STACKS_FILE.to_owned(),
-                problem: format!(
-                    "it does not start with {:?} version {LAUNCH_STACKS_VERSION}",
-                    String::from_utf8_lossy(LAUNCH_STACKS_MAGIC)
-                ),
-                lost: "the Python stacks of the kernels".to_owned(),
-            });
-            return;
-        }
-        let body = &bytes[header..];
-        let mut ambiguous: Vec<u32> = Vec::new();
-        for entry in body.chunks_exact(8) {
-            let corr = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
-            let stack = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]);
-            // The kernels of one graph launch share its id: the same pair again.
-            if self
-                .launches
-                .insert(corr, stack)
-                .is_some_and(|was| was != stack)
-            {
-                ambiguous.push(corr);
-            }
-        }
-        ambiguous.sort_unstable();
-        ambiguous.dedup();
-        for corr in &ambiguous {
-            self.launches.remove(corr);
-        }
-        self.ambiguous = ambiguous.len() as u64;
-        let cut = body.len() % 8;
-        if cut != 0 {
-            self.warnings.push(DumpWarning::DamagedLastLine {
-                file: LAUNCH_STACKS_FILE.to_owned(),
-                line: body.len() / 8 + 1,
-                problem: format!("the last entry is cut ({cut} of 8 bytes)"),
-                kept: body.len() / 8,
-            });
-        }
+    /// Whether `dir` holds Python stacks (the table is written before any launch
+    /// that names it).
+    pub fn present(dir: &Path) -> bool {
+        dir.join(PYTHON_STACKS_FILE).is_file()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -289,26 +237,10 @@ impl StackTable {
     }
 }
 
-/// Encodes launch entries for `launch_stacks.bin` (after its header).
-pub fn launch_entries(pairs: &[(u32, u32)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(pairs.len() * 8);
-    for &(corr, stack) in pairs {
-        out.extend_from_slice(&corr.to_le_bytes());
-        out.extend_from_slice(&stack.to_le_bytes());
-    }
-    out
-}
-
-/// The header of `launch_stacks.bin`.
-pub fn launch_stacks_header() -> Vec<u8> {
-    let mut out = LAUNCH_STACKS_MAGIC.to_vec();
-    out.extend_from_slice(&LAUNCH_STACKS_VERSION.to_le_bytes());
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dump::launch_stacks::{launch_entries, launch_stacks_header, LAUNCH_STACKS_FILE};
 
     fn write(dir: &Path, lines: &[StackLine], pairs: &[(u32, u32)], tail: &[u8]) {
         let mut table = Vec::new();

@@ -1,14 +1,14 @@
-//! Writing the two stack side files (`python_stacks.rs` describes them) as the monitor
-//! learns stacks and sees their launches' records. Files are made at the first entry,
-//! so a dump of a program without Python has neither.
+//! Writing the stack side files (`python_stacks.rs` describes them) as the monitor
+//! learns stacks and sees their launches' records: the table, and a raw dump's one
+//! launch-stack file (a segmented dump's go into its segments: `SegmentWriter`). Files
+//! are made at the first entry, so a dump of a program without Python has none.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::python_stacks::{
-    launch_entries, launch_stacks_header, StackLine, LAUNCH_STACKS_FILE, PYTHON_STACKS_FILE,
-};
+use super::launch_stacks::{launch_entries, launch_stacks_header, LAUNCH_STACKS_FILE};
+use super::python_stacks::{StackLine, PYTHON_STACKS_FILE};
 use super::DumpError;
 
 /// The stack side files of one dump directory.
@@ -17,6 +17,8 @@ pub struct StackFilesWriter {
     dir: PathBuf,
     table: Option<BufWriter<File>>,
     launches: Option<BufWriter<File>>,
+    /// Bytes written to `launch_stacks.bin` (a raw dump's budget counts them).
+    launch_bytes: u64,
 }
 
 fn open(dir: &Path, file: &str, header: &[u8]) -> Result<BufWriter<File>, DumpError> {
@@ -37,6 +39,7 @@ impl StackFilesWriter {
             dir: dir.as_ref().to_path_buf(),
             table: None,
             launches: None,
+            launch_bytes: 0,
         }
     }
 
@@ -56,7 +59,8 @@ impl StackFilesWriter {
         Ok(())
     }
 
-    /// `(correlation id, stack)` of launches whose records arrived.
+    /// `(correlation id, stack)` of launches whose records arrived, into the dump's one
+    /// `launch_stacks.bin` (a raw dump's).
     pub fn add_launches(&mut self, pairs: &[(u32, u32)]) -> Result<(), DumpError> {
         if pairs.is_empty() {
             return Ok(());
@@ -69,8 +73,18 @@ impl StackFilesWriter {
                 &launch_stacks_header(),
             )?),
         };
-        out.write_all(&launch_entries(pairs))
+        if self.launch_bytes == 0 {
+            self.launch_bytes = launch_stacks_header().len() as u64;
+        }
+        let entries = launch_entries(pairs);
+        self.launch_bytes += entries.len() as u64;
+        out.write_all(&entries)
             .map_err(|e| DumpError::io(LAUNCH_STACKS_FILE, e))
+    }
+
+    /// Bytes of the launch file written so far.
+    pub fn launch_bytes(&self) -> u64 {
+        self.launch_bytes
     }
 
     /// The table first: a launch entry on disk always has its stack there.

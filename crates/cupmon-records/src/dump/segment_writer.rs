@@ -7,15 +7,19 @@
 //! whole, and a reader stops at a cut last frame. The budget counts every segment
 //! file and the side files; it is kept at each close by retiring closed segments until
 //! they and one full segment fit, so the dump exceeds it by at most one segment.
+//! A segment's launch-stack file (`launch_stacks.rs`) counts as part of the segment and
+//! goes with it.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::{self, File};
+use std::io::Write;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::compact::{ChunkCompressor, DEFAULT_LEVEL};
 use super::frame::{FrameIndex, TimeSpan};
+use super::launch_stacks::{launch_entries, launch_stacks_file_name, launch_stacks_header};
 use super::seal::{DumpId, FrameSeal, SEAL_LEN};
 use super::segment::{
     segment_file_name, IndexLine, RetireReason, Retired, SegmentIndexLog, SegmentSummary,
@@ -86,6 +90,12 @@ pub struct SegmentWriter {
     digest: Option<DigestBuilder>,
     /// The dump's id, in every frame's seal and every digest.
     id: DumpId,
+    /// The segment the last frame went into: its launches' stacks go into its file.
+    last_frame_segment: Option<u32>,
+    /// The launch-stack file being appended to, and its segment.
+    stacks_out: Option<(u32, BufWriter<File>)>,
+    /// Bytes of each live segment's launch-stack file.
+    stacks_bytes: BTreeMap<u32, u64>,
 }
 
 fn unix_ns() -> u64 {
@@ -113,6 +123,9 @@ impl SegmentWriter {
             stats: SegmentStats::default(),
             digest: None,
             id,
+            last_frame_segment: None,
+            stacks_out: None,
+            stacks_bytes: BTreeMap::new(),
         })
     }
 
@@ -180,6 +193,7 @@ impl SegmentWriter {
         );
         let header = active.writer.write_sealed_frame(completion, &self.frame)?;
         debug_assert_eq!(header, sealed_for);
+        self.last_frame_segment = Some(active.summary.segment);
         let written = (CHUNK_HEADER_LEN + self.frame.len()) as u64;
         let s = &mut active.summary;
         s.last_frame_at = Some(s.bytes);
@@ -205,7 +219,9 @@ impl SegmentWriter {
         active.foreign.join(index.foreign);
         self.stats.buffer_bytes += data.len() as u64;
         self.stats.bytes_written += written;
-        let full = s.bytes >= self.policy.roll_size()
+        // A segment's launch-stack file is part of it: it rolls on both.
+        let stacks = self.stacks_bytes.get(&s.segment).copied().unwrap_or(0);
+        let full = s.bytes + stacks >= self.policy.roll_size()
             || active.opened.elapsed() >= self.policy.segment_period;
         let mut retired = false;
         if full {
@@ -215,6 +231,43 @@ impl SegmentWriter {
             retired = self.retire()?;
         }
         Ok((header, retired))
+    }
+
+    /// `(correlation id, stack)` of the launches whose records came in the last buffer
+    /// written: appended to its segment's launch-stack file (made at its first pair),
+    /// whose bytes count in the budget. Nothing before the first frame.
+    pub fn add_launch_stacks(&mut self, pairs: &[(u32, u32)]) -> io::Result<()> {
+        let Some(segment) = self.last_frame_segment else {
+            return Ok(());
+        };
+        if pairs.is_empty() || !self.is_live(segment) {
+            return Ok(());
+        }
+        if self.stacks_out.as_ref().map(|(s, _)| *s) != Some(segment) {
+            if let Some((_, mut old)) = self.stacks_out.take() {
+                old.flush()?;
+            }
+            let file = File::options()
+                .create_new(true)
+                .write(true)
+                .open(self.dir.join(launch_stacks_file_name(segment)))?;
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            let header = launch_stacks_header();
+            out.write_all(&header)?;
+            *self.stacks_bytes.entry(segment).or_default() += header.len() as u64;
+            self.stacks_out = Some((segment, out));
+        }
+        let (_, out) = self.stacks_out.as_mut().expect("opened above");
+        let entries = launch_entries(pairs);
+        out.write_all(&entries)?;
+        *self.stacks_bytes.entry(segment).or_default() += entries.len() as u64;
+        Ok(())
+    }
+
+    /// `segment` is the active one or closed and not retired.
+    fn is_live(&self, segment: u32) -> bool {
+        self.active.as_ref().map(|a| a.summary.segment) == Some(segment)
+            || self.closed.iter().any(|s| s.segment == segment)
     }
 
     fn encode(
@@ -320,13 +373,18 @@ impl SegmentWriter {
             .policy
             .keep
             .saturating_sub(self.policy.roll_size())
-            .saturating_sub(side);
+            .saturating_sub(side)
+            .saturating_sub(self.active_stacks_bytes());
         let cutoff = self
             .policy
             .keep_for
             .map(|d| unix_ns().saturating_sub(d.as_nanos() as u64));
         loop {
-            let closed_bytes: u64 = self.closed.iter().map(|s| s.bytes + s.digest_bytes).sum();
+            let closed_bytes: u64 = self
+                .closed
+                .iter()
+                .map(|s| s.bytes + s.digest_bytes + self.stacks_bytes.get(&s.segment).unwrap_or(&0))
+                .sum();
             let Some(oldest) = self.closed.front() else {
                 break;
             };
@@ -344,9 +402,14 @@ impl SegmentWriter {
                 reason,
                 at_unix_ns: unix_ns(),
             })?;
+            if self.stacks_out.as_ref().map(|(s, _)| *s) == Some(oldest.segment) {
+                self.stacks_out = None;
+            }
+            self.stacks_bytes.remove(&oldest.segment);
             for name in [
                 segment_file_name(oldest.segment),
                 digest_file_name(oldest.segment),
+                launch_stacks_file_name(oldest.segment),
             ] {
                 match fs::remove_file(self.dir.join(name)) {
                     Ok(()) => {}
@@ -360,8 +423,21 @@ impl SegmentWriter {
         Ok(any)
     }
 
-    /// Write what is buffered to the active segment's file.
+    /// Bytes of the active segment's launch-stack file.
+    fn active_stacks_bytes(&self) -> u64 {
+        self.active
+            .as_ref()
+            .and_then(|a| self.stacks_bytes.get(&a.summary.segment))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Write what is buffered to the active segment's file (and to the launch-stack
+    /// file).
     pub fn flush(&mut self) -> io::Result<()> {
+        if let Some((_, out)) = &mut self.stacks_out {
+            out.flush()?;
+        }
         match &mut self.active {
             Some(a) => a.writer.flush(),
             None => Ok(()),
@@ -370,6 +446,9 @@ impl SegmentWriter {
 
     /// Close the active segment (a clean end of the session) and apply the budget.
     pub fn finish(&mut self) -> io::Result<bool> {
+        if let Some((_, mut out)) = self.stacks_out.take() {
+            out.flush()?;
+        }
         let last = self.active.as_ref().map(|a| a.summary.segment);
         self.close_active()?;
         if let Some(segment) = last {

@@ -7,6 +7,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::frame::FrameIndex;
+use super::python_stacks::StackLine;
+use super::python_stacks_writer::StackFilesWriter;
 use super::segment::{Retired, SEGMENTS_DIR};
 use super::segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
 use super::DumpId;
@@ -63,6 +65,8 @@ pub struct DumpWriter {
     /// The dump's id: in the meta, and in each segment's frames and digest (a raw
     /// dump, PyTorch's layout, has none).
     id: Option<DumpId>,
+    /// The Python stacks' table (and a raw dump's launch → stack pairs).
+    stacks: StackFilesWriter,
 }
 
 impl DumpWriter {
@@ -117,12 +121,13 @@ impl DumpWriter {
             .map(BufWriter::new)
             .map_err(|e| DumpError::io(KERNEL_NAMES_FILE, e))?;
         Ok(Self {
-            dir,
             buffers,
             names: KernelNameTable::new(),
             names_out,
             annotations: None,
             annotated: HashSet::new(),
+            stacks: StackFilesWriter::new(&dir),
+            dir,
             id,
         })
     }
@@ -167,6 +172,8 @@ impl DumpWriter {
         index: &FrameIndex,
         behind: bool,
     ) -> Result<BufferWritten, DumpError> {
+        // The launches' stacks are part of what the budget holds.
+        let stack_bytes = self.stacks.launch_bytes();
         match &mut self.buffers {
             Buffers::Raw {
                 chunks,
@@ -174,7 +181,8 @@ impl DumpWriter {
                 full,
             } => {
                 let bytes = (CHUNK_HEADER_LEN + data.len()) as u64;
-                if *full || budget.is_some_and(|b| chunks.bytes_written() + bytes > b) {
+                let held = chunks.bytes_written() + stack_bytes;
+                if *full || budget.is_some_and(|b| held + bytes > b) {
                     *full = true;
                     return Ok(BufferWritten::OverBudget);
                 }
@@ -304,6 +312,30 @@ impl DumpWriter {
         let mut meta = meta.clone();
         self.annotate_meta(&mut meta);
         meta.write(self.dir.join(META_FILE))
+    }
+
+    /// Python stacks learnt (`lines`, written first: a pair on disk always finds its
+    /// stack) and `(correlation id, stack)` of the launches whose records came in the
+    /// buffer just written: a segmented dump keeps those in that buffer's segment, so
+    /// they are retired with it; a raw dump past its budget keeps none.
+    pub fn add_python_stacks(
+        &mut self,
+        lines: &[StackLine],
+        pairs: &[(u32, u32)],
+    ) -> Result<(), DumpError> {
+        self.stacks.add_lines(lines)?;
+        self.stacks.flush()?;
+        match &mut self.buffers {
+            Buffers::Raw { full: true, .. } => Ok(()),
+            Buffers::Raw { .. } => {
+                self.stacks.add_launches(pairs)?;
+                self.stacks.flush()
+            }
+            Buffers::Segments(s) => s
+                .add_launch_stacks(pairs)
+                .and_then(|()| s.flush())
+                .map_err(|e| DumpError::io(SEGMENTS_DIR, e)),
+        }
     }
 
     /// Flush buffered chunk bytes and names to the files.

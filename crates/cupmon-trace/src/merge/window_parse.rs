@@ -35,7 +35,7 @@ impl MergeWindow {
             Ok(mut window) => {
                 // A window file in its dump directory: the dump's Python stacks.
                 if let Some(dir) = path.parent() {
-                    if dir.join(cupmon_records::dump::LAUNCH_STACKS_FILE).is_file() {
+                    if cupmon_records::dump::StackTable::present(dir) {
                         let table = cupmon_records::dump::StackTable::read(dir);
                         window.set_python_stacks(std::sync::Arc::new(table));
                     }
