@@ -32,6 +32,28 @@ pub struct Summary {
     pub digest: Digest,
     /// Segments whose stored digest was used instead of their records.
     pub segments_digested: u64,
+    /// The kernels launched in the slice, from the segments' launch counters.
+    pub launches: SliceLaunches,
+}
+
+/// Kernels launched while the slice's segments were open (see
+/// [`super::LaunchCounterSpan`]): known for the segments whose stored digest stands
+/// for them and carries the counter; the others in the slice (digests without the
+/// counter, segments read from their records: the open one, one the slice cuts) are
+/// counted in `segments_not_counted`, and `kernels_launched` is then a lower bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SliceLaunches {
+    pub kernels_launched: u64,
+    pub segments_counted: u64,
+    pub segments_not_counted: u64,
+}
+
+impl SliceLaunches {
+    /// The slice's launches when every segment in it was counted.
+    pub fn all_counted(&self) -> Option<u64> {
+        (self.segments_counted > 0 && self.segments_not_counted == 0)
+            .then_some(self.kernels_launched)
+    }
 }
 
 /// The timelines of a summary on the caller's grid.
@@ -75,6 +97,7 @@ fn summarize_with(
     let mut warnings = Vec::new();
     let mut partial = 0;
     let mut rest = None;
+    let mut launches = SliceLaunches::default();
     if let Some(list) = dump.segments() {
         let dir = dump.dir().join(SEGMENTS_DIR);
         let mut walked: Vec<SegmentFile> = Vec::new();
@@ -105,7 +128,16 @@ fn summarize_with(
                 // Only a segment whose every frame passes its seal: else its records
                 // are read, and the frames that fail are warned of as decode does.
                 Some((s, d)) => match verified(file, s, list.dump_id, &mut marks) {
-                    None => stored.push(d),
+                    None => {
+                        match d.launch_counter {
+                            Some(span) => {
+                                launches.segments_counted += 1;
+                                launches.kernels_launched += span.kernels_launched();
+                            }
+                            None => launches.segments_not_counted += 1,
+                        }
+                        stored.push(d)
+                    }
                     Some(problem) => {
                         warnings.push(DumpWarning::DigestNotUsed {
                             file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
@@ -114,10 +146,16 @@ fn summarize_with(
                                 segment_file_name(file.segment)
                             ),
                         });
+                        launches.segments_not_counted += 1;
                         walked.push(file.clone());
                     }
                 },
-                None => walked.push(file.clone()),
+                None => {
+                    if file.summary.as_ref().is_none_or(needed) {
+                        launches.segments_not_counted += 1;
+                    }
+                    walked.push(file.clone())
+                }
             }
         }
         marks.save();
@@ -153,6 +191,7 @@ fn summarize_with(
         report,
         digest,
         segments_digested: stored.len() as u64,
+        launches,
     };
     Ok((summary, timelines))
 }

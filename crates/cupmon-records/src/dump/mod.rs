@@ -86,7 +86,7 @@ pub use segment::{
     SEGMENT_INDEX_FILE,
 };
 pub use segment_verify::segment_frames_problem;
-pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
+pub use segment_writer::{LaunchProbe, SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal, Refusal};
 pub use warning::{
     ChunkDamage, DumpWarning, IndexSays, SegmentLoss, SkippedBytes, Truncation, ZeroTail,
