@@ -66,7 +66,7 @@ pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use launch_account::{
-    Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY,
+    Counted, DeliveryGap, KernelAccount, LaunchLedger, LossRange, Recovery, LAUNCHES_KEY,
     MAX_LISTED_RECOVERIES, NOT_COUNTED_OLD,
 };
 pub use meta::{
