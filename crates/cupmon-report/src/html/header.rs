@@ -80,8 +80,26 @@ fn dropped(p: &ProcessData) -> (String, bool) {
 }
 
 /// The kernel account cell: `1000 launched, 70 unaccounted` (bad when any are), or
-/// `not counted` with the reason.
+/// `not counted` with the reason; for a report on a period, then the kernels launched
+/// in it.
 fn kernels(p: &ProcessData) -> (String, bool) {
+    let (text, bad) = session_kernels(p);
+    let Some(l) = &p.slice_launches else {
+        return (text, bad);
+    };
+    let in_period = match (l.all_counted(), l.segments_counted) {
+        (Some(n), _) => format!("{n} launched"),
+        (None, 0) => "launches not counted".to_owned(),
+        (None, _) => format!(
+            "at least {} launched ({} segments not counted)",
+            l.kernels_launched, l.segments_not_counted
+        ),
+    };
+    (format!("{text}; in this period: {in_period}"), bad)
+}
+
+/// The session's account, from the meta.
+fn session_kernels(p: &ProcessData) -> (String, bool) {
     match KernelAccount::of(&p.stats.meta) {
         KernelAccount::NotCounted { reason } => (esc(&reason), false),
         KernelAccount::Counted(c) => {
