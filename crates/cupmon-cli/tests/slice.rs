@@ -570,3 +570,41 @@ fn stats_says_which_segments_had_partial_digests() {
     };
     assert_eq!(numbers(&text), numbers(&stdout(&whole)));
 }
+
+#[test]
+fn a_report_on_a_period_says_the_kernels_launched_in_it() {
+    let s = setup();
+    let dump = s.dump.to_str().unwrap();
+    let page = s.dir.join("r.html");
+    let out = cupmon_tz(
+        &s.dir,
+        "UTC",
+        &[
+            "report",
+            dump,
+            "--from",
+            "+1",
+            "--to",
+            "+2",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_success(&out);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("<dd id=\"period-launches\">1000</dd>"),
+        "{html}"
+    );
+    assert!(html.contains("in this period: 1000 launched"));
+    // The whole dump: the meta's account alone.
+    let whole = s.dir.join("whole.html");
+    let out = cupmon_tz(
+        &s.dir,
+        "UTC",
+        &["report", dump, "-o", whole.to_str().unwrap()],
+    );
+    assert_success(&out);
+    let html = std::fs::read_to_string(&whole).expect("the page");
+    assert!(!html.contains("in this period"));
+}

@@ -124,20 +124,29 @@ fn summarize_with(
             {
                 partial += 1;
             }
+            // The launches of a segment wholly inside the slice, from its digest's
+            // counter, even where the digest cannot stand for its records (a finer
+            // grid than its second bins, frames that fail their seal).
+            let counter = digest
+                .as_ref()
+                .filter(|(s, d)| usable(d, s, range, None))
+                .map(|(_, d)| d.launch_counter);
+            match counter {
+                Some(Some(span)) => {
+                    launches.segments_counted += 1;
+                    launches.kernels_launched += span.kernels_launched();
+                }
+                Some(None) => launches.segments_not_counted += 1,
+                None if file.summary.as_ref().is_none_or(needed) => {
+                    launches.segments_not_counted += 1
+                }
+                None => {}
+            }
             match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
                 // Only a segment whose every frame passes its seal: else its records
                 // are read, and the frames that fail are warned of as decode does.
                 Some((s, d)) => match verified(file, s, list.dump_id, &mut marks) {
-                    None => {
-                        match d.launch_counter {
-                            Some(span) => {
-                                launches.segments_counted += 1;
-                                launches.kernels_launched += span.kernels_launched();
-                            }
-                            None => launches.segments_not_counted += 1,
-                        }
-                        stored.push(d)
-                    }
+                    None => stored.push(d),
                     Some(problem) => {
                         warnings.push(DumpWarning::DigestNotUsed {
                             file: format!("{SEGMENTS_DIR}/{}", digest_file_name(file.segment)),
@@ -146,16 +155,10 @@ fn summarize_with(
                                 segment_file_name(file.segment)
                             ),
                         });
-                        launches.segments_not_counted += 1;
                         walked.push(file.clone());
                     }
                 },
-                None => {
-                    if file.summary.as_ref().is_none_or(needed) {
-                        launches.segments_not_counted += 1;
-                    }
-                    walked.push(file.clone())
-                }
+                None => walked.push(file.clone()),
             }
         }
         marks.save();
