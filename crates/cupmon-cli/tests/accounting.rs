@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use cupmon_records::dump::{DeliveryGap, LaunchLedger, Recovery, META_FILE};
+use cupmon_records::dump::{DeliveryGap, LaunchLedger, LossRange, Recovery, META_FILE};
 use cupmon_records::MetaFile;
 
 use super::util::*;
@@ -30,6 +30,11 @@ fn dump_with_loss(dir: &Path) {
             at_unix_ns: 1_795_979_272_500_000_000,
             action: "forced_flush".into(),
             worked: true,
+        }],
+        losses: vec![LossRange {
+            from_unix_ns: 1_795_979_272_000_000_000,
+            to_unix_ns: 1_795_979_272_250_000_000,
+            kernels: 70,
         }],
         ..LaunchLedger::default()
     }
@@ -56,6 +61,10 @@ fn unaccounted_kernels_are_a_loud_warning_in_stats() {
     assert!(
         text.contains("90 kernels launched meanwhile, recovered by forced_flush"),
         "{text}"
+    );
+    assert!(
+        text.contains("unaccounted: 70 kernels launched between "),
+        "when, to the flush period: {text}"
     );
     assert!(
         stderr(&out).contains("WARNING: 70 kernels"),

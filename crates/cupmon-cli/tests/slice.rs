@@ -78,6 +78,12 @@ pub fn copy(start: u64, end: u64, bytes: u64, correlation: u32) -> Record {
 pub fn write_dump(dir: &Path, buffers: &[Vec<Record>], policy: SegmentPolicy) {
     let layout = Layout::cupti_13_0();
     let mut w = DumpWriter::create_segmented(dir, &meta(), policy).unwrap();
+    // As the monitor does: each kernel counted as launched before its buffer comes.
+    let launched = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = launched.clone();
+    w.count_launches_with(cupmon_records::dump::LaunchProbe(Box::new(move || {
+        Some(counter.load(std::sync::atomic::Ordering::Relaxed))
+    })));
     for f in 0..5u64 {
         w.add_kernel_name(0x1000 + f * 0x40, &format!("_Z7kernel{f}v"))
             .unwrap();
@@ -88,6 +94,8 @@ pub fn write_dump(dir: &Path, buffers: &[Vec<Record>], policy: SegmentPolicy) {
             rw.push(r);
         }
         let data = rw.into_bytes();
+        let kernels = b.iter().filter(|r| matches!(r, Record::Kernel(_))).count();
+        launched.fetch_add(kernels as u64, std::sync::atomic::Ordering::Relaxed);
         let mut index = FrameIndex::default();
         for r in RecordIter::new(&data, layout) {
             let r = r.unwrap();
@@ -450,6 +458,14 @@ fn stats_of_a_slice_count_its_records() {
         text.contains("slice: 14:32:01.000 - 14:32:02.000 local (1.0 s)"),
         "{text}"
     );
+    // The kernels launched in it, from the launch counter in its segment's digest.
+    assert!(
+        text.contains(
+            "slice launches:  1000 kernels launched while its 1 segment(s) were open; 1000 \
+             kernel records in the slice"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -553,4 +569,42 @@ fn stats_says_which_segments_had_partial_digests() {
             .join("\n")
     };
     assert_eq!(numbers(&text), numbers(&stdout(&whole)));
+}
+
+#[test]
+fn a_report_on_a_period_says_the_kernels_launched_in_it() {
+    let s = setup();
+    let dump = s.dump.to_str().unwrap();
+    let page = s.dir.join("r.html");
+    let out = cupmon_tz(
+        &s.dir,
+        "UTC",
+        &[
+            "report",
+            dump,
+            "--from",
+            "+1",
+            "--to",
+            "+2",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_success(&out);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("<dd id=\"period-launches\">1000</dd>"),
+        "{html}"
+    );
+    assert!(html.contains("in this period: 1000 launched"));
+    // The whole dump: the meta's account alone.
+    let whole = s.dir.join("whole.html");
+    let out = cupmon_tz(
+        &s.dir,
+        "UTC",
+        &["report", dump, "-o", whole.to_str().unwrap()],
+    );
+    assert_success(&out);
+    let html = std::fs::read_to_string(&whole).expect("the page");
+    assert!(!html.contains("in this period"));
 }

@@ -72,6 +72,8 @@ impl Flusher {
                     trace_period(shared, &cb, flush_since, forced);
                     watch.check(shared, &cb);
                     let gap_changed = stalls.check(shared);
+                    let dropped = shared.dropped_records();
+                    crate::monitor::lock(&shared.ledger).note_flush(&shared.counters, dropped);
                     sample_kernels(shared);
                     crate::hang_watch::check(shared);
                     periods += 1;

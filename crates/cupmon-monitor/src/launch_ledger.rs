@@ -7,6 +7,8 @@ use std::sync::atomic::Ordering;
 use cupmon_cupti::{launch_counting, launch_counts, Counting, Cupti, LaunchCounts};
 use cupmon_records::dump::{DeliveryGap, LaunchLedger, Recovery};
 
+use crate::loss_ranges::LossTrack;
+use crate::stall_watch::unix_ns;
 use crate::stats::Counters;
 
 /// Launch accounting of one session.
@@ -21,6 +23,8 @@ pub(crate) struct Ledger {
     pub recoveries: Vec<Recovery>,
     /// Actions taken beyond the listed ones (see `MAX_LISTED_RECOVERIES`).
     pub recoveries_not_listed: u64,
+    /// The deficit of records at each flush, placing the loss in time.
+    losses: LossTrack,
 }
 
 impl Ledger {
@@ -44,6 +48,10 @@ impl Ledger {
             Counting::On { graph_note } => graph_note,
             Counting::Off { .. } => None,
         };
+        let losses = match baseline {
+            Ok(_) => LossTrack::start(unix_ns()),
+            Err(_) => LossTrack::default(),
+        };
         Self {
             baseline: Some(baseline),
             frozen: None,
@@ -51,7 +59,22 @@ impl Ledger {
             gaps: Vec::new(),
             recoveries: Vec::new(),
             recoveries_not_listed: 0,
+            losses,
         }
+    }
+
+    /// At a flush: the session's launches against the kernels recorded and the
+    /// records dropped (`dropped`), for [`LossTrack`]. Nothing on the launch path.
+    pub fn note_flush(&mut self, counters: &Counters, dropped: u64) {
+        if let Some(deficit) = self.deficit(counters, dropped) {
+            self.losses.note(unix_ns(), deficit);
+        }
+    }
+
+    fn deficit(&self, counters: &Counters, dropped: u64) -> Option<u64> {
+        let launched = self.launched()?.kernels;
+        let recorded = counters.kernels.load(Ordering::Relaxed);
+        Some(launched.saturating_sub(recorded.saturating_add(dropped)))
     }
 
     /// Stops counting: later launches are not the session's.
@@ -78,9 +101,14 @@ impl Ledger {
         Some(global.saturating_sub(base.kernels))
     }
 
-    /// The meta's entry, with the kernel records written so far.
-    pub fn snapshot(&self, counters: &Counters) -> LaunchLedger {
+    /// The meta's entry, with the kernel records written so far and the records
+    /// dropped (`dropped`).
+    pub fn snapshot(&self, counters: &Counters, dropped: u64) -> LaunchLedger {
         let recorded = counters.kernels.load(Ordering::Relaxed);
+        let losses = self
+            .deficit(counters, dropped)
+            .map(|deficit| self.losses.ranges(unix_ns(), deficit))
+            .unwrap_or_default();
         match (&self.baseline, self.launched()) {
             (_, Some(n)) => LaunchLedger {
                 counted: true,
@@ -93,6 +121,7 @@ impl Ledger {
                 gaps: self.gaps.clone(),
                 recoveries: self.recoveries.clone(),
                 recoveries_not_listed: self.recoveries_not_listed,
+                losses,
             },
             (baseline, None) => LaunchLedger {
                 counted: false,

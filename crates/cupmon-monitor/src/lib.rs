@@ -24,6 +24,7 @@ mod flusher;
 mod hang_watch;
 mod launch_ledger;
 mod launch_stacks;
+mod loss_ranges;
 mod meta;
 mod monitor;
 mod msg;

@@ -82,7 +82,8 @@ impl Shared {
 
     /// Rewrite the meta's launch account (with the dropped records it is read with).
     pub fn write_account(&self) {
-        let ledger = crate::monitor::lock(&self.ledger).snapshot(&self.counters);
+        let ledger =
+            crate::monitor::lock(&self.ledger).snapshot(&self.counters, self.dropped_records());
         let dropped = self.dropped_records();
         self.write_meta(|meta| {
             ledger.write_to(meta);

@@ -55,6 +55,7 @@ fn eager_and_graph_launches_are_counted_to_the_kernel() {
         (launched, launched, Some(0), Some(0))
     );
     assert!(c.gaps.is_empty() && c.recoveries.is_empty() && !c.not_final);
+    assert!(c.losses.is_empty(), "nothing lost, no loss placed: {c:?}");
 }
 
 #[test]
@@ -144,6 +145,21 @@ fn stall_run(mode: u32, recover: bool) -> (Counted, u64) {
     let lost = fake.stats().records_lost_in_stall;
     let c = counted(account(dir.path()));
     assert_eq!(stats.kernels_unaccounted, c.unaccounted, "{stats:?}");
+    // When the loss happened, to the flush period: ranges that add up to it, the
+    // last of them past CUPTI's last delivery before the gap.
+    let placed: u64 = c.losses.iter().map(|l| l.kernels).sum();
+    assert_eq!(Some(placed), c.unaccounted, "{c:?}");
+    assert!(
+        c.losses.iter().all(|l| l.from_unix_ns < l.to_unix_ns),
+        "{c:?}"
+    );
+    assert!(c
+        .losses
+        .windows(2)
+        .all(|w| w[0].to_unix_ns < w[1].from_unix_ns));
+    if let (Some(last), Some(gap)) = (c.losses.last(), c.gaps.first()) {
+        assert!(last.to_unix_ns > gap.from_unix_ns, "{c:?}");
+    }
     (c, lost)
 }
 

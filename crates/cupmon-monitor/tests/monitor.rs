@@ -261,14 +261,22 @@ fn window_calls_out_of_order_are_errors_not_panics() {
 #[test]
 fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
     let _guard = exclusive();
-    let log = cupmon_log::Capture::start();
+    let log = std::sync::Arc::new(cupmon_log::Capture::start());
     let (cupti, fake) = fake();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = config(dir.path());
     c.max_outstanding_bytes = 2 * c.buffer_size;
     c.free_buffers = 2;
     let monitor = Monitor::start_with(cupti, c).expect("start");
-    // A slow consumer: full buffers are held back, so the two buffers run out.
+    // A slow writer, made so by waiting rather than by timing: it holds its first
+    // buffer until the second is queued behind it and the warning said so (on a
+    // loaded machine a fast writer used to finish the first before the second came).
+    let slow_writer = std::sync::Arc::new(HoldFirstBufferUntil {
+        log: std::sync::Mutex::new(Some(log.clone())),
+        said: "the dump writer is falling behind",
+    });
+    monitor.set_observer(slow_writer.clone());
+    // A slow CUPTI too: full buffers are held back, so the two buffers run out.
     fake.set_completion_delay(Duration::from_millis(200));
     fake.launch_kernels(20_000, 7, "k").expect("launch");
     fake.set_completion_delay(Duration::ZERO);
@@ -299,6 +307,31 @@ fn past_the_cap_records_are_dropped_and_counted_not_buffered() {
         "{:?}",
         log.lines()
     );
+    assert!(
+        slow_writer.log.lock().expect("lock").is_none(),
+        "the writer was held"
+    );
+}
+
+/// A [`cupmon_monitor::BufferObserver`] that keeps the writer on its first buffer
+/// until the log says `said` (at most 30 s, so a broken monitor fails the test
+/// instead of hanging it), then lets every buffer through.
+struct HoldFirstBufferUntil {
+    /// Taken (dropped) once released, so the capture ends with the test.
+    log: std::sync::Mutex<Option<std::sync::Arc<cupmon_log::Capture>>>,
+    said: &'static str,
+}
+
+impl cupmon_monitor::BufferObserver for HoldFirstBufferUntil {
+    fn on_buffer(&self, _records: &[u8], _cupti_version: u32) {
+        let Some(log) = self.log.lock().expect("lock").take() else {
+            return;
+        };
+        let give_up = std::time::Instant::now() + Duration::from_secs(30);
+        while !log.said(self.said) && std::time::Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 #[test]

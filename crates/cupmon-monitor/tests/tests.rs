@@ -8,3 +8,4 @@ mod common;
 mod crash;
 mod memory;
 mod monitor;
+mod segment_launches;

@@ -43,6 +43,9 @@ pub struct ProcessData {
     /// Kernel time by the source line that launched it, when the dump has Python
     /// stacks (one more walk of the slice's records).
     pub lines: Option<LinesReport>,
+    /// For a report on a period (`--from/--to`): the kernels launched in it, from
+    /// the segments' launch counters; `None` for the whole dump (the meta's account).
+    pub slice_launches: Option<cupmon_records::digest::SliceLaunches>,
 }
 
 impl ProcessData {
@@ -85,7 +88,13 @@ pub fn collect(
     let bin = std::time::Duration::from_nanos(grid.bin_ns);
     let bins = TimelineBuilder::new(grid.from_ns, grid.to_ns, bin)?;
     let (summary, timelines) = summarize_on_grid(dump, range, bins, progress).map_err(dump_err)?;
-    let Summary { report, digest, .. } = summary;
+    let Summary {
+        report,
+        digest,
+        launches,
+        ..
+    } = summary;
+    let slice_launches = (!range.is_all()).then_some(launches);
     let stats = stats_of(dump, report, &digest, usize::MAX);
     // Named as `cupmon stats` names them (several pointers may carry one name).
     let mut resolver = KernelNames::new(dump.kernel_names());
@@ -119,5 +128,6 @@ pub fn collect(
         window_errors,
         ranges,
         lines,
+        slice_launches,
     })
 }

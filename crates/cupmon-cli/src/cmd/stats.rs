@@ -2,6 +2,7 @@
 
 mod lines_report;
 mod range_report;
+mod slice_launches;
 mod timeline_report;
 
 use std::io::Write;
@@ -42,6 +43,8 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
         None => summarize(&dump, &range, on_progress).map(|s| (s, None)),
     }
     .with_context(|| dir.display().to_string())?;
+    let slice_launches = summary.launches;
+    let summary_kernel_records: u64 = summary.digest.kernels.iter().map(|k| k.launches).sum();
     let stats = stats_of(&dump, summary.report, &summary.digest, args.top);
     progress.finish();
     super::decode::print_report(&stats.report);
@@ -57,6 +60,10 @@ pub fn run(args: &StatsArgs) -> Result<i32> {
     let mut head = Vec::new();
     if let Some(slice) = &slice {
         head.push(slice.line(&dump, &stats.report));
+        head.push(slice_launches::line(
+            &slice_launches,
+            summary_kernel_records,
+        ));
     }
     if let Some(line) = retired_line(&stats.report.retired) {
         head.push(line);

@@ -107,6 +107,12 @@ impl Monitor {
         }
         let (tx, rx) = mpsc::channel();
         let shared: &'static Shared = Box::leak(Box::new(Shared::new(cupti, config, tx, meta)));
+        let mut dump = dump;
+        // Each segment's digest gets the launch counter at its open and close: read
+        // at the roll, nothing on the launch path.
+        dump.count_launches_with(cupmon_records::dump::LaunchProbe(Box::new(|| {
+            lock(&shared.ledger).launched().map(|n| n.kernels)
+        })));
         let worker = Worker::new(shared, dump);
         let worker = std::thread::Builder::new()
             .name("cupmon-worker".into())

@@ -84,7 +84,8 @@ impl Monitor {
 
     /// The session's kernels so far: launched, recorded, dropped, unaccounted, gaps.
     pub fn kernel_account(&self) -> cupmon_records::dump::KernelAccount {
-        let ledger = lock(&self.shared.ledger).snapshot(&self.shared.counters);
+        let ledger = lock(&self.shared.ledger)
+            .snapshot(&self.shared.counters, self.shared.dropped_records());
         let mut meta = cupmon_records::MetaFile::new();
         ledger.write_to(&mut meta);
         meta.set("dropped_records", self.shared.dropped_records())
@@ -100,7 +101,7 @@ impl Monitor {
         let queued = load(&c.buffers_queued).saturating_sub(load(&c.buffers_completed));
         // One lock at a time: temporaries of a struct literal live to its end.
         let retired = lock(&s.retired).clone();
-        let ledger = lock(&s.ledger).snapshot(c);
+        let ledger = lock(&s.ledger).snapshot(c, s.dropped_records());
         let dropped_records = s.dropped_records();
         let launched = ledger.counted.then_some(ledger.kernels_launched);
         MonitorStats {
@@ -191,7 +192,8 @@ impl Monitor {
         let stats = self.stats();
         let devices = self.device_properties();
         let samples = self.shared.clock.pairs();
-        let ledger = lock(&self.shared.ledger).snapshot(&self.shared.counters);
+        let ledger = lock(&self.shared.ledger)
+            .snapshot(&self.shared.counters, self.shared.dropped_records());
         self.shared.write_meta(|meta| {
             ledger.write_to(meta);
             if let Some(devices) = devices {

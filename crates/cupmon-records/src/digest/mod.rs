@@ -40,7 +40,9 @@ pub use second_bins::SecondBins;
 pub const fn second_bins_ns() -> u64 {
     second_bins::NS_PER_S
 }
-pub use summarize::{summarize, summarize_on_grid, Summary, SummaryGrid, SummaryTimelines};
+pub use summarize::{
+    summarize, summarize_on_grid, SliceLaunches, Summary, SummaryGrid, SummaryTimelines,
+};
 pub use verified_marks::remember_verified_segments_in;
 
 use copies::CopyStats;
@@ -129,6 +131,30 @@ pub struct Digest {
     pub dump_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<u32>,
+    /// A segment's digest: the session's launch counter when the segment opened and
+    /// when it closed (taken by the writer at each roll, never per launch); `None`:
+    /// not counted (the session did not count launches, a digest older than the
+    /// counting, or a digest built by a reader).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_counter: Option<LaunchCounterSpan>,
+}
+
+/// The launch counter's readings (kernels launched since the session began counting)
+/// at a segment's open and close. The kernels launched while the segment was open
+/// are their difference; their records may land in the next segment (CUPTI delivers
+/// them up to a flush period later), so a slice's launches and records agree to
+/// about a flush period at its ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchCounterSpan {
+    pub at_open: u64,
+    pub at_close: u64,
+}
+
+impl LaunchCounterSpan {
+    /// Kernels launched while the segment was open.
+    pub fn kernels_launched(&self) -> u64 {
+        self.at_close.saturating_sub(self.at_open)
+    }
 }
 
 impl Digest {

@@ -32,6 +32,28 @@ pub struct Summary {
     pub digest: Digest,
     /// Segments whose stored digest was used instead of their records.
     pub segments_digested: u64,
+    /// The kernels launched in the slice, from the segments' launch counters.
+    pub launches: SliceLaunches,
+}
+
+/// Kernels launched while the slice's segments were open (see
+/// [`super::LaunchCounterSpan`]): known for the segments whose stored digest stands
+/// for them and carries the counter; the others in the slice (digests without the
+/// counter, segments read from their records: the open one, one the slice cuts) are
+/// counted in `segments_not_counted`, and `kernels_launched` is then a lower bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SliceLaunches {
+    pub kernels_launched: u64,
+    pub segments_counted: u64,
+    pub segments_not_counted: u64,
+}
+
+impl SliceLaunches {
+    /// The slice's launches when every segment in it was counted.
+    pub fn all_counted(&self) -> Option<u64> {
+        (self.segments_counted > 0 && self.segments_not_counted == 0)
+            .then_some(self.kernels_launched)
+    }
 }
 
 /// The timelines of a summary on the caller's grid.
@@ -75,6 +97,7 @@ fn summarize_with(
     let mut warnings = Vec::new();
     let mut partial = 0;
     let mut rest = None;
+    let mut launches = SliceLaunches::default();
     if let Some(list) = dump.segments() {
         let dir = dump.dir().join(SEGMENTS_DIR);
         let mut walked: Vec<SegmentFile> = Vec::new();
@@ -100,6 +123,24 @@ fn summarize_with(
                 .is_some_and(|(s, d)| d.skipped > 0 && needed(s))
             {
                 partial += 1;
+            }
+            // The launches of a segment wholly inside the slice, from its digest's
+            // counter, even where the digest cannot stand for its records (a finer
+            // grid than its second bins, frames that fail their seal).
+            let counter = digest
+                .as_ref()
+                .filter(|(s, d)| usable(d, s, range, None))
+                .map(|(_, d)| d.launch_counter);
+            match counter {
+                Some(Some(span)) => {
+                    launches.segments_counted += 1;
+                    launches.kernels_launched += span.kernels_launched();
+                }
+                Some(None) => launches.segments_not_counted += 1,
+                None if file.summary.as_ref().is_none_or(needed) => {
+                    launches.segments_not_counted += 1
+                }
+                None => {}
             }
             match digest.filter(|(s, d)| usable(d, s, range, grid.as_ref())) {
                 // Only a segment whose every frame passes its seal: else its records
@@ -153,6 +194,7 @@ fn summarize_with(
         report,
         digest,
         segments_digested: stored.len() as u64,
+        launches,
     };
     Ok((summary, timelines))
 }

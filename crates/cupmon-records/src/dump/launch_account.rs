@@ -46,6 +46,10 @@ pub struct LaunchLedger {
     pub recoveries: Vec<Recovery>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub recoveries_not_listed: u64,
+    /// When the unaccounted kernels were launched, to the flush period (absent in
+    /// dumps written before it was kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<LossRange>,
 }
 
 /// How many recovery actions the meta lists one by one.
@@ -70,6 +74,16 @@ pub struct DeliveryGap {
     /// The action after which CUPTI delivered again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_by: Option<String>,
+}
+
+/// Kernels that went unaccounted, placed in time to the flush period: their number
+/// and the flush period in which the shortfall of records against the launch counter
+/// arose and never came back (see cupmon-monitor's `loss_ranges.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossRange {
+    pub from_unix_ns: u64,
+    pub to_unix_ns: u64,
+    pub kernels: u64,
 }
 
 /// One action cupmon took against a gap.
@@ -130,6 +144,8 @@ pub struct Counted {
     pub recoveries: Vec<Recovery>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub recoveries_not_listed: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<LossRange>,
 }
 
 /// What a dump without the `launches` entry says.
@@ -181,6 +197,7 @@ impl KernelAccount {
             gaps: ledger.gaps,
             recoveries: ledger.recoveries,
             recoveries_not_listed: ledger.recoveries_not_listed,
+            losses: ledger.losses,
         })
     }
 
@@ -257,6 +274,14 @@ impl KernelAccount {
             return Vec::new();
         };
         let mut lines = Vec::new();
+        for l in &c.losses {
+            lines.push(format!(
+                "unaccounted: {} kernels launched between {} and {}",
+                l.kernels,
+                when(l.from_unix_ns),
+                when(l.to_unix_ns)
+            ));
+        }
         for g in &c.gaps {
             let to = g.to_unix_ns.map_or_else(|| "the end".to_owned(), &when);
             let by = g.recovered_by.as_deref().map_or_else(

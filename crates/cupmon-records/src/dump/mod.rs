@@ -67,7 +67,7 @@ pub use frame::{FrameIndex, TimeSpan, FRAME_INDEX_LEN};
 pub use kernel_name_resolver::KernelNames;
 pub use kernel_names::{write_line as write_kernel_name_line, KernelNameTable};
 pub use launch_account::{
-    Counted, DeliveryGap, KernelAccount, LaunchLedger, Recovery, LAUNCHES_KEY,
+    Counted, DeliveryGap, KernelAccount, LaunchLedger, LossRange, Recovery, LAUNCHES_KEY,
     MAX_LISTED_RECOVERIES, NOT_COUNTED_OLD,
 };
 pub use launch_stacks::{
@@ -90,7 +90,7 @@ pub use segment::{
     SEGMENT_INDEX_FILE,
 };
 pub use segment_verify::segment_frames_problem;
-pub use segment_writer::{SegmentPolicy, SegmentStats, SegmentWriter};
+pub use segment_writer::{LaunchProbe, SegmentPolicy, SegmentStats, SegmentWriter};
 pub use status::{read_refusal, write_refusal, Refusal};
 pub use warning::{
     ChunkDamage, DumpWarning, IndexSays, SegmentLoss, SkippedBytes, Truncation, ZeroTail,

@@ -26,7 +26,7 @@ use super::segment::{
     SEGMENTS_DIR,
 };
 use super::{BufferCompletion, ChunkHeader, ChunkWriter, CHUNK_HEADER_LEN};
-use crate::digest::{digest_file_name, write_digest, DigestBuilder};
+use crate::digest::{digest_file_name, write_digest, DigestBuilder, LaunchCounterSpan};
 use crate::{KernelNameTable, Layout, Record};
 
 /// Samples of a foreign clock kept per segment (its index line stays small).
@@ -71,6 +71,18 @@ struct Active {
     opened: Instant,
     native: TimeSpan,
     foreign: TimeSpan,
+    /// The launch counter when the segment opened (`None`: not counted).
+    launches_at_open: Option<u64>,
+}
+
+/// Reads the session's launch counter (kernels launched since it began counting);
+/// `None` when the session does not count. Called at each roll only.
+pub struct LaunchProbe(pub Box<dyn FnMut() -> Option<u64> + Send>);
+
+impl std::fmt::Debug for LaunchProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LaunchProbe")
+    }
 }
 
 /// Writes the segments of one dump.
@@ -96,6 +108,11 @@ pub struct SegmentWriter {
     stacks_out: Option<(u32, BufWriter<File>)>,
     /// Bytes of each live segment's launch-stack file.
     stacks_bytes: BTreeMap<u32, u64>,
+    /// The launch counter, read at each open and close (see [`LaunchCounterSpan`]).
+    launch_probe: Option<LaunchProbe>,
+    /// The last close's reading: the next segment opens where this one closed, so
+    /// launches between a close and the next buffer are the next segment's.
+    launches_at_last_close: Option<u64>,
 }
 
 fn unix_ns() -> u64 {
@@ -126,7 +143,20 @@ impl SegmentWriter {
             last_frame_segment: None,
             stacks_out: None,
             stacks_bytes: BTreeMap::new(),
+            launch_probe: None,
+            launches_at_last_close: None,
         })
+    }
+
+    /// Put the launch counter's readings at each segment's open and close into its
+    /// digest. The first segment opens at the count's start (0).
+    pub fn count_launches_with(&mut self, probe: LaunchProbe) {
+        self.launch_probe = Some(probe);
+        self.launches_at_last_close = Some(0);
+    }
+
+    fn read_launches(&mut self) -> Option<u64> {
+        self.launch_probe.as_mut().and_then(|probe| (probe.0)())
     }
 
     /// The dump's id.
@@ -309,6 +339,10 @@ impl SegmentWriter {
         // create_new: a segment file is never overwritten.
         let file = File::options().write(true).create_new(true).open(&path)?;
         self.next_segment += 1;
+        let launches_at_open = match self.launches_at_last_close.take() {
+            Some(n) => Some(n),
+            None => self.read_launches(),
+        };
         self.active = Some(Active {
             writer: ChunkWriter::new(BufWriter::with_capacity(1 << 20, file)),
             summary: SegmentSummary {
@@ -319,6 +353,7 @@ impl SegmentWriter {
             opened: Instant::now(),
             native: TimeSpan::EMPTY,
             foreign: TimeSpan::EMPTY,
+            launches_at_open,
         });
         Ok(())
     }
@@ -338,6 +373,12 @@ impl SegmentWriter {
         summary.foreign_first = active.foreign.get().map(|s| s.0);
         summary.foreign_last = active.foreign.get().map(|s| s.1);
         summary.closed_unix_ns = unix_ns();
+        let launches_at_close = self.read_launches();
+        self.launches_at_last_close = launches_at_close;
+        let launch_counter = match (active.launches_at_open, launches_at_close) {
+            (Some(at_open), Some(at_close)) => Some(LaunchCounterSpan { at_open, at_close }),
+            _ => None,
+        };
         // The digest before the index line: a segment the index calls closed has its
         // digest, or none (a crash, a full disk: readers then digest its records).
         // A digest is written only where records were digested: a caller that digests
@@ -353,6 +394,7 @@ impl SegmentWriter {
             digest.skipped += summary.records.saturating_sub(seen);
             digest.dump_id = Some(self.id.to_string());
             digest.segment = Some(summary.segment);
+            digest.launch_counter = launch_counter;
             if let Ok((bytes, sum)) = write_digest(&self.dir, summary.segment, &digest) {
                 summary.digest_bytes = bytes;
                 summary.digest_xxh3 = Some(sum);

@@ -143,6 +143,14 @@ impl DumpWriter {
         &self.dir
     }
 
+    /// Segments' digests carry the launch counter's readings at their open and close
+    /// (see [`crate::digest::LaunchCounterSpan`]); a raw dump has no digests.
+    pub fn count_launches_with(&mut self, probe: super::segment_writer::LaunchProbe) {
+        if let Buffers::Segments(s) = &mut self.buffers {
+            s.count_launches_with(probe);
+        }
+    }
+
     /// Append one completed activity buffer's valid bytes as a chunk (a raw dump's
     /// chunk, or an uncompressed frame without time index in a segmented one: use
     /// [`DumpWriter::write_buffer`] there).

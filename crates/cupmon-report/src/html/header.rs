@@ -80,8 +80,43 @@ fn dropped(p: &ProcessData) -> (String, bool) {
 }
 
 /// The kernel account cell: `1000 launched, 70 unaccounted` (bad when any are), or
-/// `not counted` with the reason.
+/// `not counted` with the reason; for a report on a period, then the kernels launched
+/// in it.
 fn kernels(p: &ProcessData) -> (String, bool) {
+    let (text, bad) = session_kernels(p);
+    let Some(l) = &p.slice_launches else {
+        return (text, bad);
+    };
+    let in_period = match (l.all_counted(), l.segments_counted) {
+        (Some(n), _) => format!("{n} launched"),
+        (None, 0) => "launches not counted".to_owned(),
+        (None, _) => format!(
+            "at least {} launched ({} segments not counted)",
+            l.kernels_launched, l.segments_not_counted
+        ),
+    };
+    (format!("{text}; in this period: {in_period}"), bad)
+}
+
+/// For a report on a period: the kernels launched in it, all processes together.
+fn period_launches(ps: &[ProcessData]) -> Option<String> {
+    let launches: Vec<_> = ps.iter().filter_map(|p| p.slice_launches).collect();
+    if launches.is_empty() {
+        return None;
+    }
+    let launched: u64 = launches.iter().map(|l| l.kernels_launched).sum();
+    let not_counted: u64 = launches.iter().map(|l| l.segments_not_counted).sum();
+    Some(if launches.iter().all(|l| l.all_counted().is_some()) {
+        launched.to_string()
+    } else if launches.iter().all(|l| l.segments_counted == 0) {
+        "not counted".to_owned()
+    } else {
+        format!("at least {launched} ({not_counted} segments not counted)")
+    })
+}
+
+/// The session's account, from the meta.
+fn session_kernels(p: &ProcessData) -> (String, bool) {
     match KernelAccount::of(&p.stats.meta) {
         KernelAccount::NotCounted { reason } => (esc(&reason), false),
         KernelAccount::Counted(c) => {
@@ -193,6 +228,12 @@ pub fn write(out: &mut impl Write, report: &Report) -> io::Result<()> {
         "<dt>unaccounted kernels</dt><dd id=\"unaccounted\" class=\"{}\">{unaccounted_text}</dd>",
         if unaccounted > 0 { "bad" } else { "ok" }
     )?;
+    if let Some(text) = period_launches(ps) {
+        writeln!(
+            out,
+            "<dt>kernels launched in this period</dt><dd id=\"period-launches\">{text}</dd>"
+        )?;
+    }
     writeln!(out, "</dl>")?;
     for (p, account) in ps.iter().zip(&accounts) {
         if let Some(warning) = account.warning() {
