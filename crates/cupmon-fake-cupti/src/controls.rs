@@ -340,6 +340,12 @@ pub extern "C" fn cupmonFakeStall(mode: u32) -> RawStatus {
     if mode > stall::FOREVER {
         return report(Status::ERROR_INVALID_PARAMETER);
     }
+    // Under the `emit` lock: no launch is between its record and its buffer while
+    // the buffers are handed back and the stall begins, so every record is either
+    // delivered here or counted as lost in the stall (without it a record emitted
+    // in between sat in a buffer that was never delivered and never counted, and
+    // an append could find its open buffer taken: flaky accounting tests).
+    let _emit = lock(&fake().emit);
     if mode != stall::NONE {
         // What the H200 showed: CUPTI holds none of the client's buffers.
         delivery::flush(true, true);

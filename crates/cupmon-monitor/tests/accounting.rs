@@ -176,13 +176,7 @@ fn a_stall_with_no_buffers_held_is_seen_and_counted() {
     assert_eq!(c.gaps.len(), 1, "{c:?}");
     let gap = &c.gaps[0];
     assert_eq!(gap.to_unix_ns, None, "never recovered: {gap:?}");
-    // The gap counts the kernels launched after CUPTI's last delivery; a kernel
-    // launched before it can still have its record made after it (a GPU kernel
-    // completes after its launch; the fake makes the record after the launch's
-    // callback) and be lost too: at most the launcher's one call in flight, 10
-    // kernels. (This was `>= lost` and failed about 1 run in 15 under load.)
-    assert!(gap.kernels_launched + 10 >= lost, "{gap:?} lost {lost}");
-    assert!(gap.kernels_launched > 0, "{gap:?}");
+    assert!(gap.kernels_launched >= lost, "{gap:?} lost {lost}");
     assert!(c.recoveries.is_empty());
 }
 
