@@ -2,9 +2,7 @@
 //! out of trace processor's pairing (BEGIN/END sorted by time, ties in file
 //! order) with its own start and end: none dropped, none re-paired.
 
-mod common;
-
-use common::{decode, model, paired_slices};
+use crate::common::{decode, model, paired_slices};
 use cupmon_pftrace::{PftraceWriter, Slice, WriterOptions};
 use proptest::prelude::*;
 

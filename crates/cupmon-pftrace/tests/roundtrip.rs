@@ -2,9 +2,7 @@
 //! compared by meaning: tracks, slices as trace processor pairs them, args,
 //! flows, counters, the clock and interning.
 
-mod common;
-
-use common::{count_bytes, decode, get, has, model, msg, paired_slices, u64_of, A};
+use crate::common::{count_bytes, decode, get, has, model, msg, paired_slices, u64_of, A};
 use cupmon_pftrace::{
     Arg, ArgValue, CounterUnit, Instant, PftraceError, PftraceWriter, Slice, WriterOptions,
 };

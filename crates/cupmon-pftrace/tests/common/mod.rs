@@ -5,6 +5,7 @@
 //! packet), and pairs slice BEGIN/END the way trace processor does: events
 //! sorted by timestamp, ties in file order, an END closes its track's
 //! innermost open slice.
+
 #![allow(dead_code)]
 
 use std::collections::HashMap;
