@@ -345,3 +345,50 @@ fn relative_links_skip_code_and_urls() {
         [(1, "x/a.md".to_owned()), (5, "y.txt".to_owned())]
     );
 }
+
+/// Each crate builds one test binary (`autotests = false`, `tests/tests.rs`), so a
+/// test file that `tests.rs` does not name as a module is never compiled or run: a
+/// test that cannot fail because it never runs.
+#[test]
+fn every_integration_test_file_is_a_module_of_its_crates_one_binary() {
+    let mut strays = Vec::new();
+    for dir in ["crates", "bench", "tools"] {
+        let Ok(entries) = std::fs::read_dir(repo().join(dir)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let tests = entry.path().join("tests");
+            let Ok(main) = std::fs::read_to_string(tests.join("tests.rs")) else {
+                continue;
+            };
+            let declared: BTreeSet<String> = main
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim().trim_start_matches("pub ");
+                    Some(l.strip_prefix("mod ")?.strip_suffix(';')?.to_owned())
+                })
+                .collect();
+            for file in std::fs::read_dir(&tests).into_iter().flatten().flatten() {
+                let path = file.path();
+                let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                    continue;
+                };
+                if path.extension().is_some_and(|e| e == "rs")
+                    && stem != "tests"
+                    && !declared.contains(stem)
+                {
+                    strays.push(
+                        path.strip_prefix(repo())
+                            .unwrap_or(&path)
+                            .display()
+                            .to_string(),
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "test files no tests.rs names (they never run): {strays:?}"
+    );
+}
