@@ -32,8 +32,7 @@ fn files() -> [String; 4] {
 fn scratch() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("cupmon-fuzz-stacks-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("cupmon-fuzz-stacks-{}", std::process::id()));
         std::fs::create_dir_all(dir.join(SEGMENTS_DIR)).unwrap();
         dir
     })

@@ -108,7 +108,10 @@ fn scratch() -> &'static Scratch {
         std::fs::create_dir_all(&cache).unwrap();
         write_dump(&dump);
         let expected = counts(&dump);
-        assert!(expected.1 >= 2, "digests stand for closed segments: {expected:?}");
+        assert!(
+            expected.1 >= 2,
+            "digests stand for closed segments: {expected:?}"
+        );
         assert!(expected.2.segments_counted >= 2, "{expected:?}");
         remember_verified_segments_in(cache.clone());
         // The first summary with a marks directory verifies and marks the segments.
