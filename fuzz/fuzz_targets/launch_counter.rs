@@ -20,7 +20,8 @@ use libfuzzer_sys::fuzz_target;
 
 const T0: u64 = 1_796_135_520_000_000_000;
 
-/// A segmented dump of 20 buffers of 50 kernels in small segments, each with its
+/// A segmented dump of 40 buffers of 50 kernels in small segments (durations
+/// scattered, so that the frames do not compress to one segment), each with its
 /// digest and the launch counter's `readings` (in turn, again from the first).
 fn write_dump(dir: &Path, readings: Vec<Option<u64>>) {
     let mut meta = MetaFile::new();
@@ -38,15 +39,16 @@ fn write_dump(dir: &Path, readings: Vec<Option<u64>>) {
     let mut readings = readings.into_iter().cycle();
     w.count_launches_with(LaunchProbe(Box::new(move || readings.next().flatten())));
     w.add_kernel_name(0x1000, "_Z6kernelv").unwrap();
-    for b in 0..20u64 {
+    for b in 0..40u64 {
         let mut rw = RecordWriter::new(layout);
         for i in b * 50..(b + 1) * 50 {
             let start = T0 + i * 1_000_000;
+            let end = start + 400_000 + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52);
             rw.push(&Record::Kernel(KernelRecord {
                 kind: ActivityKind::CONCURRENT_KERNEL,
                 start,
-                end: start + 400_000,
-                completed: start + 400_000,
+                end,
+                completed: end,
                 stream_id: 7,
                 correlation_id: i as u32 + 1,
                 grid_x: 1,
