@@ -1,6 +1,7 @@
 //! A segment's digest from arbitrary bytes, checked against an index line as readers
 //! check it ([`check_digest`]), then added into a summary with and without a timeline
-//! grid, as `stats` and `report` add stored digests. Never a panic: a digest that
+//! grid, as `stats` and `report` add stored digests (with the launch counter's
+//! readings, `launch_counter`, when the digest has them). Never a panic: a digest that
 //! claims absurd numbers is refused or added, not a crash.
 #![no_main]
 
@@ -44,6 +45,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(!problem.is_empty());
     }
     let Some(digest) = parsed else { return };
+    // A segment's launch counter (read as `summarize` reads it): never more launched
+    // than the reading at the close, whatever the readings.
+    if let Some(span) = digest.launch_counter {
+        assert!(span.kernels_launched() <= span.at_close, "{span:?}");
+    }
     let grid = TimelineBuilder::new(0, 3_600_000_000_000, Duration::from_secs(1))
         .ok()
         .filter(|_| mode & 4 == 0);

@@ -11,6 +11,7 @@ mod damage;
 mod demangle;
 mod dump_format;
 mod killed_session;
+mod launch_counter;
 mod launch_stacks_retire;
 mod layout;
 mod nccl_names;

@@ -134,7 +134,11 @@ fn summarize_with(
             match counter {
                 Some(Some(span)) => {
                     launches.segments_counted += 1;
-                    launches.kernels_launched += span.kernels_launched();
+                    // Saturating: readings that went back (a forged digest, a
+                    // restarted counter) can give spans that add past u64.
+                    launches.kernels_launched = launches
+                        .kernels_launched
+                        .saturating_add(span.kernels_launched());
                 }
                 Some(None) => launches.segments_not_counted += 1,
                 None if file.summary.as_ref().is_none_or(needed) => {
