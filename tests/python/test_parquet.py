@@ -364,6 +364,9 @@ def test_kernels_join_their_python_stacks_and_sql_top_lines_ranks_them(tmp_path)
     assert {r["stack_id"] for r in joined} == {0, 1, 2}, joined
     for r in joined:
         assert r["source_line"] == want[r["stack_id"]] == r["frame_line"], r
+    # And each kernel joined the stack its correlation id was given, not just some stack.
+    for r in rows(con, "SELECT correlation_id AS c, stack_id AS s FROM kernels"):
+        assert r["s"] == (0 if r["c"] % 5 == 0 else 1 if r["c"] % 2 == 0 else 2), r
     assert scalar(con, "SELECT count(*) FROM stacks") == 3
     assert scalar(con, "SELECT count(*) FROM stacks WHERE origin = 'torch' AND NOT user_frame") == 1
     # --top-lines: GPU time per line, as summed here.

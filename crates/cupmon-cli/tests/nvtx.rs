@@ -173,6 +173,38 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
             "optimizer"
         ]
     );
+    // Each span lies over the kernels of its range: every kernel launched in a range
+    // runs within a span of that range's name.
+    let trace_events = trace["traceEvents"].as_array().expect("traceEvents");
+    let time = |e: &serde_json::Value| {
+        let ts = e["ts"].as_f64().expect("ts");
+        (ts, ts + e["dur"].as_f64().expect("dur"))
+    };
+    let mut kernels_in_trace = 0;
+    for kernel in trace_events.iter().filter(|e| e["cat"] == "kernel") {
+        kernels_in_trace += 1;
+        let name = kernel["name"].as_str().expect("kernel name");
+        let Some(range) = EXPECTED
+            .iter()
+            .find(|(k, _)| *k == name)
+            .expect("known kernel")
+            .1
+        else {
+            continue;
+        };
+        let (start, end) = time(kernel);
+        assert!(
+            trace_events
+                .iter()
+                .filter(|span| span["cat"] == "gpu_user_annotation" && span["name"] == range)
+                .any(|span| {
+                    let (from, to) = time(span);
+                    from <= start + 1e-3 && end <= to + 1e-3
+                }),
+            "kernel {name} ({start}..{end} µs) is under no span {range}"
+        );
+    }
+    assert_eq!(kernels_in_trace, 15);
     // A trace made from the dump afterwards has them too.
     let decoded = dir.path().join("decoded.trace.json.gz");
     let out = Command::new(env!("CARGO_BIN_EXE_cupmon"))

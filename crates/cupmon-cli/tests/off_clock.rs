@@ -76,6 +76,47 @@ fn off_clock_records_of_a_truncated_torch_profiler_dump_are_kept_apart_not_left_
         assert_eq!(e["args"]["clock"], OFF_CLOCK_NAME, "{e}");
         assert!(e["args"]["raw start"].as_u64().unwrap() < UNIX_NS_FLOOR);
     }
+    // Their raw times are the window's, one slice per timed record (external
+    // correlations have no time of their own), each kind on its own thread.
+    let mut from_window: Vec<(String, u64, u64)> = off
+        .iter()
+        .filter(|e| e["kind"] != "external_correlation")
+        .filter_map(|e| {
+            let start = e["start_ns"].as_u64().filter(|&t| t > 0)?;
+            let end = e["end_ns"].as_u64().unwrap_or(start).max(start);
+            Some((e["kind"].as_str().unwrap().to_owned(), start, end))
+        })
+        .collect();
+    let mut in_trace: Vec<(String, u64, u64)> = slices
+        .iter()
+        .map(|e| {
+            let (start, end) = (&e["args"]["raw start"], &e["args"]["raw end"]);
+            assert_eq!(e["tid"], e["cat"], "{e}");
+            (
+                e["cat"].as_str().unwrap().to_owned(),
+                start.as_u64().unwrap(),
+                end.as_u64().unwrap(),
+            )
+        })
+        .collect();
+    from_window.sort_unstable();
+    in_trace.sort_unstable();
+    assert_eq!(in_trace, from_window);
+    // Drawn at their raw distances from the first of them (µs), for as long as they ran.
+    let origin = in_trace.iter().map(|t| t.1).min().unwrap();
+    let first_ts = slices
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    for e in &slices {
+        let start = e["args"]["raw start"].as_u64().unwrap();
+        let end = e["args"]["raw end"].as_u64().unwrap();
+        let at = e["ts"].as_f64().unwrap() - first_ts;
+        // ts is absolute Unix µs: an f64 holds it to a fraction of a µs.
+        assert!((at - (start - origin) as f64 / 1000.0).abs() < 1.0, "{e}");
+        let dur = e["dur"].as_f64().unwrap();
+        assert!((dur - (end - start) as f64 / 1000.0).abs() < 1e-3, "{e}");
+    }
     assert!(apart
         .iter()
         .any(|e| e["ph"] == "M" && e["args"]["name"] == OFF_CLOCK_TRACK));
@@ -125,7 +166,8 @@ fn off_clock_records_of_a_truncated_torch_profiler_dump_are_kept_apart_not_left_
         .find(|l| l.trim_start().starts_with("off_clock "))
         .unwrap_or_else(|| panic!("{summary}"));
     let rows: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    assert!(rows > 0 && rows <= OFF_CLOCK, "{line}");
+    // All of them: the window's 30 kernels, 60 runtime and 27 driver calls.
+    assert_eq!(rows, OFF_CLOCK, "{line}");
     let days: Vec<String> = walk(&tmp.path().join("pq"))
         .into_iter()
         .filter(|p| p.contains("day=1970"))

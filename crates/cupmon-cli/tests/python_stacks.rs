@@ -191,19 +191,7 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
             },
         )
         .expect("walk");
-        let expected: HashMap<String, u32> = [
-            ("attn_kernel", 9),
-            ("fake_gemm_kernel", 6),
-            ("memset", 6),
-            ("thread_kernel", 4),
-            ("deep_kernel", 1),
-            ("gen_kernel", 2),
-            ("graph_kernel", 8),
-        ]
-        .into_iter()
-        .map(|(k, n)| (k.to_owned(), n))
-        .collect();
-        assert_eq!(seen, expected, "{version}");
+        assert_eq!(seen, ops_per_name(), "{version}");
         // The worker joined every one of them (none lost from the ring).
         let joined = &dump.meta().json()["python_stack_records"];
         assert_eq!(joined["attributed"], 36, "{version}: {joined}");
@@ -308,9 +296,30 @@ fn gpu_ops_lines(trace: &serde_json::Value) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// GPU ops per kernel name ("memset" for memsets) that one run of the app launches.
+fn ops_per_name() -> HashMap<String, u32> {
+    [
+        ("attn_kernel", 9),
+        ("fake_gemm_kernel", 6),
+        ("memset", 6),
+        ("thread_kernel", 4),
+        ("deep_kernel", 1),
+        ("gen_kernel", 2),
+        ("graph_kernel", 8),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_owned(), n))
+    .collect()
+}
+
 fn check_lines(what: &str, ops: &[(String, Option<String>)]) {
     let marks = markers();
     assert_eq!(ops.len(), 36, "{what}: {ops:?}");
+    let mut per_name: HashMap<String, u32> = HashMap::new();
+    for (name, _) in ops {
+        *per_name.entry(name.clone()).or_default() += 1;
+    }
+    assert_eq!(per_name, ops_per_name(), "{what}");
     for (name, line) in ops {
         let want = format!("stacks_app.py:{}", marks[name]);
         assert!(

@@ -210,7 +210,9 @@ fn results_like(path: &str) -> bool {
 #[test]
 fn results_files_live_under_bench_results() {
     let Some(files) = repo_files() else {
-        eprintln!("SKIPPED: results_files_live_under_bench_results: no git work tree");
+        cupmon_test_skip::skipped!(
+            "no git work tree (git ls-files failed) to list the repository's files"
+        );
         return;
     };
     let stray: Vec<&String> = files
