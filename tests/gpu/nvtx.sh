@@ -19,6 +19,12 @@ export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
 results=$FINAL/nvtx-results.txt
 : >"$results"
 say() { tee -a "$results"; }
+# A check that crashes prints no FAIL line of its own: its exit status is judged too.
+judge() {
+  "$@" 2>&1 | say
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || echo "FAIL $(basename "$2") $4: exited $rc" | say
+}
 echo "== machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(nvcc --version | tail -1)" | say
 
 wheel=$(ls "$root"/.gpu/wheels/nvtx-*.whl 2>/dev/null | head -1)
@@ -34,7 +40,7 @@ echo "== N1: C++ with <nvtx3/nvToolsExt.h>, 3 steps, a window over the run" | sa
 if nvcc -O2 -arch=sm_90 -o "$OUT/nvtx_ranges" "$here/nvtx_ranges.cu" >"$OUT/nvcc.log" 2>&1; then
   "$cupmon" run -o "$OUT/n1" --window-at 0 --window-for 600 -- "$OUT/nvtx_ranges" 3 >"$OUT/n1.out" 2>"$OUT/n1.err"
   echo "exit $? $(tail -3 "$OUT/n1.err" | tr '\n' ' ')" >>"$results"
-  python3 "$here/nvtx_check.py" "$cupmon" N1 "$OUT/n1" forward=9 "layer 7=6" backward=12 optimizer=3 | say
+  judge python3 "$here/nvtx_check.py" "$cupmon" N1 "$OUT/n1" forward=9 "layer 7=6" backward=12 optimizer=3
 else
   echo "FAIL N1: nvcc ($(tail -3 "$OUT/nvcc.log" | tr '\n' ' '))" | say
 fi
@@ -44,7 +50,7 @@ echo "== N2: torch.cuda.nvtx.range (and the nvtx package), a window over the run
 echo "exit $? $(grep -v Warning "$OUT/n2.err" | tail -3 | tr '\n' ' ') $(grep INFO "$OUT/n2.out")" >>"$results"
 expect=(forward=+ backward=+ empty=0)
 python3 -c "import nvtx" 2>/dev/null && expect+=("layer 7=+")
-python3 "$here/nvtx_check.py" "$cupmon" N2 "$OUT/n2" "${expect[@]}" | say
+judge python3 "$here/nvtx_check.py" "$cupmon" N2 "$OUT/n2" "${expect[@]}"
 
 echo "== N3: NVTX_INJECTION64_PATH set by the user is kept" | say
 NVTX_INJECTION64_PATH=/nonexistent/libother-tool.so "$cupmon" run -o "$OUT/n3" -- "$OUT/nvtx_ranges" 1 >"$OUT/n3.out" 2>"$OUT/n3.err"

@@ -24,6 +24,13 @@ cupmon=${CUPMON_BIN:-$root/.gpu/cupmon}
 export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
 export PYTHONUNBUFFERED=1
 results=$FINAL/results.txt
+# A check that crashes (a missing file, a traceback) prints no FAIL line of its own:
+# its exit status is judged too.
+judge() {
+  "$@" 2>&1 | tee -a "$results"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || echo "FAIL $(basename "$2") $3: exited $rc" | tee -a "$results"
+}
 : >"$results"
 wl=$here/stacks_workload.py
 check=$here/stacks_check.py
@@ -45,25 +52,25 @@ run() { # run NAME MODE STEPS [ARG]: cupmon run, then the dump's trace with stac
 
 note "1. eager: cupmon's line per kernel against torch.profiler with_stack"
 run eager eager 20 "$work/torch_with_stack.json"
-python3 "$check" compare "$work/torch_with_stack.json" "$work/eager.trace.json.gz" | tee -a "$results"
+judge python3 "$check" compare "$work/torch_with_stack.json" "$work/eager.trace.json.gz"
 
 note "2. CUDA graph replays"
 run graph graph 2000
-python3 "$check" coverage "$work/graph.trace.json.gz" "$wl" | tee -a "$results"
+judge python3 "$check" coverage "$work/graph.trace.json.gz" "$wl"
 
 note "3. torch.compile reduce-overhead"
 run compile compile 500
-python3 "$check" coverage "$work/compile.trace.json.gz" "$wl" | tee -a "$results"
+judge python3 "$check" coverage "$work/compile.trace.json.gz" "$wl"
 
 note "4. cost per launch ($loop steps of 10 launches)"
 python3 "$wl" loop "$loop" >"$work/base.json" 2>"$work/base.err"
 CUPMON_PYTHON_STACKS=0 "$cupmon" run -o "$work/off" -- python3 "$wl" loop "$loop" >"$work/off.json" 2>"$work/off.err"
 "$cupmon" run -o "$work/on" -- python3 "$wl" loop "$loop" >"$work/on.json" 2>"$work/on.err"
-python3 "$check" cost "$work/base.json" "$work/off.json" "$work/on.json" | tee -a "$results"
+judge python3 "$check" cost "$work/base.json" "$work/off.json" "$work/on.json"
 
 note "5. retention: 10 M launches (80 MB of launch stacks) under --keep 16MiB"
 "$cupmon" run -o "$work/keep" --keep 16MiB --segment-size 1MiB -- python3 "$wl" loop 1000000 \
   >"$work/keep.json" 2>"$work/keep.err"
-python3 "$check" retention "$(ls -d "$work"/keep/*/ | head -1)" $((16 << 20)) $((2 << 20)) | tee -a "$results"
+judge python3 "$check" retention "$(ls -d "$work"/keep/*/ | head -1)" $((16 << 20)) $((2 << 20))
 logs
 grep -c '^FAIL' "$results" >/dev/null && exit 1 || exit 0
