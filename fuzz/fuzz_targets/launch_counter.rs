@@ -9,12 +9,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use cupmon_records::digest::summarize;
-use cupmon_records::dump::{
-    list_segments, BufferCompletion, FrameIndex, LaunchProbe, SegmentPolicy,
-};
+use cupmon_records::dump::{list_segments, LaunchProbe, SegmentPolicy};
 use cupmon_records::{
-    ActivityKind, Dump, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordIter,
-    RecordWriter, TimeRange,
+    ActivityKind, Dump, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordWriter, TimeRange,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -62,20 +59,7 @@ fn write_dump(dir: &Path, readings: Vec<Option<u64>>) {
             }));
         }
         let data = rw.into_bytes();
-        let mut index = FrameIndex::default();
-        for r in RecordIter::new(&data, layout) {
-            let r = r.unwrap();
-            index.add(&r);
-            w.digest_record(&r);
-        }
-        let done = index.native.last.max(T0);
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: done,
-            unix_completed_ns: done,
-        };
-        w.write_buffer(completion, &data, Some(layout), &index, false)
+        w.write_records(&data, layout, |index| index.native.last.max(T0))
             .unwrap();
     }
     w.finish().unwrap();

@@ -11,10 +11,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use cupmon_records::digest::{remember_verified_segments_in, summarize, SliceLaunches};
-use cupmon_records::dump::{BufferCompletion, FrameIndex, LaunchProbe, SegmentPolicy};
+use cupmon_records::dump::{LaunchProbe, SegmentPolicy};
 use cupmon_records::{
-    ActivityKind, Dump, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordIter,
-    RecordWriter, TimeRange,
+    ActivityKind, Dump, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordWriter, TimeRange,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -73,20 +72,7 @@ fn write_dump(dir: &Path) {
         }
         let data = rw.into_bytes();
         launched.fetch_add(50, Ordering::Relaxed);
-        let mut index = FrameIndex::default();
-        for r in RecordIter::new(&data, layout) {
-            let r = r.unwrap();
-            index.add(&r);
-            w.digest_record(&r);
-        }
-        let done = index.native.last.max(T0);
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: done,
-            unix_completed_ns: done,
-        };
-        w.write_buffer(completion, &data, Some(layout), &index, false)
+        w.write_records(&data, layout, |index| index.native.last.max(T0))
             .unwrap();
     }
     w.finish().unwrap();

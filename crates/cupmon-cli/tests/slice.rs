@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use cupmon_records::dump::{BufferCompletion, FrameIndex, SegmentPolicy};
+use cupmon_records::dump::SegmentPolicy;
 use cupmon_records::{
     ActivityKind, DumpWriter, ExternalCorrelationRecord, KernelRecord, Layout, MemcpyRecord,
-    MetaFile, Record, RecordIter, RecordWriter,
+    MetaFile, Record, RecordWriter,
 };
 use serde_json::Value;
 
@@ -96,21 +96,7 @@ pub fn write_dump(dir: &Path, buffers: &[Vec<Record>], policy: SegmentPolicy) {
         let data = rw.into_bytes();
         let kernels = b.iter().filter(|r| matches!(r, Record::Kernel(_))).count();
         launched.fetch_add(kernels as u64, std::sync::atomic::Ordering::Relaxed);
-        let mut index = FrameIndex::default();
-        for r in RecordIter::new(&data, layout) {
-            let r = r.unwrap();
-            index.add(&r);
-            // As the monitor's writer does: the segment's digest sees every record.
-            w.digest_record(&r);
-        }
-        let done = index.native.last.max(T0);
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: done,
-            unix_completed_ns: done,
-        };
-        w.write_buffer(completion, &data, Some(layout), &index, false)
+        w.write_records(&data, layout, |index| index.native.last.max(T0))
             .unwrap();
     }
     w.finish().unwrap();

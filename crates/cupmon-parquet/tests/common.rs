@@ -3,8 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cupmon_parquet::{export_dump, DumpExport, ExportError, ExportOptions, Kinds};
+use cupmon_records::dump::SegmentPolicy;
+use cupmon_records::{DumpWriter, MetaFile};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
@@ -117,4 +120,21 @@ pub fn rows_written(e: &DumpExport, dataset: &str) -> u64 {
         .iter()
         .find(|(n, _)| *n == dataset)
         .map_or(0, |(_, t)| t.rows)
+}
+
+/// A segmented dump's writer in `dir` (CUPTI 13.0, 8 MiB buffers, the session closed,
+/// nothing dropped): segments of `segment_size` bytes or an hour, up to 1 GiB kept.
+pub fn segmented_writer(dir: &Path, segment_size: u64) -> DumpWriter {
+    let mut meta = MetaFile::new();
+    meta.set("cupti_version", 130_000)
+        .set("buffer_size", 8 << 20)
+        .set("session_open", false)
+        .set("dropped_records", 0);
+    let policy = SegmentPolicy {
+        segment_size,
+        segment_period: Duration::from_secs(3600),
+        keep: 1 << 30,
+        keep_for: None,
+    };
+    DumpWriter::create_segmented(dir, &meta, policy).unwrap()
 }

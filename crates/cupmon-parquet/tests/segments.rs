@@ -6,15 +6,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
 
 use cupmon_records::dump::{
     list_segments, segment_file_name, BufferCompletion, FrameIndex, IndexLine, RetireReason,
-    SegmentPolicy, KERNEL_NAMES_FILE, META_FILE, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
+    KERNEL_NAMES_FILE, META_FILE, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
 };
-use cupmon_records::{
-    ActivityKind, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordIter, RecordWriter,
-};
+use cupmon_records::{ActivityKind, KernelRecord, Layout, Record, RecordIter, RecordWriter};
 
 use crate::common::*;
 
@@ -27,18 +24,7 @@ const PER_BUFFER: u64 = 200;
 /// writer is behind: each is larger than a segment's 4 KiB), nothing retired.
 fn write_full(dir: &Path) {
     let layout = Layout::cupti_13_0();
-    let mut meta = MetaFile::new();
-    meta.set("cupti_version", 130_000)
-        .set("buffer_size", 8 << 20)
-        .set("session_open", false)
-        .set("dropped_records", 0);
-    let policy = SegmentPolicy {
-        segment_size: 4 << 10,
-        segment_period: Duration::from_secs(3600),
-        keep: 1 << 30,
-        keep_for: None,
-    };
-    let mut w = DumpWriter::create_segmented(dir, &meta, policy).unwrap();
+    let mut w = segmented_writer(dir, 4 << 10);
     for k in 0..4u64 {
         w.add_kernel_name(0x1000 + k * 0x40, &format!("kernel_{k}"))
             .unwrap();

@@ -3,12 +3,9 @@
 //! frames join on `stack_id`; a dump without stacks writes no `stacks` file and NULLs.
 
 use std::path::Path;
-use std::time::Duration;
 
-use cupmon_records::dump::{BufferCompletion, FrameIndex, SegmentPolicy, StackFrame, StackLine};
-use cupmon_records::{
-    ActivityKind, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordWriter,
-};
+use cupmon_records::dump::{BufferCompletion, FrameIndex, StackFrame, StackLine};
+use cupmon_records::{ActivityKind, KernelRecord, Layout, Record, RecordWriter};
 use parquet::record::Field;
 
 use crate::common::*;
@@ -35,18 +32,7 @@ fn frame(id: u32, file: &str, line: i32, origin: Option<&str>) -> StackLine {
 /// 30, which has no note.
 fn write_dump(dir: &Path) {
     let layout = Layout::cupti_13_0();
-    let mut meta = MetaFile::new();
-    meta.set("cupti_version", 130_000)
-        .set("buffer_size", 8 << 20)
-        .set("session_open", false)
-        .set("dropped_records", 0);
-    let policy = SegmentPolicy {
-        segment_size: 1 << 20,
-        segment_period: Duration::from_secs(3600),
-        keep: 1 << 30,
-        keep_for: None,
-    };
-    let mut w = DumpWriter::create_segmented(dir, &meta, policy).unwrap();
+    let mut w = segmented_writer(dir, 1 << 20);
     w.add_kernel_name(0x1000, "k").unwrap();
     let mut rw = RecordWriter::new(layout);
     let mut index = FrameIndex::default();

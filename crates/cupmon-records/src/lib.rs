@@ -92,7 +92,7 @@ pub use kinds::{
 pub use layout::{Layout, UnsupportedVersion};
 pub use memory_words::{copy_kind_word, memory_kind_title, memory_kind_word};
 pub use ptr_map::{PtrHasher, PtrMap};
-pub use range_time::{gpu_time_by_annotation, RangeTime, RangeTimes};
+pub use range_time::{gpu_time_by_annotation, merge_range_times, RangeTime, RangeTimes};
 pub use slice_walk::SliceWalk;
 pub use source_lines::{source_lines, LinesReport, SourceLine, Unclaimed};
 pub use stats::{dump_stats, dump_stats_slice, stats_of, DumpStats, KernelStat, GPU_BUSY};

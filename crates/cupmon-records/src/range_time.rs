@@ -72,28 +72,40 @@ pub fn gpu_time_by_annotation(
         }
     })?;
     let names = dump.user_annotations_named(&by_id.keys().copied().collect::<BTreeSet<_>>())?;
-    let mut by_name: BTreeMap<String, RangeTime> = BTreeMap::new();
-    for (id, time) in by_id {
+    let ranges = merge_range_times(by_id.into_iter().map(|(id, time)| {
         // An id the dump's log does not name (cut by a kill) still counts, by number.
         let name = names
             .get(&id)
             .cloned()
             .unwrap_or_else(|| format!("(annotation {id})"));
-        let sum = by_name.entry(name.clone()).or_insert_with(|| RangeTime {
+        RangeTime {
             name,
+            instances: 1,
+            ..time
+        }
+    }));
+    Ok(RangeTimes { ranges, outside })
+}
+
+/// Rows of the same name summed, the largest total first (as `cupmon stats` orders).
+pub fn merge_range_times(rows: impl IntoIterator<Item = RangeTime>) -> Vec<RangeTime> {
+    let mut by_name: BTreeMap<String, RangeTime> = BTreeMap::new();
+    for r in rows {
+        let sum = by_name.entry(r.name.clone()).or_insert_with(|| RangeTime {
+            name: r.name.clone(),
             ..RangeTime::default()
         });
-        sum.instances += 1;
-        sum.kernels += time.kernels;
-        sum.kernel_ns += time.kernel_ns;
-        sum.transfers += time.transfers;
-        sum.transfer_ns += time.transfer_ns;
+        sum.instances += r.instances;
+        sum.kernels += r.kernels;
+        sum.kernel_ns += r.kernel_ns;
+        sum.transfers += r.transfers;
+        sum.transfer_ns += r.transfer_ns;
     }
-    let mut ranges: Vec<RangeTime> = by_name.into_values().collect();
-    ranges.sort_by(|a, b| {
+    let mut rows: Vec<RangeTime> = by_name.into_values().collect();
+    rows.sort_by(|a, b| {
         (b.kernel_ns + b.transfer_ns)
             .cmp(&(a.kernel_ns + a.transfer_ns))
             .then_with(|| a.name.cmp(&b.name))
     });
-    Ok(RangeTimes { ranges, outside })
+    rows
 }

@@ -3,10 +3,9 @@
 use std::time::Duration;
 
 use cupmon_records::digest::summarize;
-use cupmon_records::dump::{BufferCompletion, FrameIndex, LaunchProbe, SegmentPolicy};
+use cupmon_records::dump::{LaunchProbe, SegmentPolicy};
 use cupmon_records::{
-    ActivityKind, Dump, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordIter,
-    RecordWriter, TimeRange,
+    ActivityKind, Dump, DumpWriter, KernelRecord, Layout, MetaFile, Record, RecordWriter, TimeRange,
 };
 
 const T0: u64 = 1_764_567_890_000_000_000;
@@ -53,20 +52,7 @@ fn a_launch_counter_that_goes_back_does_not_overflow_the_slice_launches() {
             }));
         }
         let data = rw.into_bytes();
-        let mut index = FrameIndex::default();
-        for r in RecordIter::new(&data, layout) {
-            let r = r.unwrap();
-            index.add(&r);
-            w.digest_record(&r);
-        }
-        let done = index.native.last.max(T0);
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: done,
-            unix_completed_ns: done,
-        };
-        w.write_buffer(completion, &data, Some(layout), &index, false)
+        w.write_records(&data, layout, |index| index.native.last.max(T0))
             .unwrap();
     }
     w.finish().unwrap();

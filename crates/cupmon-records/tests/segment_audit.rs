@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use cupmon_records::digest::{digest_file_name, stored_digest, summarize};
 use cupmon_records::dump::{
-    list_segments, segment_file_name, BufferCompletion, DumpWarning, FrameIndex, IndexLine,
-    SegmentLoss, SegmentPolicy, CHUNK_VERSION_SEALED, META_FILE, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
+    list_segments, segment_file_name, DumpWarning, IndexLine, SegmentLoss, SegmentPolicy,
+    CHUNK_VERSION_SEALED, META_FILE, SEGMENTS_DIR, SEGMENT_INDEX_FILE,
 };
 use cupmon_records::{
     walk_records, ActivityKind, DecodeReport, Dump, DumpWriter, KernelRecord, Layout, MetaFile,
-    Record, RecordIter, RecordWriter, TimeRange,
+    Record, RecordWriter, TimeRange,
 };
 
 use crate::common::fixture_dir;
@@ -60,20 +60,7 @@ fn write_dump(dir: &Path) {
             }));
         }
         let data = rw.into_bytes();
-        let mut index = FrameIndex::default();
-        for r in RecordIter::new(&data, layout) {
-            let r = r.unwrap();
-            index.add(&r);
-            w.digest_record(&r);
-        }
-        let done = T0 + (b + 1) * 2_000_000;
-        let completion = BufferCompletion {
-            stream_id: 0,
-            context: 0,
-            cupti_completed_ns: done,
-            unix_completed_ns: done,
-        };
-        w.write_buffer(completion, &data, Some(layout), &index, false)
+        w.write_records(&data, layout, |_| T0 + (b + 1) * 2_000_000)
             .unwrap();
     }
     w.finish().unwrap();

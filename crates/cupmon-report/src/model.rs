@@ -230,7 +230,8 @@ fn assemble(target: &str, options: &Options, grid: Grid, processes: Vec<ProcessD
             to_ns: (p.start_ns + p.len_ns).div_ceil(S) * S,
         }
     });
-    let ranges = crate::ranges::merge(processes.iter().flat_map(|p| p.ranges.iter().cloned()));
+    let ranges =
+        cupmon_records::merge_range_times(processes.iter().flat_map(|p| p.ranges.iter().cloned()));
     Report {
         ranges,
         target: target.to_owned(),

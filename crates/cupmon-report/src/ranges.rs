@@ -3,9 +3,9 @@
 //! walked ([`gpu_time_by_annotation`], as `cupmon stats --by-range`), a short read
 //! however long the dump.
 
-use std::collections::BTreeMap;
-
-use cupmon_records::{gpu_time_by_annotation, Dump, DumpError, RangeTime, TimeRange};
+use cupmon_records::{
+    gpu_time_by_annotation, merge_range_times, Dump, DumpError, RangeTime, TimeRange,
+};
 
 use crate::windows::WindowMark;
 
@@ -29,28 +29,5 @@ pub fn window_range_times(
         };
         times.extend(gpu_time_by_annotation(dump, &slice, |_| {})?.ranges);
     }
-    Ok(merge(times))
-}
-
-/// Rows of the same name summed, the largest total first (as `cupmon stats` orders).
-pub fn merge(rows: impl IntoIterator<Item = RangeTime>) -> Vec<RangeTime> {
-    let mut by_name: BTreeMap<String, RangeTime> = BTreeMap::new();
-    for r in rows {
-        let sum = by_name.entry(r.name.clone()).or_insert_with(|| RangeTime {
-            name: r.name.clone(),
-            ..RangeTime::default()
-        });
-        sum.instances += r.instances;
-        sum.kernels += r.kernels;
-        sum.kernel_ns += r.kernel_ns;
-        sum.transfers += r.transfers;
-        sum.transfer_ns += r.transfer_ns;
-    }
-    let mut rows: Vec<RangeTime> = by_name.into_values().collect();
-    rows.sort_by(|a, b| {
-        (b.kernel_ns + b.transfer_ns)
-            .cmp(&(a.kernel_ns + a.transfer_ns))
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    rows
+    Ok(merge_range_times(times))
 }

@@ -218,6 +218,37 @@ impl DumpWriter {
         }
     }
 
+    /// Write `data`, one buffer of records in `layout`, as the monitor's writer does
+    /// with a buffer CUPTI returns: each record indexed and digested, then the buffer
+    /// written, completed at `completed_ns(&index)`. For tests, benchmarks and fuzz
+    /// targets that make dumps from records; a record that does not decode is an error.
+    pub fn write_records(
+        &mut self,
+        data: &[u8],
+        layout: Layout,
+        completed_ns: impl FnOnce(&FrameIndex) -> u64,
+    ) -> Result<BufferWritten, DumpError> {
+        let mut index = FrameIndex::default();
+        for r in crate::RecordIter::new(data, layout) {
+            let r = r.map_err(|source| DumpError::BadRecords {
+                file: "(buffer to write)".to_string(),
+                chunk: 0,
+                byte: 0,
+                source,
+            })?;
+            index.add(&r);
+            self.digest_record(&r);
+        }
+        let done = completed_ns(&index);
+        let completion = BufferCompletion {
+            stream_id: 0,
+            context: 0,
+            cupti_completed_ns: done,
+            unix_completed_ns: done,
+        };
+        self.write_buffer(completion, data, Some(layout), &index, false)
+    }
+
     /// Digest `record` for the segment its buffer goes into next ([`crate::digest`]);
     /// a raw dump keeps no digests. Call it for each record of a buffer, after its
     /// kernel names and before [`DumpWriter::write_buffer`].
