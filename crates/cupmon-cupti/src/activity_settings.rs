@@ -16,7 +16,7 @@ impl Cupti {
     /// (0 turns it off).
     pub fn set_flush_period(&self, ms: u32) -> Result<(), CuptiError> {
         let Some(function) = self.raw().activity_flush_period else {
-            return Err(self.missing_function("cuptiActivityFlushPeriod", Some(ms.to_string())));
+            return Err(self.missing("cuptiActivityFlushPeriod", Some(ms.to_string())));
         };
         // SAFETY: a plain value.
         let status = unsafe { function(ms) };
@@ -46,7 +46,7 @@ impl Cupti {
     fn set_size_attribute(&self, attr: u32, name: &str, value: u64) -> Result<(), CuptiError> {
         let argument = Some(format!("{name}, {value}"));
         let Some(function) = self.raw().activity_set_attribute else {
-            return Err(self.missing_function("cuptiActivitySetAttribute", argument));
+            return Err(self.missing("cuptiActivitySetAttribute", argument));
         };
         let mut value = usize::try_from(value).unwrap_or(usize::MAX);
         let mut size = size_of::<usize>();

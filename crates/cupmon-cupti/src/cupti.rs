@@ -302,15 +302,7 @@ impl Cupti {
     }
 
     /// The error for an optional function this libcupti does not export.
-    pub(crate) fn missing_function(
-        &self,
-        function: &'static str,
-        argument: Option<String>,
-    ) -> CuptiError {
-        self.missing(function, argument)
-    }
-
-    fn missing(&self, function: &'static str, argument: Option<String>) -> CuptiError {
+    pub(crate) fn missing(&self, function: &'static str, argument: Option<String>) -> CuptiError {
         let status = CuptiStatus::ERROR_API_NOT_IMPLEMENTED;
         CuptiError {
             function,

@@ -4,10 +4,10 @@
 //! by a compare with the previous record's stream (records of a stream come in runs),
 //! an NCCL name by a compare with the stream's previous kernel name.
 
-use std::collections::HashMap;
-
 use cupmon_records::nccl::NcclKernel;
 use cupmon_records::{copy_kind_word, KernelNameTable, KernelRecord, Record};
+
+use rustc_hash::FxHashMap;
 
 use crate::Op;
 
@@ -86,7 +86,7 @@ pub struct StreamTracker {
     last: usize,
     completed: u64,
     last_end: u64,
-    nccl_by_name: HashMap<u64, bool>,
+    nccl_by_name: FxHashMap<u64, bool>,
 }
 
 /// One stream's state, ready for a hang record.
@@ -137,7 +137,7 @@ impl StreamTracker {
                     correlation_id: m.correlation_id,
                     start: m.start,
                     end: m.end,
-                    foreign: record.has_foreign_timestamp(),
+                    foreign: false,
                     grid: [0; 3],
                     block: [0; 3],
                     bytes: m.bytes,
@@ -153,7 +153,7 @@ impl StreamTracker {
                     correlation_id: m.correlation_id,
                     start: m.start,
                     end: m.end,
-                    foreign: record.has_foreign_timestamp(),
+                    foreign: false,
                     grid: [0; 3],
                     block: [0; 3],
                     bytes: m.bytes,
@@ -161,6 +161,7 @@ impl StreamTracker {
             ),
             _ => return,
         };
+        // Set here once for the three kinds.
         let seen = Seen {
             foreign: record.has_foreign_timestamp(),
             ..seen

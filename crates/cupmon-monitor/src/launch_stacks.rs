@@ -44,7 +44,7 @@ pub(crate) struct StackJoin {
     pairs: Vec<(u32, u32)>,
     /// Graph nodes' stacks known (from the launch callbacks' side), and the last
     /// correlation id paired (a graph launch's kernels share one: paired once).
-    nodes: std::collections::HashMap<u64, u32>,
+    nodes: rustc_hash::FxHashMap<u64, u32>,
     new_nodes: Vec<(u64, u32)>,
     last_corr: Option<u32>,
     /// Node stacks are taken at most once per buffer (a node never given one, from a
@@ -71,10 +71,12 @@ impl StackJoin {
         }
         if let Record::Kernel(k) = record {
             if k.graph_node_id != 0 {
-                if !self.nodes_looked && !self.nodes.contains_key(&k.graph_node_id) {
-                    self.learn_nodes();
-                }
-                if self.nodes.contains_key(&k.graph_node_id) {
+                let known = self.nodes.contains_key(&k.graph_node_id)
+                    || (!self.nodes_looked && {
+                        self.learn_nodes();
+                        self.nodes.contains_key(&k.graph_node_id)
+                    });
+                if known {
                     self.attributed += 1;
                     return;
                 }

@@ -34,8 +34,14 @@ pub enum Origin {
 impl Origin {
     /// By the file's path: a `torch`, `triton` or `cupmon` package directory.
     pub fn of_file(file: &str) -> Origin {
-        let has =
-            |dir: &str| file.contains(&format!("/{dir}/")) || file.starts_with(&format!("{dir}/"));
+        // `/dir/` anywhere or `dir/` at the start: a path component other than the last
+        // (the file's name). Compared without formatting a pattern: this runs at a
+        // frame's first sight, under the process's stack table lock.
+        let has = |dir: &str| {
+            let mut parts = file.split('/');
+            parts.next_back();
+            parts.any(|part| part == dir)
+        };
         if has("torch") || has("functorch") {
             Origin::Torch
         } else if has("triton") {

@@ -63,9 +63,15 @@ struct Open {
     id: Option<u64>,
 }
 
-struct ThreadRanges {
+/// A thread's open ranges and interned names.
+#[derive(Default)]
+struct Ranges {
     open: Vec<Open>,
     names: HashMap<Box<[u8]>, Arc<str>>,
+}
+
+struct ThreadRanges {
+    ranges: Ranges,
     /// The session as of `epoch` (`session::SESSION_EPOCH`).
     session: Option<Arc<Session>>,
     epoch: u64,
@@ -74,8 +80,7 @@ struct ThreadRanges {
 impl Default for ThreadRanges {
     fn default() -> Self {
         Self {
-            open: Vec::new(),
-            names: HashMap::new(),
+            ranges: Ranges::default(),
             session: None,
             epoch: u64::MAX,
         }
@@ -99,7 +104,7 @@ fn warn_once(what: &str, e: &dyn std::fmt::Display) {
 
 /// Run `f` on this thread's ranges and the running monitor (if any). A call during
 /// thread teardown (thread-locals gone) does nothing.
-fn with_thread<T: Default>(f: impl FnOnce(&mut ThreadRanges, Option<&Monitor>) -> T) -> T {
+fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -> T {
     THREAD
         .try_with(|t| {
             let Ok(mut t) = t.try_borrow_mut() else {
@@ -110,12 +115,15 @@ fn with_thread<T: Default>(f: impl FnOnce(&mut ThreadRanges, Option<&Monitor>) -
                 t.session = crate::session::current();
                 t.epoch = epoch;
             }
-            let session = t.session.clone();
-            let monitor = session.as_ref().map(|s| &s.monitor);
+            // The session borrowed, not cloned: no shared reference count touched.
+            let ThreadRanges {
+                ranges, session, ..
+            } = &mut *t;
+            let monitor = session.as_deref().map(|s| &s.monitor);
             if REMOTE_PENDING.load(Ordering::Relaxed) != 0 {
-                close_remote_ends(&mut t, monitor);
+                close_remote_ends(ranges, monitor);
             }
-            f(&mut t, monitor)
+            f(ranges, monitor)
         })
         .unwrap_or_default()
 }
@@ -125,7 +133,7 @@ pub(crate) extern "C" fn forked() {
     SESSION_EPOCH.fetch_add(1, Ordering::SeqCst);
 }
 
-impl ThreadRanges {
+impl Ranges {
     fn intern(&mut self, message: Message<'_>) -> Arc<str> {
         match message {
             Message::Ascii(bytes) => {
@@ -247,7 +255,7 @@ pub(crate) fn end(range: u64) {
     }
 }
 
-fn close_remote_ends(t: &mut ThreadRanges, monitor: Option<&Monitor>) {
+fn close_remote_ends(t: &mut Ranges, monitor: Option<&Monitor>) {
     let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
     remote.retain(
         |&range| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
