@@ -161,12 +161,23 @@ fn write_fields(b: &mut Vec<u8>, fields: &[(&str, ArgValue<'_>)]) {
             ArgValue::Str(s) => write_json_str(b, s),
             ArgValue::Value(v) => crate::json::write::write_value(b, v),
             ArgValue::Json(text) => b.extend_from_slice(text.as_bytes()),
-            ArgValue::Dims(v) => {
-                b.extend_from_slice(format!("[{}, {}, {}]", v[0], v[1], v[2]).as_bytes())
-            }
+            ArgValue::Dims(v) => write_dims(b, v),
         }
     }
     b.push(b'}');
+}
+
+/// Kineto's `[x, y, z]` (with its spaces), without formatting a String per kernel.
+#[inline]
+fn write_dims(b: &mut Vec<u8>, v: &[i32; 3]) {
+    b.push(b'[');
+    for (i, d) in v.iter().enumerate() {
+        if i > 0 {
+            b.extend_from_slice(b", ");
+        }
+        b.extend_from_slice(itoa::Buffer::new().format(*d).as_bytes());
+    }
+    b.push(b']');
 }
 
 /// `"key":`, escaped only when it has to be (arg keys are plain ASCII but for

@@ -338,3 +338,42 @@ fn untimed_memory_records_are_counted_and_unfinished_kernels_kept() {
         .iter()
         .any(|e| e["name"] == "untimed" && e["ts"] == json!(0.0)));
 }
+
+/// The merge reads the kinds PyTorch's merge does not know through the window
+/// model's serde form (so a new kind needs no code in the merge): every field a
+/// hand-made window gives comes across, those it leaves out default, and an event
+/// without its time is what PyTorch's merge makes of an unknown kind (nothing drawn).
+#[test]
+fn memory_pool_events_read_through_the_window_model_keep_their_values() {
+    const POOLS: &str = r#"{"events": [
+ {"kind":"gpu_memory_pool","device_id":0,"timestamp_ns":1790000000000001000,"operation":1,"address":65536,"size":2097152,"release_threshold":4096,"utilized_size":1024,"min_bytes_to_keep":512,"pool_type":1,"is_managed_pool":true,"name":"[memory pool] created"},
+ {"kind":"gpu_memory_pool","device_id":0,"timestamp_ns":1790000000000002000,"operation":3,"address":65536,"name":"[memory pool] trimmed"},
+ {"kind":"gpu_memory_pool","device_id":0,"operation":2,"address":65536,"name":"no time"},
+ {"kind":"kernel","device_id":0,"stream_id":7,"context_id":1,"correlation_id":1,"start_ns":1790000000000000000,"end_ns":1790000000000003000,"name":"k"}
+]}"#;
+    let window = MergeWindow::from_json(POOLS.as_bytes(), "pools").expect("window");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.json");
+    export_window(&window, &path, &ExportOptions::default()).expect("export");
+    let trace = read_json(&path);
+    let pools: Vec<&Value> = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "gpu_memory_pool")
+        .collect();
+    assert_eq!(pools.len(), 2, "{pools:?}");
+    assert_eq!(pools[0]["name"], "[memory pool] created");
+    assert_eq!(
+        pools[0]["args"],
+        json!({"Pool Addr": 65536, "Pool Size": 2097152, "Utilized Size": 1024,
+               "Release Threshold": 4096, "Min Bytes To Keep": 512, "Pool Type": 1,
+               "Managed": 1})
+    );
+    assert_eq!(pools[1]["name"], "[memory pool] trimmed");
+    assert_eq!(
+        pools[1]["args"],
+        json!({"Pool Addr": 65536, "Pool Size": 0, "Utilized Size": 0,
+               "Release Threshold": 0, "Min Bytes To Keep": 0, "Pool Type": 0,
+               "Managed": 0})
+    );
+    assert!(!events(&trace).iter().any(|e| e["name"] == "no time"));
+}

@@ -111,7 +111,13 @@ pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
 #[inline]
 pub(crate) fn write_int(out: &mut Vec<u8>, v: i128) {
     let mut buf = itoa::Buffer::new();
-    out.extend_from_slice(buf.format(v).as_bytes());
+    // Nearly every id and time fits 64 bits, whose formatting is several times
+    // cheaper than 128-bit division.
+    let text = match i64::try_from(v) {
+        Ok(small) => buf.format(small),
+        Err(_) => buf.format(v),
+    };
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// Write a value as compact JSON (what `json.dump(..., separators=(",", ":"))`

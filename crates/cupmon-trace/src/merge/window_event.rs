@@ -42,22 +42,9 @@ enum Field {
     StaticSharedMemory,
     DynamicSharedMemory,
     QueuedNs,
-    TimestampNs,
-    Operation,
-    Address,
-    IsAsync,
-    PoolType,
-    PoolAddress,
-    PoolSize,
-    PoolUtilizedSize,
-    Size,
-    UtilizedSize,
-    ReleaseThreshold,
-    MinBytesToKeep,
-    IsManagedPool,
 }
 
-const FIELDS: [(&str, Field); 42] = [
+const FIELDS: [(&str, Field); 29] = [
     ("kind", Field::Kind),
     ("device_id", Field::DeviceId),
     ("stream_id", Field::StreamId),
@@ -87,19 +74,6 @@ const FIELDS: [(&str, Field); 42] = [
     ("static_shared_memory", Field::StaticSharedMemory),
     ("dynamic_shared_memory", Field::DynamicSharedMemory),
     ("queued_ns", Field::QueuedNs),
-    ("timestamp_ns", Field::TimestampNs),
-    ("operation", Field::Operation),
-    ("address", Field::Address),
-    ("is_async", Field::IsAsync),
-    ("pool_type", Field::PoolType),
-    ("pool_address", Field::PoolAddress),
-    ("pool_size", Field::PoolSize),
-    ("pool_utilized_size", Field::PoolUtilizedSize),
-    ("size", Field::Size),
-    ("utilized_size", Field::UtilizedSize),
-    ("release_threshold", Field::ReleaseThreshold),
-    ("min_bytes_to_keep", Field::MinBytesToKeep),
-    ("is_managed_pool", Field::IsManagedPool),
 ];
 
 fn field_name(f: Field) -> &'static str {
@@ -107,11 +81,16 @@ fn field_name(f: Field) -> &'static str {
 }
 
 /// The raw fields of one event object.
-pub(super) struct Fields([Option<Value>; 42]);
+pub(super) struct Fields {
+    values: [Option<Value>; 29],
+    /// A kind the merge does not read itself (cupmon's memory kinds, any kind
+    /// added), read as the window model reads it; `None` when it is not one.
+    typed: Option<crate::WindowEvent>,
+}
 
 impl Fields {
     fn get(&self, f: Field) -> Option<&Value> {
-        self.0[f as usize].as_ref()
+        self.values[f as usize].as_ref()
     }
 
     /// `_as_int(event[f])`: PyTorch's merge raises KeyError when the field is missing.
@@ -158,8 +137,12 @@ pub(super) fn read_fields(r: &mut Reader<'_>) -> ReadResult<Option<Fields>> {
         r.skip_value()?;
         return Ok(None);
     }
+    let start = r.pos;
     r.pos += 1;
-    let mut fields = Fields(std::array::from_fn(|_| None));
+    let mut fields = Fields {
+        values: std::array::from_fn(|_| None),
+        typed: None,
+    };
     if r.empty_close(b'}')? {
         return Ok(Some(fields));
     }
@@ -180,11 +163,12 @@ pub(super) fn read_fields(r: &mut Reader<'_>) -> ReadResult<Option<Fields>> {
                     b'-' | b'0'..=b'9' => Value::from_num(r.number()?),
                     _ => r.value()?,
                 };
-                fields.0[f as usize] = Some(v);
+                fields.values[f as usize] = Some(v);
             }
             None => r.skip_value()?,
         }
         if !r.comma_or(b'}')? {
+            fields.typed = typed_extra(&fields, &r.b[start..r.pos]);
             return Ok(Some(fields));
         }
     }
@@ -221,71 +205,39 @@ pub(super) fn build_event(f: &Fields) -> Result<MergeEvent, String> {
             correlation_id: f.int_or_zero(Field::CorrelationId)?,
             end_ns_get: f.int_or_zero(Field::EndNs)?,
         }),
-        "gpu_memory" | "gpu_memory_pool" => match extra_event(kind, f) {
-            Some(e) => MergeEvent::Extra(Box::new(e)),
-            None => MergeEvent::Other {
+        _ => match f.typed.as_ref().map(MergeEvent::from) {
+            Some(extra @ MergeEvent::Extra(_)) => extra,
+            _ => MergeEvent::Other {
                 end_ns: f.int_or_zero(Field::EndNs)?,
             },
         },
-        _ => MergeEvent::Other {
-            end_ns: f.int_or_zero(Field::EndNs)?,
-        },
     })
 }
 
-/// A field as an unsigned or signed integer, if it is one.
-fn u64_of(f: &Fields, field: Field) -> Option<u64> {
-    match f.get(field)? {
-        Value::Int(i) => u64::try_from(*i).ok(),
-        Value::Bool(b) => Some(u64::from(*b)),
+/// The kinds whose fields the merge reads itself (PyTorch's merge's rules).
+const MERGE_KINDS: [&str; 7] = [
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "cuda_runtime",
+    "cuda_driver",
+    "overhead",
+    "external_correlation",
+];
+
+/// An event of another kind as the window model reads it (its serde form, by
+/// `kind`), so that a kind added to the window model needs nothing here: the
+/// kinds PyTorch's merge does not know become [`MergeEvent::Extra`], shown by
+/// complete traces (`kinds_out.rs`). `None` for the merge's own kinds, and for
+/// an event the window model cannot read (it stays what PyTorch's merge makes of
+/// an unknown kind).
+fn typed_extra(f: &Fields, text: &[u8]) -> Option<crate::WindowEvent> {
+    match f.get(Field::Kind)? {
+        Value::Str(kind) if !MERGE_KINDS.contains(&kind.as_str()) => {
+            serde_json::from_slice(text).ok()
+        }
         _ => None,
     }
-}
-
-/// cupmon's memory kinds, which PyTorch's merge does not know (an unknown kind to it,
-/// without `end_ns`); `None` when a field is missing (the event is then only that).
-fn extra_event(kind: &str, f: &Fields) -> Option<crate::WindowEvent> {
-    let u32_of = |field| u64_of(f, field).and_then(|v| u32::try_from(v).ok());
-    let name = match f.get(Field::Name) {
-        Some(Value::Str(s)) => s.clone(),
-        _ => String::new(),
-    };
-    Some(if kind == "gpu_memory" {
-        crate::WindowEvent::Memory(crate::MemoryEvent {
-            device_id: u32_of(Field::DeviceId)?,
-            context_id: u32_of(Field::ContextId).unwrap_or(0),
-            stream_id: u32_of(Field::StreamId).unwrap_or(0),
-            correlation_id: u32_of(Field::CorrelationId).unwrap_or(0),
-            timestamp_ns: u64_of(f, Field::TimestampNs)?,
-            operation: u32_of(Field::Operation)?,
-            memory_kind: u32_of(Field::MemoryKind).unwrap_or(0),
-            address: u64_of(f, Field::Address)?,
-            bytes: u64_of(f, Field::Bytes)?,
-            process_id: u32_of(Field::ProcessId).unwrap_or(0),
-            is_async: u64_of(f, Field::IsAsync).unwrap_or(0) != 0,
-            pool_type: u32_of(Field::PoolType).unwrap_or(0),
-            pool_address: u64_of(f, Field::PoolAddress).unwrap_or(0),
-            pool_size: u64_of(f, Field::PoolSize).unwrap_or(0),
-            pool_utilized_size: u64_of(f, Field::PoolUtilizedSize).unwrap_or(0),
-            name,
-        })
-    } else {
-        crate::WindowEvent::MemoryPool(crate::MemoryPoolEvent {
-            device_id: u32_of(Field::DeviceId)?,
-            process_id: u32_of(Field::ProcessId).unwrap_or(0),
-            correlation_id: u32_of(Field::CorrelationId).unwrap_or(0),
-            timestamp_ns: u64_of(f, Field::TimestampNs)?,
-            operation: u32_of(Field::Operation)?,
-            pool_type: u32_of(Field::PoolType).unwrap_or(0),
-            address: u64_of(f, Field::Address)?,
-            size: u64_of(f, Field::Size).unwrap_or(0),
-            release_threshold: u64_of(f, Field::ReleaseThreshold).unwrap_or(0),
-            utilized_size: u64_of(f, Field::UtilizedSize).unwrap_or(0),
-            min_bytes_to_keep: u64_of(f, Field::MinBytesToKeep).unwrap_or(0),
-            is_managed_pool: u64_of(f, Field::IsManagedPool).unwrap_or(0) != 0,
-            name,
-        })
-    })
 }
 
 /// A kernel's launch configuration when the window carries it (cupmon's do).

@@ -7,25 +7,38 @@ use cupmon_records::MemoryRecord;
 use serde::{Deserialize, Serialize};
 
 /// One allocation (`operation` 1) or release (2) of device or host memory.
+/// Fields other than the identity, the time and the operation default when a
+/// window written by hand leaves them out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryEvent {
     pub device_id: u32,
+    #[serde(default)]
     pub context_id: u32,
+    #[serde(default)]
     pub stream_id: u32,
+    #[serde(default)]
     pub correlation_id: u32,
     pub timestamp_ns: u64,
     pub operation: u32,
     /// `CUpti_ActivityMemoryKind` (3 = device, 2 = pinned, ...).
+    #[serde(default)]
     pub memory_kind: u32,
     pub address: u64,
     pub bytes: u64,
+    #[serde(default)]
     pub process_id: u32,
+    #[serde(default)]
     pub is_async: bool,
     /// The memory pool it came from (`pool_type` 0 when none).
+    #[serde(default)]
     pub pool_type: u32,
+    #[serde(default)]
     pub pool_address: u64,
+    #[serde(default)]
     pub pool_size: u64,
+    #[serde(default)]
     pub pool_utilized_size: u64,
+    #[serde(default)]
     pub name: String,
 }
 
