@@ -20,13 +20,19 @@
 //! find the session (cached per thread until `session::SESSION_EPOCH` moves), and no
 //! system call outside trace windows (`Monitor::push_shared_annotation` logs names only
 //! when a record can name them). bench/nvtx/RESULTS.md has the figures.
+//!
+//! Each range's CPU side (thread, push and pop times on CLOCK_REALTIME, depth, domain,
+//! category, color) goes with its annotation to the monitor
+//! ([`Monitor::push_range`], [`Monitor::range_closed`]), which keeps it for windows:
+//! two clock reads per pair (vDSO, no system call); the thread id is read once per
+//! thread.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cupmon_monitor::Monitor;
+use cupmon_monitor::{range_clock_ns, Monitor, RangeAttributes, RangeStart};
 
 use crate::session::{Session, SESSION_EPOCH};
 
@@ -50,6 +56,18 @@ pub(crate) enum Message<'a> {
     None,
 }
 
+impl Message<'_> {
+    /// The message as text (borrowed when it is UTF-8 already); empty for none.
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Message::Ascii(bytes) => String::from_utf8_lossy(bytes),
+            Message::Registered(name) => std::borrow::Cow::Borrowed(name),
+            Message::Text(text) => std::borrow::Cow::Borrowed(text),
+            Message::None => std::borrow::Cow::Borrowed(""),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum How {
     Pushed,
@@ -65,9 +83,11 @@ struct Open {
 
 /// A thread's open ranges and interned names.
 #[derive(Default)]
-struct Ranges {
+pub(super) struct Ranges {
     open: Vec<Open>,
     names: HashMap<Box<[u8]>, Arc<str>>,
+    /// The OS thread id (read at the session's change: a forked child's differs).
+    thread_id: u32,
 }
 
 struct ThreadRanges {
@@ -104,7 +124,7 @@ fn warn_once(what: &str, e: &dyn std::fmt::Display) {
 
 /// Run `f` on this thread's ranges and the running monitor (if any). A call during
 /// thread teardown (thread-locals gone) does nothing.
-fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -> T {
+pub(super) fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -> T {
     THREAD
         .try_with(|t| {
             let Ok(mut t) = t.try_borrow_mut() else {
@@ -114,6 +134,7 @@ fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -
             if t.epoch != epoch {
                 t.session = crate::session::current();
                 t.epoch = epoch;
+                t.ranges.thread_id = crate::owner::thread_id() as u32;
             }
             // The session borrowed, not cloned: no shared reference count touched.
             let ThreadRanges {
@@ -152,16 +173,26 @@ impl Ranges {
         }
     }
 
+    /// What a range or mark opened now on this thread says of its CPU side.
+    pub(super) fn start_here(&self, attributes: RangeAttributes) -> RangeStart {
+        RangeStart {
+            thread_id: self.thread_id,
+            start_ns: range_clock_ns(),
+            depth: self.open.len() as u32,
+            attributes,
+        }
+    }
+
     fn open(
         &mut self,
         monitor: Option<&Monitor>,
-        domain: DomainKey,
+        (domain, attributes): (DomainKey, RangeAttributes),
         how: How,
         message: Message<'_>,
     ) {
         let id = monitor.and_then(|m| {
             let name = self.intern(message);
-            m.push_shared_annotation(&name)
+            m.push_range(&name, self.start_here(attributes))
                 .map_err(|e| warn_once("push", &e))
                 .ok()
         });
@@ -181,7 +212,7 @@ impl Ranges {
                 if let Err(e) = m.pop_shared_annotation() {
                     warn_once("pop", &e);
                 }
-                m.annotation_closed(id);
+                m.range_closed(id, range_clock_ns());
             }
             for id in above.iter().filter_map(|o| o.id) {
                 if let Err(e) = m.push_annotation_again(id) {
@@ -201,10 +232,13 @@ impl Ranges {
 }
 
 /// `nvtxRangePush*` / `nvtxDomainRangePushEx`: the 0-based level of the new range.
-pub(crate) fn push(domain: DomainKey, message: Message<'_>) -> i32 {
+pub(crate) fn push(
+    (domain, attributes): (DomainKey, RangeAttributes),
+    message: Message<'_>,
+) -> i32 {
     with_thread(|t, monitor| {
         let level = t.depth(domain);
-        t.open(monitor, domain, How::Pushed, message);
+        t.open(monitor, (domain, attributes), How::Pushed, message);
         level
     })
 }
@@ -226,9 +260,14 @@ pub(crate) fn pop(domain: DomainKey) -> i32 {
 }
 
 /// `nvtxRangeStart*` / `nvtxDomainRangeStartEx`: the new range's id.
-pub(crate) fn start(domain: DomainKey, message: Message<'_>) -> u64 {
+pub(crate) fn start(
+    (domain, attributes): (DomainKey, RangeAttributes),
+    message: Message<'_>,
+) -> u64 {
     let range = NEXT_RANGE_ID.fetch_add(1, Ordering::Relaxed);
-    with_thread(|t, monitor| t.open(monitor, domain, How::Started(range), message));
+    with_thread(|t, monitor| {
+        t.open(monitor, (domain, attributes), How::Started(range), message)
+    });
     range
 }
 

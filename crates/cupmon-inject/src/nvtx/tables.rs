@@ -2,8 +2,9 @@
 //! callbacks (`NVTX_ETID_CALLBACKS`), whose `GetModuleFunctionTable` hands out, per
 //! module, an array of pointers to NVTX's own function-pointer slots; cupmon writes
 //! its functions into the slots of the calls it handles (the CORE and CORE2 modules'
-//! ranges, domains and registered strings). Slots left alone become no-ops (marks and
-//! category or thread names, which have no place in cupmon's traces yet).
+//! ranges, marks, domains, registered strings and category names). Slots left alone
+//! become no-ops (thread names and resources, which have no place in cupmon's traces
+//! yet).
 //!
 //! The functions here only decode NVTX's arguments; `ranges.rs` does the work.
 
@@ -11,7 +12,10 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use cupmon_monitor::RangeAttributes;
+
 use super::ranges::{self, DomainKey, Message, DEFAULT_DOMAIN};
+use super::{categories, marks};
 
 /// A function as NVTX's generic slot type.
 macro_rules! slot {
@@ -66,10 +70,13 @@ const MESSAGE_REGISTERED: i32 = 3;
 /// must not walk memory forever).
 const MAX_WIDE_CHARS: usize = 4096;
 
+/// `nvtxColorType_t`'s ARGB.
+const COLOR_ARGB: i32 = 1;
+
 /// A domain handle (`nvtxDomainHandle_t`) cupmon gives out: leaked, as NVTX handles
 /// stay valid for the process's life.
 struct Domain {
-    _name: Arc<str>,
+    name: &'static str,
 }
 
 /// Fill NVTX's CORE and CORE2 tables through `get_export_table`. False when NVTX
@@ -92,7 +99,21 @@ pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
     let Some(get_module) = get_module else {
         return false;
     };
-    let core: [(usize, Slot); 8] = [
+    let core: [(usize, Slot); 13] = [
+        (
+            1,
+            slot!(mark_ex as unsafe extern "C" fn(*const EventAttributes)),
+        ),
+        (2, slot!(mark_a as unsafe extern "C" fn(*const c_char))),
+        (3, slot!(mark_w as unsafe extern "C" fn(*const i32))),
+        (
+            12,
+            slot!(name_category_a as unsafe extern "C" fn(u32, *const c_char)),
+        ),
+        (
+            13,
+            slot!(name_category_w as unsafe extern "C" fn(u32, *const i32)),
+        ),
         (
             4,
             slot!(range_start_ex as unsafe extern "C" fn(*const EventAttributes) -> u64),
@@ -120,7 +141,26 @@ pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
         ),
         (11, slot!(range_pop as unsafe extern "C" fn() -> c_int)),
     ];
-    let core2: [(usize, Slot); 8] = [
+    let core2: [(usize, Slot); 11] = [
+        (
+            1,
+            slot!(
+                domain_mark_ex as unsafe extern "C" fn(*const Domain, *const EventAttributes)
+            ),
+        ),
+        (
+            8,
+            slot!(
+                domain_name_category_a
+                    as unsafe extern "C" fn(*const Domain, u32, *const c_char)
+            ),
+        ),
+        (
+            9,
+            slot!(
+                domain_name_category_w as unsafe extern "C" fn(*const Domain, u32, *const i32)
+            ),
+        ),
         (
             2,
             slot!(
@@ -259,35 +299,78 @@ fn domain_key(domain: *const Domain) -> DomainKey {
     domain as DomainKey
 }
 
+/// A range's or mark's attributes in `domain` without event attributes (the `A` and
+/// `W` calls: the default domain).
+fn plain() -> (DomainKey, RangeAttributes) {
+    (DEFAULT_DOMAIN, RangeAttributes::default())
+}
+
+/// # Safety
+/// `domain` is null or a handle `domain_create_*` returned; `attributes` as for
+/// [`message`].
+unsafe fn attributes_of(
+    domain: *const Domain,
+    attributes: *const EventAttributes,
+) -> (DomainKey, RangeAttributes) {
+    let key = domain_key(domain);
+    // SAFETY: the caller's promise: a handle cupmon leaked, alive for good.
+    let name = (!domain.is_null()).then(|| unsafe { (*domain).name });
+    let mut out = RangeAttributes {
+        domain: name,
+        ..RangeAttributes::default()
+    };
+    // SAFETY: the caller's promise; fields read only when the struct, by its own size
+    // field, holds them all.
+    unsafe {
+        if !attributes.is_null() && (*attributes).size as usize >= size_of::<EventAttributes>() {
+            out.category = categories::of(key, (*attributes).category);
+            if (*attributes).color_type == COLOR_ARGB {
+                out.color = Some((*attributes).color);
+            }
+        }
+    }
+    (key, out)
+}
+
 // The callbacks. Each one's SAFETY rests on NVTX's contract: the pointers it passes
 // are null or valid for the call, and handles are the ones cupmon returned.
 
 unsafe extern "C" fn range_push_a(text: *const c_char) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { ascii(text) }))
+    guarded(|| ranges::push(plain(), unsafe { ascii(text) }))
 }
 unsafe extern "C" fn range_push_w(text: *const i32) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { wide(text) }))
+    guarded(|| ranges::push(plain(), unsafe { wide(text) }))
 }
 unsafe extern "C" fn range_push_ex(attributes: *const EventAttributes) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::push(
+            unsafe { attributes_of(std::ptr::null(), attributes) },
+            unsafe { message(attributes) },
+        )
+    })
 }
 unsafe extern "C" fn range_pop() -> c_int {
     guarded(|| ranges::pop(DEFAULT_DOMAIN))
 }
 unsafe extern "C" fn range_start_a(text: *const c_char) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { ascii(text) }))
+    guarded(|| ranges::start(plain(), unsafe { ascii(text) }))
 }
 unsafe extern "C" fn range_start_w(text: *const i32) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { wide(text) }))
+    guarded(|| ranges::start(plain(), unsafe { wide(text) }))
 }
 unsafe extern "C" fn range_start_ex(attributes: *const EventAttributes) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::start(
+            unsafe { attributes_of(std::ptr::null(), attributes) },
+            unsafe { message(attributes) },
+        )
+    })
 }
 unsafe extern "C" fn range_end(range: u64) {
     guarded(|| ranges::end(range))
@@ -297,7 +380,11 @@ unsafe extern "C" fn domain_range_push_ex(
     attributes: *const EventAttributes,
 ) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(domain_key(domain), unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::push(unsafe { attributes_of(domain, attributes) }, unsafe {
+            message(attributes)
+        })
+    })
 }
 unsafe extern "C" fn domain_range_pop(domain: *const Domain) -> c_int {
     guarded(|| ranges::pop(domain_key(domain)))
@@ -307,7 +394,11 @@ unsafe extern "C" fn domain_range_start_ex(
     attributes: *const EventAttributes,
 ) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(domain_key(domain), unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::start(unsafe { attributes_of(domain, attributes) }, unsafe {
+            message(attributes)
+        })
+    })
 }
 unsafe extern "C" fn domain_range_end(_: *const Domain, range: u64) {
     guarded(|| ranges::end(range))
@@ -339,9 +430,8 @@ unsafe extern "C" fn domain_register_string_w(
     guarded(|| leak_string(unsafe { wide(text) }) as usize) as *const Arc<str>
 }
 fn leak_domain(message: Message<'_>) -> usize {
-    Box::leak(Box::new(Domain {
-        _name: text_of(message),
-    })) as *const Domain as usize
+    let name: &'static str = Box::leak(message.text().into_owned().into_boxed_str());
+    Box::leak(Box::new(Domain { name })) as *const Domain as usize
 }
 unsafe extern "C" fn domain_create_a(name: *const c_char) -> *const Domain {
     // SAFETY: NVTX's contract (above).
@@ -350,4 +440,46 @@ unsafe extern "C" fn domain_create_a(name: *const c_char) -> *const Domain {
 unsafe extern "C" fn domain_create_w(name: *const i32) -> *const Domain {
     // SAFETY: NVTX's contract (above).
     guarded(|| leak_domain(unsafe { wide(name) })) as *const Domain
+}
+
+unsafe extern "C" fn mark_a(text: *const c_char) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| marks::mark(plain().1, unsafe { ascii(text) }))
+}
+unsafe extern "C" fn mark_w(text: *const i32) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| marks::mark(plain().1, unsafe { wide(text) }))
+}
+unsafe extern "C" fn mark_ex(attributes: *const EventAttributes) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        marks::mark(
+            unsafe { attributes_of(std::ptr::null(), attributes) }.1,
+            unsafe { message(attributes) },
+        )
+    })
+}
+unsafe extern "C" fn domain_mark_ex(domain: *const Domain, attributes: *const EventAttributes) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        marks::mark(unsafe { attributes_of(domain, attributes) }.1, unsafe {
+            message(attributes)
+        })
+    })
+}
+unsafe extern "C" fn name_category_a(category: u32, name: *const c_char) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| categories::name(DEFAULT_DOMAIN, category, unsafe { ascii(name) }.text().into_owned()))
+}
+unsafe extern "C" fn name_category_w(category: u32, name: *const i32) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| categories::name(DEFAULT_DOMAIN, category, unsafe { wide(name) }.text().into_owned()))
+}
+unsafe extern "C" fn domain_name_category_a(domain: *const Domain, category: u32, name: *const c_char) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| categories::name(domain_key(domain), category, unsafe { ascii(name) }.text().into_owned()))
+}
+unsafe extern "C" fn domain_name_category_w(domain: *const Domain, category: u32, name: *const i32) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| categories::name(domain_key(domain), category, unsafe { wide(name) }.text().into_owned()))
 }

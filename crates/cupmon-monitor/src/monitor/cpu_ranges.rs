@@ -1,0 +1,162 @@
+//! NVTX ranges and marks on their CPU threads, for windows (`cupmon_window::CpuAnnotation`).
+//!
+//! A range opens with its annotation ([`Monitor::push_range`]): its start, thread and
+//! attributes ride in the open-annotation entry the push already writes under the
+//! annotations lock, so no lock or allocation is added to a push. A range that closes
+//! while a window is prepared or open is kept, complete, until the window ends
+//! ([`Monitor::range_closed`]); ranges still open then are drawn to the window's end,
+//! flagged. Outside windows a close keeps nothing. Marks are kept only in windows;
+//! outside them a mark costs one atomic load.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use cupmon_window::{rgb_hex, CpuAnnotation, CpuAnnotationKind};
+
+use super::{lock, Monitor};
+use crate::MonitorError;
+
+/// Most ranges and marks one window keeps; more are counted and left out.
+pub(crate) const MAX_PER_WINDOW: usize = 1 << 20;
+
+/// An NVTX event's category: none (0), its number, or the name registered for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RangeCategory {
+    #[default]
+    None,
+    Number(u32),
+    Named(&'static str),
+}
+
+/// What NVTX said of a range or mark besides its name. `&'static`: NVTX domains and
+/// registered category names live as long as the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RangeAttributes {
+    /// `None` for NVTX's default domain.
+    pub domain: Option<&'static str>,
+    pub category: RangeCategory,
+    /// ARGB, when the attributes carry one.
+    pub color: Option<u32>,
+}
+
+/// A range's CPU side at its opening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeStart {
+    /// OS thread id (what API records carry).
+    pub thread_id: u32,
+    /// Unix ns (CLOCK_REALTIME: CUPTI's default clock).
+    pub start_ns: u64,
+    /// Ranges open below it on the thread.
+    pub depth: u32,
+    pub attributes: RangeAttributes,
+}
+
+/// The ranges and marks a window keeps (in `AnnotationNames`, under its lock).
+#[derive(Debug, Default)]
+pub(crate) struct WindowRanges {
+    pub done: Vec<CpuAnnotation>,
+    /// Left out past [`MAX_PER_WINDOW`].
+    pub dropped: u64,
+}
+
+impl WindowRanges {
+    pub fn keep(&mut self, a: CpuAnnotation) {
+        if self.done.len() < MAX_PER_WINDOW {
+            self.done.push(a);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// The window entry of a range or mark (`process_id` is the window's to fill).
+pub(crate) fn annotation(
+    kind: CpuAnnotationKind,
+    name: &str,
+    start: &RangeStart,
+    end_ns: u64,
+    external_id: Option<u64>,
+) -> CpuAnnotation {
+    let a = start.attributes;
+    CpuAnnotation {
+        kind,
+        name: name.to_owned(),
+        process_id: 0,
+        thread_id: start.thread_id,
+        start_ns: start.start_ns,
+        end_ns: end_ns.max(start.start_ns),
+        depth: start.depth,
+        domain: a.domain.map(str::to_owned),
+        category: match a.category {
+            RangeCategory::None => None,
+            RangeCategory::Number(n) => Some(n.to_string()),
+            RangeCategory::Named(n) => Some(n.to_owned()),
+        },
+        color: a.color.map(rgb_hex),
+        external_id,
+        open_at_window_start: false,
+        open_at_window_end: false,
+    }
+}
+
+/// The window's ranges: those kept, plus `open` (still open: drawn to `end_ns`),
+/// those ended before `start_ns` left out, those begun before it drawn from it; each
+/// with this process's id; in start order.
+pub(crate) fn window_ranges(
+    mut done: Vec<CpuAnnotation>,
+    open: impl Iterator<Item = CpuAnnotation>,
+    (start_ns, end_ns): (u64, u64),
+) -> Vec<CpuAnnotation> {
+    done.extend(open.map(|mut a| {
+        a.end_ns = end_ns.max(a.start_ns);
+        a.open_at_window_end = true;
+        a
+    }));
+    let pid = std::process::id();
+    done.retain(|a| a.end_ns >= start_ns && a.start_ns <= end_ns);
+    for a in &mut done {
+        a.process_id = pid;
+        if a.start_ns < start_ns {
+            a.start_ns = start_ns;
+            a.open_at_window_start = true;
+        }
+    }
+    done.sort_by_key(|a| (a.thread_id, a.start_ns, a.depth));
+    done
+}
+
+/// The current time on the clock ranges use: CLOCK_REALTIME in ns (a vDSO read, no
+/// system call), the clock of CUPTI's records unless another client changed it.
+pub fn range_clock_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl Monitor {
+    /// [`Monitor::push_shared_annotation`] for an NVTX range: its CPU side (`start`)
+    /// is kept with it, for windows. Close it with [`Monitor::pop_shared_annotation`]
+    /// then [`Monitor::range_closed`].
+    pub fn push_range(&self, name: &Arc<str>, start: RangeStart) -> Result<u64, MonitorError> {
+        self.push_named_with(name, false, Some(start))
+    }
+
+    /// The range `id` ended at `end_ns`: in a window, kept for it.
+    pub fn range_closed(&self, id: u64, end_ns: u64) {
+        lock(&self.annotations).closed_at(id, Some(end_ns));
+    }
+
+    /// Whether a window is prepared or open: marks are kept only then.
+    pub fn wants_marks(&self) -> bool {
+        self.ranges_wanted.load(Ordering::Relaxed)
+    }
+
+    /// An NVTX mark (an instant on its thread); kept when a window is prepared or open.
+    pub fn mark(&self, name: &str, at: RangeStart) {
+        if !self.wants_marks() {
+            return;
+        }
+        let mark = annotation(CpuAnnotationKind::Mark, name, &at, at.start_ns, None);
+        lock(&self.annotations).keep_mark(mark);
+    }
+}
