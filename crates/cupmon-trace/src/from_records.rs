@@ -123,6 +123,7 @@ pub(crate) fn window_shell(
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),
         distributed_info: dump_distributed_info(dump),
+        cpu_annotations: Vec::new(),
         off_clock: None,
     })
 }

@@ -1,0 +1,118 @@
+//! NVTX ranges and marks on their CPU threads (the window's `cpu_annotations`), in a
+//! complete trace: a range is a `user_annotation` slice on the thread's track, as
+//! Kineto draws `record_function`; a mark is a thread-scoped instant (`nvtx_mark`).
+//! Args: the range's `External id` (the same as its `gpu_user_annotation` spans'),
+//! its domain (other than NVTX's default), category and color, and flags for a range
+//! drawn from the window's start or to its end because it was open there.
+//!
+//! PyTorch's merge knows nothing of them: `--exact` writes none, and the GPU spans
+//! keep exactly its args there.
+
+use std::borrow::Cow;
+
+use rustc_hash::FxHashMap;
+
+use super::{dur_us, export_tid, rel_us, Entries, EventState};
+use crate::event::{ArgValue, EventSink, Id, Phase, Scope, TraceEvent};
+use crate::{CpuAnnotation, CpuAnnotationKind, TraceError};
+
+/// Kineto's category of `record_function` ranges on CPU threads.
+const RANGE_CAT: &str = "user_annotation";
+const MARK_CAT: &str = "nvtx_mark";
+const TRUE: ArgValue<'static> = ArgValue::Json("true");
+
+/// A range's or mark's attributes as args (domain, category, color), after `first`.
+fn attribute_args<'a>(
+    a: &'a CpuAnnotation,
+    first: Option<(&'a str, ArgValue<'a>)>,
+) -> Vec<(&'a str, ArgValue<'a>)> {
+    let mut args = Vec::with_capacity(6);
+    args.extend(first);
+    if let Some(d) = &a.domain {
+        args.push(("Domain", ArgValue::Str(d)));
+    }
+    if let Some(c) = &a.category {
+        args.push(("Category", ArgValue::Str(c)));
+    }
+    if let Some(c) = &a.color {
+        args.push(("Color", ArgValue::Str(c)));
+    }
+    args
+}
+
+impl Entries<'_> {
+    /// The ranges by their CUSTOM1 id, for the args of their GPU spans (complete
+    /// traces only).
+    pub(super) fn ranges_by_external_id(&self) -> FxHashMap<i128, &CpuAnnotation> {
+        if self.complete.is_none() {
+            return FxHashMap::default();
+        }
+        self.cpu_annotations
+            .iter()
+            .filter_map(|a| Some((i128::from(a.external_id?), a)))
+            .collect()
+    }
+
+    /// The args of the GPU span of annotation `external_id`: PyTorch's merge's, then
+    /// in a complete trace the NVTX range's attributes.
+    pub(super) fn span_args<'a>(
+        ranges: &FxHashMap<i128, &'a CpuAnnotation>,
+        external_id: i128,
+    ) -> Vec<(&'a str, ArgValue<'a>)> {
+        let first = Some(("External id", ArgValue::Int(external_id)));
+        match ranges.get(&external_id) {
+            Some(a) => attribute_args(a, first),
+            None => first.into_iter().collect(),
+        }
+    }
+
+    /// Every range and mark of the window on its thread (complete traces only).
+    pub(super) fn write_cpu_annotations(
+        &self,
+        sink: &mut dyn EventSink,
+        state: &mut EventState,
+    ) -> Result<(), TraceError> {
+        if self.complete.is_none() {
+            return Ok(());
+        }
+        for a in self.cpu_annotations {
+            let pid = Id::Int(i128::from(a.process_id));
+            let tid = Id::Int(export_tid(i128::from(a.thread_id)));
+            let ts = rel_us(i128::from(a.start_ns), self.base_ns);
+            match a.kind {
+                CpuAnnotationKind::Range => {
+                    let dur = dur_us(i128::from(a.start_ns), i128::from(a.end_ns));
+                    let id = a.external_id.map(|i| ("External id", ArgValue::Int(i.into())));
+                    let mut args = attribute_args(a, id);
+                    if a.open_at_window_start {
+                        args.push(("Open at window start", TRUE));
+                    }
+                    if a.open_at_window_end {
+                        args.push(("Open at window end", TRUE));
+                    }
+                    let span = TraceEvent::slice(RANGE_CAT, &a.name, pid, tid, ts, dur);
+                    sink.event(&span.with_args(&args))?;
+                    state.range.add(ts, dur);
+                }
+                CpuAnnotationKind::Mark => {
+                    let args = attribute_args(a, None);
+                    let mark = TraceEvent {
+                        name: Cow::Borrowed(&a.name),
+                        cat: Cow::Borrowed(MARK_CAT),
+                        pid: Some(pid),
+                        tid: Some(tid),
+                        ts: Some(ts),
+                        scope: Scope::Thread,
+                        ..TraceEvent::new(Phase::Instant)
+                    };
+                    if args.is_empty() {
+                        sink.event(&mark)?;
+                    } else {
+                        sink.event(&mark.with_args(&args))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
