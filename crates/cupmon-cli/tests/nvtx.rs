@@ -231,6 +231,10 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
         .collect();
     from_dump.sort_unstable();
     assert_eq!(from_dump, spans);
+    crate::nvtx_cpu::check_same_cpu_annotations(
+        &read_json(&dump.join("window-0.trace.json.gz")),
+        &read_json(&decoded),
+    );
 
     // `stats --by-range`: kernels per range name, the rest outside any range.
     assert_eq!(

@@ -68,14 +68,23 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
         "backward",
         "optimizer",
         "outer",
-        "inner",
         "handoff",
         "left open",
     ] {
         let r = range(name);
         assert_eq!(r["ph"], "X", "{r}");
         assert_eq!((&r["pid"], &r["tid"]), (&launch["pid"], &launch["tid"]), "{r}");
+        assert!(r["args"].get("Not nested").is_none(), "{r}");
     }
+    // "inner" (domain mylib) outlives "outer" (pushed before it, popped first): it
+    // cannot nest on the thread's track, so it has one of its own beside it.
+    let inner = range("inner");
+    assert_eq!(inner["pid"], launch["pid"]);
+    assert_eq!(
+        inner["tid"],
+        format!("{} (NVTX ranges not nested)", launch["tid"])
+    );
+    assert_eq!(inner["args"]["Not nested"], true);
     // Each range holds the launches made inside it (its innermost or an outer one).
     for (name, kernels) in [
         ("forward", &["k_forward", "k_layer7"][..]),
@@ -99,7 +108,8 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
     // Nested as pushed; one after the other otherwise.
     assert!(contains(range("forward"), range("layer 7")));
     assert!(time(range("forward")).1 <= time(range("backward")).0 + 1e-3);
-    assert!(time(range("outer")).0 <= time(range("inner")).0);
+    let (outer, inner) = (time(range("outer")), time(range("inner")));
+    assert!(outer.0 < inner.0 && inner.0 < outer.1 && outer.1 < inner.1);
 
     // Args: the default domain has none; "layer 7" is of domain mylib, in the category
     // named "compute", green; `nvtxRangePushEx`'s attributes give a color.
@@ -193,4 +203,36 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
         .any(|e| e["cat"] == "user_annotation" || e["cat"] == "nvtx_mark"));
     let gpu = one(exact, "gpu_user_annotation", "layer 7");
     assert_eq!(gpu["args"].as_object().expect("args").len(), 1, "{gpu}");
+}
+
+/// The ranges and marks of a trace: (cat, name, tid, absolute start in ns, dur in ns,
+/// args), sorted.
+fn cpu_annotations(trace: &Value) -> Vec<(String, String, String, i64, i64, String)> {
+    let base = trace["baseTimeNanoseconds"].as_i64().expect("baseTimeNanoseconds");
+    let mut out: Vec<_> = trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["cat"] == "user_annotation" || e["cat"] == "nvtx_mark")
+        .map(|e| {
+            let (ts, end) = time(e);
+            (
+                e["cat"].as_str().expect("cat").to_owned(),
+                e["name"].as_str().expect("name").to_owned(),
+                e["tid"].to_string(),
+                base + (ts * 1000.0).round() as i64,
+                ((end - ts) * 1000.0).round() as i64,
+                e["args"].to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A trace made from the dump draws the same ranges and marks as the window's own.
+pub(crate) fn check_same_cpu_annotations(window_trace: &Value, dump_trace: &Value) {
+    let (window, dump) = (cpu_annotations(window_trace), cpu_annotations(dump_trace));
+    assert_eq!(window.len(), 10, "{window:?}");
+    assert_eq!(dump, window);
 }

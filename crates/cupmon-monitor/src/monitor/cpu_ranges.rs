@@ -134,6 +134,25 @@ pub fn range_clock_ns() -> u64 {
 }
 
 impl Monitor {
+    /// Append a window's ranges and marks to the dump's `cpu_annotations.jsonl`, so
+    /// that traces made from the dump draw them too.
+    pub(super) fn log_cpu_annotations(&self, annotations: &[CpuAnnotation]) {
+        let mut lines = Vec::new();
+        for a in annotations {
+            if serde_json::to_writer(&mut lines, a).is_ok() {
+                lines.push(b'\n');
+            }
+        }
+        let dir = &self.shared.config.dump_dir;
+        if let Err(e) = cupmon_records::dump::append_cpu_annotation_lines(dir, &lines) {
+            cupmon_log::warn!(
+                "{}: {e}: this window's NVTX ranges are in its own trace only, not in traces \
+                 made from the dump",
+                dir.display()
+            );
+        }
+    }
+
     /// [`Monitor::push_shared_annotation`] for an NVTX range: its CPU side (`start`)
     /// is kept with it, for windows. Close it with [`Monitor::pop_shared_annotation`]
     /// then [`Monitor::range_closed`].

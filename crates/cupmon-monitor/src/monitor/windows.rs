@@ -137,6 +137,7 @@ impl Monitor {
                 super::cpu_ranges::MAX_PER_WINDOW
             );
         }
+        self.log_cpu_annotations(&cpu_annotations);
         self.update_meta();
         let arrived = describe_records(&events, start_ns);
         let events = filter_window(events, start_ns);

@@ -5,6 +5,11 @@
 //! its domain (other than NVTX's default), category and color, and flags for a range
 //! drawn from the window's start or to its end because it was open there.
 //!
+//! Slices on one track must nest (Perfetto misplaces or drops those that do not).
+//! NVTX ranges closed out of order (a domain's range ending while another domain's,
+//! opened after it, is still open) overlap without nesting: such a range goes to a
+//! track of its own beside its thread's ([`overlap_track`]), flagged `Not nested`.
+//!
 //! PyTorch's merge knows nothing of them: `--exact` writes none, and the GPU spans
 //! keep exactly its args there.
 
@@ -75,15 +80,24 @@ impl Entries<'_> {
         if self.complete.is_none() {
             return Ok(());
         }
-        for a in self.cpu_annotations {
+        let nested = nesting(self.cpu_annotations);
+        for (a, nests) in self.cpu_annotations.iter().zip(nested) {
             let pid = Id::Int(i128::from(a.process_id));
-            let tid = Id::Int(export_tid(i128::from(a.thread_id)));
+            let thread = export_tid(i128::from(a.thread_id));
+            let tid = if nests {
+                Id::Int(thread)
+            } else {
+                Id::Text(Cow::Owned(overlap_track(thread)))
+            };
             let ts = rel_us(i128::from(a.start_ns), self.base_ns);
             match a.kind {
                 CpuAnnotationKind::Range => {
                     let dur = dur_us(i128::from(a.start_ns), i128::from(a.end_ns));
                     let id = a.external_id.map(|i| ("External id", ArgValue::Int(i.into())));
                     let mut args = attribute_args(a, id);
+                    if !nests {
+                        args.push(("Not nested", TRUE));
+                    }
                     if a.open_at_window_start {
                         args.push(("Open at window start", TRUE));
                     }
@@ -114,5 +128,82 @@ impl Entries<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The track of a thread's ranges that overlap its others without nesting.
+fn overlap_track(tid: i128) -> String {
+    format!("{tid} (NVTX ranges not nested)")
+}
+
+/// Whether each range nests in its thread's ranges (marks always do): walked in start
+/// order (the longer first at a tie), a range nests when it ends no later than the
+/// innermost range still open at its start. Those that do not are left out of the
+/// thread's stack.
+fn nesting(annotations: &[CpuAnnotation]) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..annotations.len()).collect();
+    order.sort_by_key(|&i| {
+        let a = &annotations[i];
+        (
+            a.process_id,
+            a.thread_id,
+            a.start_ns,
+            std::cmp::Reverse(a.end_ns),
+        )
+    });
+    let mut nests = vec![true; annotations.len()];
+    let mut stack: Vec<u64> = Vec::new();
+    let mut thread = None;
+    for i in order {
+        let a = &annotations[i];
+        if a.kind != CpuAnnotationKind::Range {
+            continue;
+        }
+        if thread != Some((a.process_id, a.thread_id)) {
+            thread = Some((a.process_id, a.thread_id));
+            stack.clear();
+        }
+        while stack.last().is_some_and(|&end| end <= a.start_ns) {
+            stack.pop();
+        }
+        if stack.last().is_some_and(|&end| a.end_ns > end) {
+            nests[i] = false;
+        } else {
+            stack.push(a.end_ns);
+        }
+    }
+    nests
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start_ns: u64, end_ns: u64) -> CpuAnnotation {
+        CpuAnnotation {
+            kind: CpuAnnotationKind::Range,
+            name: String::new(),
+            process_id: 1,
+            thread_id: 2,
+            start_ns,
+            end_ns,
+            depth: 0,
+            domain: None,
+            category: None,
+            color: None,
+            external_id: None,
+            open_at_window_start: false,
+            open_at_window_end: false,
+        }
+    }
+
+    #[test]
+    fn ranges_closed_out_of_order_do_not_nest() {
+        // outer 0..10 holds a 1..5 and b 6..10; c 8..20 overlaps outer and b.
+        let ranges = [range(0, 10), range(1, 5), range(6, 10), range(8, 20), range(20, 30)];
+        assert_eq!(nesting(&ranges), [true, true, true, false, true]);
+        let mut other = range(8, 20);
+        other.thread_id = 3;
+        assert_eq!(nesting(&[range(0, 10), other]), [true, true]);
     }
 }
