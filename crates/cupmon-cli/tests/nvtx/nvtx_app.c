@@ -114,8 +114,8 @@ static double now_ns(void) {
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
-/* `nvtx_app bench N`: N push/pop pairs of one name, then of 8 names in turn; prints
- * the mean nanoseconds per pair (whatever tool NVTX_INJECTION64_PATH names). */
+/* `nvtx_app bench N`: N push/pop pairs of one name, then of 8 names in turn, then N
+ * marks; prints the mean nanoseconds per pair (per mark) (whatever tool NVTX_INJECTION64_PATH names). */
 static int bench(long n) {
     static const char *names[8] = {"forward", "backward", "layer 0", "layer 1",
                                    "layer 2", "layer 3", "optimizer", "step"};
@@ -124,8 +124,11 @@ static int bench(long n) {
     double t1 = now_ns();
     for (long i = 0; i < n; i++) { push_a(names[i & 7]); pop(); }
     double t2 = now_ns();
+    for (long i = 0; i < n; i++) mark_a(names[i & 7]);
+    double t3 = now_ns();
     printf("push/pop pair, one name: %.1f ns\n", (t1 - t0) / n);
     printf("push/pop pair, 8 names: %.1f ns\n", (t2 - t1) / n);
+    printf("mark: %.1f ns\n", (t3 - t2) / n);
     return 0;
 }
 

@@ -12,10 +12,10 @@ const UNNAMED: &str = "(unnamed NVTX mark)";
 /// A mark named `message` with `attributes`, on this thread, now.
 pub(crate) fn mark(attributes: RangeAttributes, message: Message<'_>) {
     with_thread(|t, monitor| {
-        let Some(m) = monitor.filter(|m| m.wants_marks()) else {
+        let Some(m) = monitor.filter(|m| m.wants_ranges()) else {
             return;
         };
-        let at = t.start_here(attributes);
+        let at = t.start_here(attributes, true);
         match message {
             Message::None => m.mark(UNNAMED, at),
             message => m.mark(&message.text(), at),

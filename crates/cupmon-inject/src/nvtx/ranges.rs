@@ -23,8 +23,10 @@
 //!
 //! Each range's CPU side (thread, push and pop times on CLOCK_REALTIME, depth, domain,
 //! category, color) goes with its annotation to the monitor
-//! ([`Monitor::push_range`], [`Monitor::range_closed`]), which keeps it for windows:
-//! two clock reads per pair (vDSO, no system call); the thread id is read once per
+//! ([`Monitor::push_range`], [`Monitor::range_closed`]), which keeps it for windows.
+//! The clock (CLOCK_REALTIME, a vDSO read of ~30 ns) is read only while a window is
+//! prepared or open: a range opened before is drawn from the window's start anyway,
+//! and one closed outside windows is drawn nowhere. The thread id is read once per
 //! thread.
 
 use std::cell::RefCell;
@@ -173,11 +175,12 @@ impl Ranges {
         }
     }
 
-    /// What a range or mark opened now on this thread says of its CPU side.
-    pub(super) fn start_here(&self, attributes: RangeAttributes) -> RangeStart {
+    /// What a range or mark opened now on this thread says of its CPU side; its time
+    /// only when `timed` (a window wants it: [`Monitor::wants_ranges`]), else 0.
+    pub(super) fn start_here(&self, attributes: RangeAttributes, timed: bool) -> RangeStart {
         RangeStart {
             thread_id: self.thread_id,
-            start_ns: range_clock_ns(),
+            start_ns: if timed { range_clock_ns() } else { 0 },
             depth: self.open.len() as u32,
             attributes,
         }
@@ -192,7 +195,7 @@ impl Ranges {
     ) {
         let id = monitor.and_then(|m| {
             let name = self.intern(message);
-            m.push_range(&name, self.start_here(attributes))
+            m.push_range(&name, self.start_here(attributes, m.wants_ranges()))
                 .map_err(|e| warn_once("push", &e))
                 .ok()
         });
@@ -212,7 +215,12 @@ impl Ranges {
                 if let Err(e) = m.pop_shared_annotation() {
                     warn_once("pop", &e);
                 }
-                m.range_closed(id, range_clock_ns());
+                let end_ns = if m.wants_ranges() {
+                    range_clock_ns()
+                } else {
+                    0
+                };
+                m.range_closed(id, end_ns);
             }
             for id in above.iter().filter_map(|o| o.id) {
                 if let Err(e) = m.push_annotation_again(id) {

@@ -5,8 +5,9 @@
 //! annotations lock, so no lock or allocation is added to a push. A range that closes
 //! while a window is prepared or open is kept, complete, until the window ends
 //! ([`Monitor::range_closed`]); ranges still open then are drawn to the window's end,
-//! flagged. Outside windows a close keeps nothing. Marks are kept only in windows;
-//! outside them a mark costs one atomic load.
+//! flagged. Outside windows a close keeps nothing, and the caller reads no clock
+//! ([`Monitor::wants_ranges`]). Marks are kept only in windows; outside them a mark
+//! costs one atomic load.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -44,7 +45,8 @@ pub struct RangeAttributes {
 pub struct RangeStart {
     /// OS thread id (what API records carry).
     pub thread_id: u32,
-    /// Unix ns (CLOCK_REALTIME: CUPTI's default clock).
+    /// Unix ns (CLOCK_REALTIME: CUPTI's default clock); 0 when opened outside
+    /// windows (drawn from the window's start, flagged).
     pub start_ns: u64,
     /// Ranges open below it on the thread.
     pub depth: u32,
@@ -165,17 +167,70 @@ impl Monitor {
         lock(&self.annotations).closed_at(id, Some(end_ns));
     }
 
-    /// Whether a window is prepared or open: marks are kept only then.
-    pub fn wants_marks(&self) -> bool {
+    /// Whether a window is prepared or open: marks are kept only then, and ranges need
+    /// their times only then (a range opened before is drawn from the window's start;
+    /// one closed outside windows is not drawn).
+    pub fn wants_ranges(&self) -> bool {
         self.ranges_wanted.load(Ordering::Relaxed)
     }
 
     /// An NVTX mark (an instant on its thread); kept when a window is prepared or open.
     pub fn mark(&self, name: &str, at: RangeStart) {
-        if !self.wants_marks() {
+        if !self.wants_ranges() {
             return;
         }
         let mark = annotation(CpuAnnotationKind::Mark, name, &at, at.start_ns, None);
         lock(&self.annotations).keep_mark(mark);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(name: &str, start_ns: u64, end_ns: u64) -> CpuAnnotation {
+        let start = RangeStart {
+            thread_id: 9,
+            start_ns,
+            depth: 0,
+            attributes: RangeAttributes {
+                domain: Some("d"),
+                category: RangeCategory::Named("io"),
+                color: Some(0xff102030),
+            },
+        };
+        annotation(CpuAnnotationKind::Range, name, &start, end_ns, Some(1))
+    }
+
+    #[test]
+    fn ranges_open_at_either_end_of_the_window_are_drawn_to_it_and_flagged() {
+        let done = vec![
+            range("before", 10, 20),
+            range("inside", 120, 130),
+            // Opened outside windows: no time was read (0).
+            range("across start", 0, 150),
+        ];
+        let open = [range("still open", 160, 0), range("all along", 0, 0)];
+        let got = window_ranges(done, open.into_iter(), (100, 200));
+        let shown: Vec<(&str, u64, u64, bool, bool)> = got
+            .iter()
+            .map(|a| {
+                let flags = (a.open_at_window_start, a.open_at_window_end);
+                (a.name.as_str(), a.start_ns, a.end_ns, flags.0, flags.1)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("across start", 100, 150, true, false),
+                ("all along", 100, 200, true, true),
+                ("inside", 120, 130, false, false),
+                ("still open", 160, 200, false, true),
+            ]
+        );
+        assert!(got.iter().all(|a| a.process_id == std::process::id()));
+        assert_eq!(got[0].domain.as_deref(), Some("d"));
+        assert_eq!(got[0].category.as_deref(), Some("io"));
+        assert_eq!(got[0].color.as_deref(), Some("#102030"));
     }
 }
