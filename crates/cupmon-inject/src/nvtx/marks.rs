@@ -16,9 +16,10 @@ pub(crate) fn mark(attributes: RangeAttributes, message: Message<'_>) {
             return;
         };
         let at = t.start_here(attributes, true);
-        match message {
-            Message::None => m.mark(UNNAMED, at),
-            message => m.mark(&message.text(), at),
-        }
+        let name = match message {
+            Message::None => t.intern(Message::Ascii(UNNAMED.as_bytes())),
+            message => t.intern(message),
+        };
+        m.mark(&name, at);
     })
 }

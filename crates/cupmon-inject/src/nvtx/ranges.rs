@@ -157,7 +157,8 @@ pub(crate) extern "C" fn forked() {
 }
 
 impl Ranges {
-    fn intern(&mut self, message: Message<'_>) -> Arc<str> {
+    /// The name of `message`, shared: no allocation for a name this thread has seen.
+    pub(super) fn intern(&mut self, message: Message<'_>) -> Arc<str> {
         match message {
             Message::Ascii(bytes) => {
                 if let Some(name) = self.names.get(bytes) {

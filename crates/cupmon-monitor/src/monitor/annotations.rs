@@ -1,13 +1,14 @@
 //! User annotations: named CUPTI CUSTOM1 external-correlation ids, one stack per
 //! thread as CUPTI's external-id stacks are.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use cupmon_cupti::ExternalCorrelationKind;
+use rustc_hash::FxHashMap;
 
-use super::cpu_ranges::{annotation, window_ranges, RangeStart, WindowRanges};
+use super::cpu_ranges::{annotation, window_ranges, Kept, RangeStart, WindowRanges};
 use super::{lock, Monitor};
 use crate::{MonitorError, StateError};
 use cupmon_window::{CpuAnnotation, CpuAnnotationKind};
@@ -28,8 +29,10 @@ struct OpenAnnotation {
 pub(crate) struct AnnotationNames {
     /// Open annotations.
     /// A hash map: it keeps its capacity, so a push/pop pair allocates nothing (a
-    /// B-tree allocates a node whenever it goes from empty to one entry).
-    open: HashMap<u64, OpenAnnotation>,
+    /// B-tree allocates a node whenever it goes from empty to one entry). Fx-hashed:
+    /// the keys are cupmon's own sequential ids, and SipHash was a tenth of a
+    /// push/pop pair's time (bench/nvtx/RESULTS.md).
+    open: FxHashMap<u64, OpenAnnotation>,
     window: Option<BTreeMap<u64, Arc<str>>>,
     /// NVTX ranges closed and marks made since the window was prepared.
     ranges: WindowRanges,
@@ -70,17 +73,17 @@ impl AnnotationNames {
             return;
         };
         if let (Some(_), Some(start), Some(end_ns)) = (&self.window, open.cpu, end_ns) {
-            self.ranges.keep(annotation(
-                CpuAnnotationKind::Range,
-                &open.name,
-                &start,
+            self.ranges.keep(Kept {
+                kind: CpuAnnotationKind::Range,
+                name: open.name,
+                start,
                 end_ns,
-                Some(id),
-            ));
+                external_id: Some(id),
+            });
         }
     }
 
-    pub(super) fn keep_mark(&mut self, mark: CpuAnnotation) {
+    pub(super) fn keep_mark(&mut self, mark: Kept) {
         if self.window.is_some() {
             self.ranges.keep(mark);
         }
@@ -135,6 +138,7 @@ impl AnnotationNames {
                 Some(id),
             ))
         });
+        let done = done.iter().map(Kept::annotation).collect();
         let ranges = window_ranges(done, open, span);
         (names, ranges, dropped)
     }

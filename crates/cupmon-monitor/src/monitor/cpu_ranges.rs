@@ -53,16 +53,39 @@ pub struct RangeStart {
     pub attributes: RangeAttributes,
 }
 
+/// A range closed, or a mark made, in a window: kept as it came (the name shared, no
+/// allocation but the vector's growth) until the window ends.
+#[derive(Debug, Clone)]
+pub(crate) struct Kept {
+    pub kind: CpuAnnotationKind,
+    pub name: Arc<str>,
+    pub start: RangeStart,
+    pub end_ns: u64,
+    pub external_id: Option<u64>,
+}
+
+impl Kept {
+    pub fn annotation(&self) -> CpuAnnotation {
+        annotation(
+            self.kind,
+            &self.name,
+            &self.start,
+            self.end_ns,
+            self.external_id,
+        )
+    }
+}
+
 /// The ranges and marks a window keeps (in `AnnotationNames`, under its lock).
 #[derive(Debug, Default)]
 pub(crate) struct WindowRanges {
-    pub done: Vec<CpuAnnotation>,
+    pub done: Vec<Kept>,
     /// Left out past [`MAX_PER_WINDOW`].
     pub dropped: u64,
 }
 
 impl WindowRanges {
-    pub fn keep(&mut self, a: CpuAnnotation) {
+    pub fn keep(&mut self, a: Kept) {
         if self.done.len() < MAX_PER_WINDOW {
             self.done.push(a);
         } else {
@@ -170,17 +193,23 @@ impl Monitor {
     /// Whether a window is prepared or open: marks are kept only then, and ranges need
     /// their times only then (a range opened before is drawn from the window's start;
     /// one closed outside windows is not drawn).
+    #[inline]
     pub fn wants_ranges(&self) -> bool {
         self.ranges_wanted.load(Ordering::Relaxed)
     }
 
     /// An NVTX mark (an instant on its thread); kept when a window is prepared or open.
-    pub fn mark(&self, name: &str, at: RangeStart) {
+    pub fn mark(&self, name: &Arc<str>, at: RangeStart) {
         if !self.wants_ranges() {
             return;
         }
-        let mark = annotation(CpuAnnotationKind::Mark, name, &at, at.start_ns, None);
-        lock(&self.annotations).keep_mark(mark);
+        lock(&self.annotations).keep_mark(Kept {
+            kind: CpuAnnotationKind::Mark,
+            name: name.clone(),
+            start: at,
+            end_ns: at.start_ns,
+            external_id: None,
+        });
     }
 }
 
