@@ -46,9 +46,7 @@ fn launches<'a>(events: &'a [Value], kernel: &str) -> Vec<&'a Value> {
     assert!(!correlations.is_empty(), "no kernel {kernel}");
     let calls: Vec<&Value> = events
         .iter()
-        .filter(|e| {
-            e["cat"] == "cuda_runtime" && correlations.contains(&&e["args"]["correlation"])
-        })
+        .filter(|e| e["cat"] == "cuda_runtime" && correlations.contains(&&e["args"]["correlation"]))
         .collect();
     assert_eq!(calls.len(), correlations.len(), "launches of {kernel}");
     calls
@@ -73,7 +71,11 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
     ] {
         let r = range(name);
         assert_eq!(r["ph"], "X", "{r}");
-        assert_eq!((&r["pid"], &r["tid"]), (&launch["pid"], &launch["tid"]), "{r}");
+        assert_eq!(
+            (&r["pid"], &r["tid"]),
+            (&launch["pid"], &launch["tid"]),
+            "{r}"
+        );
         assert!(r["args"].get("Not nested").is_none(), "{r}");
     }
     // "inner" (domain mylib) outlives "outer" (pushed before it, popped first): it
@@ -114,7 +116,11 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
     // Args: the default domain has none; "layer 7" is of domain mylib, in the category
     // named "compute", green; `nvtxRangePushEx`'s attributes give a color.
     let args = |name| &range(name)["args"];
-    assert!(args("forward").get("Domain").is_none(), "{}", args("forward"));
+    assert!(
+        args("forward").get("Domain").is_none(),
+        "{}",
+        args("forward")
+    );
     assert!(args("forward").get("Color").is_none());
     assert_eq!(args("layer 7")["Domain"], "mylib");
     assert_eq!(args("layer 7")["Category"], "compute");
@@ -131,7 +137,10 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
 
     // Marks: thread instants where they were made.
     let checkpoint = one(events, "nvtx_mark", "checkpoint");
-    assert_eq!((&checkpoint["ph"], &checkpoint["s"]), (&"i".into(), &"t".into()));
+    assert_eq!(
+        (&checkpoint["ph"], &checkpoint["s"]),
+        (&"i".into(), &"t".into())
+    );
     assert_eq!(checkpoint["tid"], launch["tid"]);
     assert!(contains(range("layer 7"), checkpoint));
     let epoch_end = one(events, "nvtx_mark", "epoch end");
@@ -165,7 +174,10 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
             .as_u64()
             .expect("depth")
     };
-    assert_eq!((depth("forward"), depth("layer 7"), depth("inner")), (0, 1, 1));
+    assert_eq!(
+        (depth("forward"), depth("layer 7"), depth("inner")),
+        (0, 1, 1)
+    );
 
     // A Perfetto trace of the window has them; PyTorch's exact output has none.
     let export = |out: &str, exact: bool| {
@@ -190,7 +202,13 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
         path
     };
     let pftrace = std::fs::read(export("w.pftrace", false)).expect("pftrace");
-    for text in ["left open", "user_annotation", "nvtx_mark", "epoch end", "#123456"] {
+    for text in [
+        "left open",
+        "user_annotation",
+        "nvtx_mark",
+        "epoch end",
+        "#123456",
+    ] {
         assert!(
             pftrace.windows(text.len()).any(|w| w == text.as_bytes()),
             "{text} not in the Perfetto trace"
@@ -208,7 +226,9 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
 /// The ranges and marks of a trace: (cat, name, tid, absolute start in ns, dur in ns,
 /// args), sorted.
 fn cpu_annotations(trace: &Value) -> Vec<(String, String, String, i64, i64, String)> {
-    let base = trace["baseTimeNanoseconds"].as_i64().expect("baseTimeNanoseconds");
+    let base = trace["baseTimeNanoseconds"]
+        .as_i64()
+        .expect("baseTimeNanoseconds");
     let mut out: Vec<_> = trace["traceEvents"]
         .as_array()
         .expect("traceEvents")

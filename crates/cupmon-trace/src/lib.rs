@@ -42,10 +42,11 @@ mod window_stream;
 // the injection library link no renderer); its users here reach it as before.
 use cupmon_window::kinds;
 pub use cupmon_window::{
-    filter_window, is_registered, CpuAnnotation, CpuAnnotationKind, overhead_kind_name, requires_flow, ApiEvent, ClockAlignment,
-    CudaEventEvent, CupmonInfo, DistributedInfo, ExternalCorrelationEvent, GpuPlace, KernelEvent,
-    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OffClockEvents, OverheadEvent,
-    SliceInfo, SyncEvent, TraceWindow, WindowEvent, DRIVER_NOISE, RUNTIME_BLOCKLIST,
+    filter_window, is_registered, overhead_kind_name, requires_flow, ApiEvent, ClockAlignment,
+    CpuAnnotation, CpuAnnotationKind, CudaEventEvent, CupmonInfo, DistributedInfo,
+    ExternalCorrelationEvent, GpuPlace, KernelEvent, MemcpyEvent, MemoryEvent, MemoryPoolEvent,
+    MemsetEvent, OffClockEvents, OverheadEvent, SliceInfo, SyncEvent, TraceWindow, WindowEvent,
+    DRIVER_NOISE, RUNTIME_BLOCKLIST,
 };
 
 pub use combine::{

@@ -274,9 +274,7 @@ pub(crate) fn start(
     message: Message<'_>,
 ) -> u64 {
     let range = NEXT_RANGE_ID.fetch_add(1, Ordering::Relaxed);
-    with_thread(|t, monitor| {
-        t.open(monitor, (domain, attributes), How::Started(range), message)
-    });
+    with_thread(|t, monitor| t.open(monitor, (domain, attributes), How::Started(range), message));
     range
 }
 

@@ -144,22 +144,17 @@ pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
     let core2: [(usize, Slot); 11] = [
         (
             1,
-            slot!(
-                domain_mark_ex as unsafe extern "C" fn(*const Domain, *const EventAttributes)
-            ),
+            slot!(domain_mark_ex as unsafe extern "C" fn(*const Domain, *const EventAttributes)),
         ),
         (
             8,
             slot!(
-                domain_name_category_a
-                    as unsafe extern "C" fn(*const Domain, u32, *const c_char)
+                domain_name_category_a as unsafe extern "C" fn(*const Domain, u32, *const c_char)
             ),
         ),
         (
             9,
-            slot!(
-                domain_name_category_w as unsafe extern "C" fn(*const Domain, u32, *const i32)
-            ),
+            slot!(domain_name_category_w as unsafe extern "C" fn(*const Domain, u32, *const i32)),
         ),
         (
             2,
@@ -469,17 +464,49 @@ unsafe extern "C" fn domain_mark_ex(domain: *const Domain, attributes: *const Ev
 }
 unsafe extern "C" fn name_category_a(category: u32, name: *const c_char) {
     // SAFETY: NVTX's contract (above).
-    guarded(|| categories::name(DEFAULT_DOMAIN, category, unsafe { ascii(name) }.text().into_owned()))
+    guarded(|| {
+        categories::name(
+            DEFAULT_DOMAIN,
+            category,
+            unsafe { ascii(name) }.text().into_owned(),
+        )
+    })
 }
 unsafe extern "C" fn name_category_w(category: u32, name: *const i32) {
     // SAFETY: NVTX's contract (above).
-    guarded(|| categories::name(DEFAULT_DOMAIN, category, unsafe { wide(name) }.text().into_owned()))
+    guarded(|| {
+        categories::name(
+            DEFAULT_DOMAIN,
+            category,
+            unsafe { wide(name) }.text().into_owned(),
+        )
+    })
 }
-unsafe extern "C" fn domain_name_category_a(domain: *const Domain, category: u32, name: *const c_char) {
+unsafe extern "C" fn domain_name_category_a(
+    domain: *const Domain,
+    category: u32,
+    name: *const c_char,
+) {
     // SAFETY: NVTX's contract (above).
-    guarded(|| categories::name(domain_key(domain), category, unsafe { ascii(name) }.text().into_owned()))
+    guarded(|| {
+        categories::name(
+            domain_key(domain),
+            category,
+            unsafe { ascii(name) }.text().into_owned(),
+        )
+    })
 }
-unsafe extern "C" fn domain_name_category_w(domain: *const Domain, category: u32, name: *const i32) {
+unsafe extern "C" fn domain_name_category_w(
+    domain: *const Domain,
+    category: u32,
+    name: *const i32,
+) {
     // SAFETY: NVTX's contract (above).
-    guarded(|| categories::name(domain_key(domain), category, unsafe { wide(name) }.text().into_owned()))
+    guarded(|| {
+        categories::name(
+            domain_key(domain),
+            category,
+            unsafe { wide(name) }.text().into_owned(),
+        )
+    })
 }

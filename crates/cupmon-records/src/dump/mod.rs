@@ -13,8 +13,8 @@ mod chunk_headers;
 mod chunk_reader;
 mod chunk_resync;
 mod chunk_writer;
-mod cpu_annotation_file;
 pub mod compact;
+mod cpu_annotation_file;
 mod dir;
 mod dump_annotations;
 mod dump_file;
@@ -55,11 +55,11 @@ pub use chunk::{
 pub use chunk_headers::chunk_headers;
 pub use chunk_reader::ChunkReader;
 pub use chunk_writer::ChunkWriter;
-pub use cpu_annotation_file::{
-    append_cpu_annotation_lines, read_cpu_annotation_lines, CPU_ANNOTATIONS_CAP,
-};
 pub use compact::{
     compress_chunk, decompress_chunk, ChunkCompressor, ChunkDecompressor, CompactError,
+};
+pub use cpu_annotation_file::{
+    append_cpu_annotation_lines, read_cpu_annotation_lines, CPU_ANNOTATIONS_CAP,
 };
 pub use dir::Dump;
 pub use dump_file::{

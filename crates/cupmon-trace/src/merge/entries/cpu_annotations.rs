@@ -93,7 +93,9 @@ impl Entries<'_> {
             match a.kind {
                 CpuAnnotationKind::Range => {
                     let dur = dur_us(i128::from(a.start_ns), i128::from(a.end_ns));
-                    let id = a.external_id.map(|i| ("External id", ArgValue::Int(i.into())));
+                    let id = a
+                        .external_id
+                        .map(|i| ("External id", ArgValue::Int(i.into())));
                     let mut args = attribute_args(a, id);
                     if !nests {
                         args.push(("Not nested", TRUE));
@@ -200,7 +202,13 @@ mod tests {
     #[test]
     fn ranges_closed_out_of_order_do_not_nest() {
         // outer 0..10 holds a 1..5 and b 6..10; c 8..20 overlaps outer and b.
-        let ranges = [range(0, 10), range(1, 5), range(6, 10), range(8, 20), range(20, 30)];
+        let ranges = [
+            range(0, 10),
+            range(1, 5),
+            range(6, 10),
+            range(8, 20),
+            range(20, 30),
+        ];
         assert_eq!(nesting(&ranges), [true, true, true, false, true]);
         let mut other = range(8, 20);
         other.thread_id = 3;
