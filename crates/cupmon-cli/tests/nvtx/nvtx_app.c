@@ -188,6 +188,9 @@ int main(int argc, char **argv) {
         pthread_t other;
         pthread_create(&other, NULL, end_elsewhere, &handoff);
         pthread_join(other, NULL);
+        /* Its CPU slice ends where the other thread ended it, not here. */
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
         printf("pop nothing %d\n", pop());
         kernels(1, "k_after");
 

@@ -114,7 +114,8 @@ thread_local! {
 }
 
 static NEXT_RANGE_ID: AtomicU64 = AtomicU64::new(1);
-static REMOTE_ENDS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+/// (range, when it ended: 0 when no window wanted the time).
+static REMOTE_ENDS: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 static REMOTE_PENDING: AtomicUsize = AtomicUsize::new(0);
 static WARNED: AtomicBool = AtomicBool::new(false);
 
@@ -203,8 +204,9 @@ impl Ranges {
         self.open.push(Open { domain, how, id });
     }
 
-    /// Close the open range at `index`, keeping CUPTI's stack equal to the rest.
-    fn close(&mut self, monitor: Option<&Monitor>, index: usize) {
+    /// Close the open range at `index`, keeping CUPTI's stack equal to the rest; it
+    /// ended at `ended_at` (ns; 0: now).
+    fn close(&mut self, monitor: Option<&Monitor>, index: usize, ended_at: u64) {
         if let Some(m) = monitor {
             let above = &self.open[index + 1..];
             for open in above.iter().rev() {
@@ -216,10 +218,10 @@ impl Ranges {
                 if let Err(e) = m.pop_shared_annotation() {
                     warn_once("pop", &e);
                 }
-                let end_ns = if m.wants_ranges() {
-                    range_clock_ns()
-                } else {
-                    0
+                let end_ns = match (m.wants_ranges(), ended_at) {
+                    (false, _) => 0,
+                    (true, 0) => range_clock_ns(),
+                    (true, at) => at,
                 };
                 m.range_closed(id, end_ns);
             }
@@ -263,7 +265,7 @@ pub(crate) fn pop(domain: DomainKey) -> i32 {
         else {
             return -1;
         };
-        t.close(monitor, index);
+        t.close(monitor, index, 0);
         t.depth(domain)
     })
 }
@@ -280,37 +282,39 @@ pub(crate) fn start(
 
 /// `nvtxRangeEnd` / `nvtxDomainRangeEnd`.
 pub(crate) fn end(range: u64) {
-    let here =
-        with_thread(
-            |t, monitor| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
-                Some(index) => {
-                    t.close(monitor, index);
-                    true
-                }
-                None => false,
-            },
-        );
+    // (closed here, when it ended if a window wants the time).
+    let (here, ended_at) = with_thread(|t, monitor| {
+        match t.open.iter().rposition(|o| o.how == How::Started(range)) {
+            Some(index) => {
+                t.close(monitor, index, 0);
+                (true, 0)
+            }
+            // Another thread's: it closes it at its next NVTX call, drawn to now.
+            None if monitor.is_some_and(Monitor::wants_ranges) => (false, range_clock_ns()),
+            None => (false, 0),
+        }
+    });
     if !here {
         let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
         if remote.len() >= MAX_REMOTE_ENDS {
             // Ranges whose thread never called NVTX again (or ended one twice).
             remote.drain(..MAX_REMOTE_ENDS / 2);
         }
-        remote.push(range);
+        remote.push((range, ended_at));
         REMOTE_PENDING.store(remote.len(), Ordering::Relaxed);
     }
 }
 
 fn close_remote_ends(t: &mut Ranges, monitor: Option<&Monitor>) {
     let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
-    remote.retain(
-        |&range| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
+    remote.retain(|&(range, ended_at)| {
+        match t.open.iter().rposition(|o| o.how == How::Started(range)) {
             Some(index) => {
-                t.close(monitor, index);
+                t.close(monitor, index, ended_at);
                 false
             }
             None => true,
-        },
-    );
+        }
+    });
     REMOTE_PENDING.store(remote.len(), Ordering::Relaxed);
 }
