@@ -95,6 +95,12 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
         format!("{} (NVTX ranges not nested)", launch["tid"])
     );
     assert_eq!(inner["args"]["Not nested"], true);
+    let track_names: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] == inner["tid"])
+        .collect();
+    assert_eq!(track_names.len(), 1, "{track_names:?}");
+    assert_eq!(track_names[0]["args"]["name"], inner["tid"]);
     // Each range holds the launches made inside it (its innermost or an outer one).
     for (name, kernels) in [
         ("forward", &["k_forward", "k_layer7"][..]),

@@ -81,13 +81,18 @@ impl Entries<'_> {
             return Ok(());
         }
         let nested = nesting(self.cpu_annotations);
+        let mut named_tracks = rustc_hash::FxHashSet::default();
         for (a, nests) in self.cpu_annotations.iter().zip(nested) {
             let pid = Id::Int(i128::from(a.process_id));
             let thread = export_tid(i128::from(a.thread_id));
             let tid = if nests {
                 Id::Int(thread)
             } else {
-                Id::Text(Cow::Owned(overlap_track(thread)))
+                let track = overlap_track(thread);
+                if named_tracks.insert((a.process_id, thread)) {
+                    name_track(sink, &pid, &track)?;
+                }
+                Id::Text(Cow::Owned(track))
             };
             let ts = rel_us(i128::from(a.start_ns), self.base_ns);
             match a.kind {
@@ -131,6 +136,20 @@ impl Entries<'_> {
         }
         Ok(())
     }
+}
+
+/// The `thread_name` of an overlap track: its own id.
+fn name_track(sink: &mut dyn EventSink, pid: &Id<'_>, track: &str) -> Result<(), TraceError> {
+    let args = [("name", ArgValue::Str(track))];
+    let meta = TraceEvent {
+        name: Cow::Borrowed("thread_name"),
+        pid: Some(pid.clone()),
+        tid: Some(Id::Text(Cow::Borrowed(track))),
+        ts: Some(0.0),
+        ..TraceEvent::new(Phase::Metadata)
+    };
+    sink.event(&meta.with_args(&args))?;
+    Ok(())
 }
 
 /// The track of a thread's ranges that overlap its others without nesting.
