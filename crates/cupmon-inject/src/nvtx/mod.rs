@@ -19,6 +19,7 @@ use std::ffi::{c_int, CStr, CString};
 use std::panic::catch_unwind;
 use std::path::{Path, PathBuf};
 
+mod arguments;
 mod categories;
 mod marks;
 mod ranges;

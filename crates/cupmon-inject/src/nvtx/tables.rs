@@ -6,15 +6,16 @@
 //! become no-ops (thread names and resources, which have no place in cupmon's traces
 //! yet).
 //!
-//! The functions here only decode NVTX's arguments; `ranges.rs` does the work.
+//! The functions here only decode NVTX's arguments (with `arguments.rs`); `ranges.rs`,
+//! `marks.rs` and `categories.rs` do the work.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 
-use cupmon_monitor::RangeAttributes;
-
-use super::ranges::{self, DomainKey, Message, DEFAULT_DOMAIN};
+use super::arguments::{
+    ascii, attributes_of, domain_key, guarded, message, plain, wide, Domain, EventAttributes,
+};
+use super::ranges::{self, Message, DEFAULT_DOMAIN};
 use super::{categories, marks};
 
 /// A function as NVTX's generic slot type.
@@ -45,38 +46,6 @@ struct ExportTableCallbacks {
     struct_size: usize,
     get_module_function_table:
         Option<unsafe extern "C" fn(c_int, *mut *mut *mut Slot, *mut u32) -> c_int>,
-}
-
-/// `nvtxEventAttributes_v2`: 48 bytes, the message last.
-#[repr(C)]
-pub(crate) struct EventAttributes {
-    version: u16,
-    size: u16,
-    category: u32,
-    color_type: i32,
-    color: u32,
-    payload_type: i32,
-    reserved0: i32,
-    payload: u64,
-    message_type: i32,
-    message: *const c_void,
-}
-
-/// `nvtxMessageType_t`.
-const MESSAGE_ASCII: i32 = 1;
-const MESSAGE_UNICODE: i32 = 2;
-const MESSAGE_REGISTERED: i32 = 3;
-/// Longest wide-character message read (NVTX sets no limit; a missing terminator
-/// must not walk memory forever).
-const MAX_WIDE_CHARS: usize = 4096;
-
-/// `nvtxColorType_t`'s ARGB.
-const COLOR_ARGB: i32 = 1;
-
-/// A domain handle (`nvtxDomainHandle_t`) cupmon gives out: leaked, as NVTX handles
-/// stay valid for the process's life.
-struct Domain {
-    name: &'static str,
 }
 
 /// Fill NVTX's CORE and CORE2 tables through `get_export_table`. False when NVTX
@@ -231,100 +200,6 @@ fn fill(
         }
     }
     true
-}
-
-/// Run a callback's body; a panic (a bug of cupmon's) never unwinds into the program.
-fn guarded<T: Default>(f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_default()
-}
-
-/// # Safety
-/// `text` is null or a NUL-terminated string alive for the call.
-unsafe fn ascii<'a>(text: *const c_char) -> Message<'a> {
-    if text.is_null() {
-        return Message::None;
-    }
-    // SAFETY: the caller's promise.
-    Message::Ascii(unsafe { CStr::from_ptr(text) }.to_bytes())
-}
-
-/// # Safety
-/// `text` is null or a NUL-terminated `wchar_t` (UTF-32 on Linux) string.
-unsafe fn wide<'a>(text: *const i32) -> Message<'a> {
-    if text.is_null() {
-        return Message::None;
-    }
-    let mut out = String::new();
-    for i in 0..MAX_WIDE_CHARS {
-        // SAFETY: within the string: its terminator has not been seen yet.
-        let c = unsafe { *text.add(i) };
-        if c == 0 {
-            break;
-        }
-        out.push(char::from_u32(c as u32).unwrap_or(char::REPLACEMENT_CHARACTER));
-    }
-    Message::Text(out)
-}
-
-/// # Safety
-/// `attributes` is null or points at NVTX event attributes alive for the call whose
-/// registered-string handles were returned by `domain_register_string_*`.
-unsafe fn message<'a>(attributes: *const EventAttributes) -> Message<'a> {
-    if attributes.is_null() {
-        return Message::None;
-    }
-    // SAFETY: the caller's promise; the message is read only when the struct, by its
-    // own size field, reaches it.
-    unsafe {
-        let size = (*attributes).size as usize;
-        if size < size_of::<EventAttributes>() {
-            return Message::None;
-        }
-        let text = (*attributes).message;
-        match (*attributes).message_type {
-            MESSAGE_ASCII => ascii(text.cast()),
-            MESSAGE_UNICODE => wide(text.cast()),
-            MESSAGE_REGISTERED if !text.is_null() => Message::Registered(&*text.cast::<Arc<str>>()),
-            _ => Message::None,
-        }
-    }
-}
-
-fn domain_key(domain: *const Domain) -> DomainKey {
-    domain as DomainKey
-}
-
-/// A range's or mark's attributes in `domain` without event attributes (the `A` and
-/// `W` calls: the default domain).
-fn plain() -> (DomainKey, RangeAttributes) {
-    (DEFAULT_DOMAIN, RangeAttributes::default())
-}
-
-/// # Safety
-/// `domain` is null or a handle `domain_create_*` returned; `attributes` as for
-/// [`message`].
-unsafe fn attributes_of(
-    domain: *const Domain,
-    attributes: *const EventAttributes,
-) -> (DomainKey, RangeAttributes) {
-    let key = domain_key(domain);
-    // SAFETY: the caller's promise: a handle cupmon leaked, alive for good.
-    let name = (!domain.is_null()).then(|| unsafe { (*domain).name });
-    let mut out = RangeAttributes {
-        domain: name,
-        ..RangeAttributes::default()
-    };
-    // SAFETY: the caller's promise; fields read only when the struct, by its own size
-    // field, holds them all.
-    unsafe {
-        if !attributes.is_null() && (*attributes).size as usize >= size_of::<EventAttributes>() {
-            out.category = categories::of(key, (*attributes).category);
-            if (*attributes).color_type == COLOR_ARGB {
-                out.color = Some((*attributes).color);
-            }
-        }
-    }
-    (key, out)
 }
 
 // The callbacks. Each one's SAFETY rests on NVTX's contract: the pointers it passes
