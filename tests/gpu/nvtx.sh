@@ -1,8 +1,12 @@
 #!/bin/bash
 # NVTX ranges on a real GPU, no code change (run through the `device` tool):
 #  N1: C++ with the toolkit's <nvtx3/nvToolsExt.h> (nvcc): push/pop, a domain with a
-#      registered string, start/end; each kernel must land in its range.
-#  N2: torch.cuda.nvtx.range, and the `nvtx` package when .gpu/wheels/nvtx-*.whl is
+#      registered string, start/end; each kernel must land in its range; the ranges as
+#      slices on the launching thread (nested, holding their launches), marks, domain,
+#      named category and color args, a range open at the window's end.
+#      (N1 and N2 also check that `cupmon decode` draws the same slices and marks and
+#      that `export --exact` draws none: tests/gpu/nvtx_check.py.)
+#  N2: torch.cuda.nvtx.range and .mark, and the `nvtx` package when .gpu/wheels/nvtx-*.whl is
 #      there (download it with `pip download --no-deps --only-binary=:all:
 #      --python-version 3.12 --platform manylinux2014_x86_64 -d .gpu/wheels nvtx`).
 #  N3: NVTX_INJECTION64_PATH already set (as Nsight Systems sets it): kept, said once.
@@ -40,7 +44,11 @@ echo "== N1: C++ with <nvtx3/nvToolsExt.h>, 3 steps, a window over the run" | sa
 if nvcc -O2 -arch=sm_90 -o "$OUT/nvtx_ranges" "$here/nvtx_ranges.cu" >"$OUT/nvcc.log" 2>&1; then
   "$cupmon" run -o "$OUT/n1" --window-at 0 --window-for 600 -- "$OUT/nvtx_ranges" 3 >"$OUT/n1.out" 2>"$OUT/n1.err"
   echo "exit $? $(tail -3 "$OUT/n1.err" | tr '\n' ' ')" >>"$results"
-  judge python3 "$here/nvtx_check.py" "$cupmon" N1 "$OUT/n1" forward=9 "layer 7=6" backward=12 optimizer=3
+  judge python3 "$here/nvtx_check.py" "$cupmon" N1 "$OUT/n1" forward=9 "layer 7=6" backward=12 optimizer=3 \
+    slice:forward "slice:layer 7" slice:backward slice:optimizer "nested:forward>layer 7" \
+    mark:checkpoint "mark:step end" "arg:layer 7:Domain=mylib" "arg:layer 7:Category=compute" \
+    "arg:layer 7:Color=#00ff00" "arg:step end:Domain=mylib" "arg:step end:Category=compute" \
+    "arg:step end:Color=#123456" "open:left open"
 else
   echo "FAIL N1: nvcc ($(tail -3 "$OUT/nvcc.log" | tr '\n' ' '))" | say
 fi
@@ -48,8 +56,9 @@ fi
 echo "== N2: torch.cuda.nvtx.range (and the nvtx package), a window over the run" | say
 "$cupmon" run -o "$OUT/n2" --window-at 0 --window-for 600 -- python3 "$here/nvtx_torch.py" 5 >"$OUT/n2.out" 2>"$OUT/n2.err"
 echo "exit $? $(grep -v Warning "$OUT/n2.err" | tail -3 | tr '\n' ' ') $(grep INFO "$OUT/n2.out")" >>"$results"
-expect=(forward=+ backward=+ empty=0)
-python3 -c "import nvtx" 2>/dev/null && expect+=("layer 7=+")
+expect=(forward=+ backward=+ empty=0 slice:forward slice:backward slice:empty mark:step)
+python3 -c "import nvtx" 2>/dev/null && expect+=("layer 7=+" "slice:layer 7" "arg:layer 7:Domain=mylib" \
+  "arg:layer 7:Category=io" "arg:layer 7:Color=#" "mark:nvtx step" "arg:nvtx step:Domain=mylib")
 judge python3 "$here/nvtx_check.py" "$cupmon" N2 "$OUT/n2" "${expect[@]}"
 
 echo "== N3: NVTX_INJECTION64_PATH set by the user is kept" | say

@@ -1,6 +1,7 @@
 """NVTX ranges from torch (torch.cuda.nvtx.range) and, when importable, the `nvtx`
 package, for tests/gpu/nvtx.sh: GPU work in "forward", "backward" and "layer 7"
-(nvtx package, domain "mylib"), and nothing in "empty"."""
+(nvtx package, domain "mylib", category "io", color), and nothing in "empty"; marks
+"step" (torch.cuda.nvtx.mark) and "nvtx step" (the nvtx package, domain "mylib")."""
 import sys
 
 import torch
@@ -20,11 +21,13 @@ for _ in range(steps):
     with torch.cuda.nvtx.range("backward"):
         loss.backward()
     if nvtx is not None:
-        with nvtx.annotate("layer 7", domain="mylib"):
+        with nvtx.annotate("layer 7", domain="mylib", category="io", color="blue"):
             y = x @ x.T
+        nvtx.mark("nvtx step", domain="mylib")
     with torch.cuda.nvtx.range("empty"):
         pass
     opt.step()
     opt.zero_grad()
+    torch.cuda.nvtx.mark("step")
 torch.cuda.synchronize()
 print("done", steps)

@@ -108,10 +108,12 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
             "pop outer 0",
             "pop inner 0",
             "pop nothing -1",
+            "push left open 0",
         ],
         "{stderr}"
     );
     let dump = only_dump(dir.path());
+    crate::nvtx_cpu::check_cpu_ranges_and_marks(dir.path(), &dump);
 
     // The window: each kernel's launch correlates with its innermost range's id.
     let window = read_json(&dump.join("window-0.json"));
@@ -229,6 +231,10 @@ fn nvtx_ranges_of_a_c_program_become_annotations_over_their_kernels() {
         .collect();
     from_dump.sort_unstable();
     assert_eq!(from_dump, spans);
+    crate::nvtx_cpu::check_same_cpu_annotations(
+        &read_json(&dump.join("window-0.trace.json.gz")),
+        &read_json(&decoded),
+    );
 
     // `stats --by-range`: kernels per range name, the rest outside any range.
     assert_eq!(

@@ -19,6 +19,7 @@ mod hostile_control;
 mod hostile_files;
 mod hostile_segments;
 mod nvtx;
+mod nvtx_cpu;
 mod off_clock;
 mod pftrace;
 mod python_stacks;

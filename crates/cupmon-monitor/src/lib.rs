@@ -41,7 +41,7 @@ pub use cupmon_hang::Trigger as HangTrigger;
 pub use error::{MonitorError, StateError};
 pub use flusher::SLOW_FLUSH_PERIODS;
 pub use meta::MetaEntry;
-pub use monitor::Monitor;
+pub use monitor::{range_clock_ns, Monitor, RangeAttributes, RangeCategory, RangeStart};
 pub use stats::{BufferUse, MonitorStats, QuietStretch};
 pub use worker_profile::WorkerProfile;
 

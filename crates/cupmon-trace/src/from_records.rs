@@ -123,8 +123,32 @@ pub(crate) fn window_shell(
         // cupmon's monitor records the GPUs in the meta (Kineto's deviceProperties).
         device_properties: dump.meta().json().get("device_properties").cloned(),
         distributed_info: dump_distributed_info(dump),
+        cpu_annotations: dump_cpu_annotations(dump, range, report),
         off_clock: None,
     })
+}
+
+/// The NVTX ranges and marks of the dump's windows (`cpu_annotations.jsonl`) that
+/// overlap `range`; damage goes into `report`'s warnings.
+fn dump_cpu_annotations(
+    dump: &Dump,
+    range: &TimeRange,
+    report: &mut DecodeReport,
+) -> Vec<crate::CpuAnnotation> {
+    let mut kept = Vec::new();
+    let from = range.from_ns.unwrap_or(0);
+    let to = range.to_ns.unwrap_or(u64::MAX);
+    let warnings = cupmon_records::dump::read_cpu_annotation_lines(dump.dir(), |line| {
+        let a: crate::CpuAnnotation = serde_json::from_str(line)
+            .map_err(|e| format!("not an NVTX range or mark ({e}): {line:?}"))?;
+        // `[from, to)`, as the slice's records; a mark at `from` is in it.
+        if a.end_ns >= from && a.start_ns < to {
+            kept.push(a);
+        }
+        Ok(())
+    });
+    report.warnings.extend(warnings);
+    kept
 }
 
 /// The dump's `distributedInfo`: the meta's (torchrun's environment), else its rank

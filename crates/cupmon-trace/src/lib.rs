@@ -43,9 +43,10 @@ mod window_stream;
 use cupmon_window::kinds;
 pub use cupmon_window::{
     filter_window, is_registered, overhead_kind_name, requires_flow, ApiEvent, ClockAlignment,
-    CudaEventEvent, CupmonInfo, DistributedInfo, ExternalCorrelationEvent, GpuPlace, KernelEvent,
-    MemcpyEvent, MemoryEvent, MemoryPoolEvent, MemsetEvent, OffClockEvents, OverheadEvent,
-    SliceInfo, SyncEvent, TraceWindow, WindowEvent, DRIVER_NOISE, RUNTIME_BLOCKLIST,
+    CpuAnnotation, CpuAnnotationKind, CudaEventEvent, CupmonInfo, DistributedInfo,
+    ExternalCorrelationEvent, GpuPlace, KernelEvent, MemcpyEvent, MemoryEvent, MemoryPoolEvent,
+    MemsetEvent, OffClockEvents, OverheadEvent, SliceInfo, SyncEvent, TraceWindow, WindowEvent,
+    DRIVER_NOISE, RUNTIME_BLOCKLIST,
 };
 
 pub use combine::{

@@ -12,12 +12,14 @@
 
 mod api_rules;
 mod clock_alignment;
+mod cpu_annotation;
 mod filter;
 pub mod kinds;
 mod window;
 
 pub use api_rules::{is_registered, requires_flow, DRIVER_NOISE, RUNTIME_BLOCKLIST};
 pub use clock_alignment::ClockAlignment;
+pub use cpu_annotation::{rgb_hex, CpuAnnotation, CpuAnnotationKind};
 pub use filter::filter_window;
 pub use kinds::{
     overhead_kind_name, ApiEvent, CudaEventEvent, ExternalCorrelationEvent, GpuPlace, KernelEvent,

@@ -32,6 +32,9 @@ pub struct TraceWindow {
     /// The process's place in a distributed job (from torchrun's environment).
     #[serde(rename = "distributedInfo", skip_serializing_if = "Option::is_none")]
     pub distributed_info: Option<DistributedInfo>,
+    /// NVTX ranges and marks on their CPU threads (`cpu_annotation.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_annotations: Vec<crate::CpuAnnotation>,
     /// Records on a clock cupmon could not convert, kept apart on their own clock
     /// (`cupmon_records::clock::OFF_CLOCK_RULE`); last, so that a window streamed
     /// event by event can still write it after its other fields.

@@ -6,7 +6,8 @@
  *   function handing out the export tables, then call every NVTX function through
  *   the slots the tool filled (an unfilled slot is a no-op);
  * - the program: nested ranges of two domains, with kernels launched inside them
- *   through the fake libcupti (CUPMON_LIBCUPTI), named after the range they run in.
+ *   through the fake libcupti (CUPMON_LIBCUPTI), named after the range they run in;
+ *   marks, a named category, colors, and a range left open at the end.
  * It prints what NVTX returned, one "call value" line each, for the test to check. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -67,10 +68,10 @@ static void nvtx_init(void) {
     if (!init || !init(get_export_table)) { fprintf(stderr, "NVTX tool refused\n"); exit(92); }
 }
 
-/* The NVTX API, each call through its slot (CORE: 4 RangeStartEx, 5 RangeStartA,
- * 7 RangeEnd, 8 RangePushEx, 9 RangePushA, 11 RangePop; CORE2: 2 DomainRangeStartEx,
- * 3 DomainRangeEnd, 4 DomainRangePushEx, 5 DomainRangePop, 10 DomainRegisterStringA,
- * 12 DomainCreateA). */
+/* The NVTX API, each call through its slot (CORE: 2 MarkA, 4 RangeStartEx,
+ * 5 RangeStartA, 7 RangeEnd, 8 RangePushEx, 9 RangePushA, 11 RangePop; CORE2:
+ * 1 DomainMarkEx, 2 DomainRangeStartEx, 3 DomainRangeEnd, 4 DomainRangePushEx,
+ * 5 DomainRangePop, 8 DomainNameCategoryA, 10 DomainRegisterStringA, 12 DomainCreateA). */
 static int push_a(const char *m) { return core[9] ? ((int (*)(const char *))core[9])(m) : -9; }
 static int push_ex(const attributes_t *a) { return core[8] ? ((int (*)(const attributes_t *))core[8])(a) : -9; }
 static int pop(void) { return core[11] ? ((int (*)(void))core[11])() : -9; }
@@ -80,6 +81,9 @@ static void *domain_create(const char *n) { return core2[12] ? ((void *(*)(const
 static void *register_string(void *d, const char *s) { return core2[10] ? ((void *(*)(void *, const char *))core2[10])(d, s) : NULL; }
 static int domain_push(void *d, const attributes_t *a) { return core2[4] ? ((int (*)(void *, const attributes_t *))core2[4])(d, a) : -9; }
 static int domain_pop(void *d) { return core2[5] ? ((int (*)(void *))core2[5])(d) : -9; }
+static void mark_a(const char *m) { if (core[2]) ((void (*)(const char *))core[2])(m); }
+static void domain_mark(void *d, const attributes_t *a) { if (core2[1]) ((void (*)(void *, const attributes_t *))core2[1])(d, a); }
+static void name_category(void *d, uint32_t c, const char *n) { if (core2[8]) ((void (*)(void *, uint32_t, const char *))core2[8])(d, c, n); }
 
 static attributes_t ascii(const char *m) {
     attributes_t a;
@@ -110,8 +114,8 @@ static double now_ns(void) {
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
-/* `nvtx_app bench N`: N push/pop pairs of one name, then of 8 names in turn; prints
- * the mean nanoseconds per pair (whatever tool NVTX_INJECTION64_PATH names). */
+/* `nvtx_app bench N`: N push/pop pairs of one name, then of 8 names in turn, then N
+ * marks; prints the mean nanoseconds per pair (per mark) (whatever tool NVTX_INJECTION64_PATH names). */
 static int bench(long n) {
     static const char *names[8] = {"forward", "backward", "layer 0", "layer 1",
                                    "layer 2", "layer 3", "optimizer", "step"};
@@ -120,8 +124,11 @@ static int bench(long n) {
     double t1 = now_ns();
     for (long i = 0; i < n; i++) { push_a(names[i & 7]); pop(); }
     double t2 = now_ns();
+    for (long i = 0; i < n; i++) mark_a(names[i & 7]);
+    double t3 = now_ns();
     printf("push/pop pair, one name: %.1f ns\n", (t1 - t0) / n);
     printf("push/pop pair, 8 names: %.1f ns\n", (t2 - t1) / n);
+    printf("mark: %.1f ns\n", (t3 - t2) / n);
     return 0;
 }
 
@@ -142,11 +149,14 @@ int main(int argc, char **argv) {
     if (benching) return bench(atol(argv[2]));
     void *lib = domain_create("mylib");
     void *layer = register_string(lib, "layer 7");
+    name_category(lib, 5, "compute");
     for (unsigned r = 0; r < repeat; r++) {
         printf("push forward %d\n", push_a("forward"));
         kernels(3, "k_forward");
         attributes_t a = registered(layer);
+        a.category = 5;
         printf("push layer7 %d\n", domain_push(lib, &a));
+        mark_a("checkpoint");
         kernels(2, "k_layer7");
         printf("pop layer7 %d\n", domain_pop(lib));
         printf("pop forward %d\n", pop());
@@ -178,8 +188,18 @@ int main(int argc, char **argv) {
         pthread_t other;
         pthread_create(&other, NULL, end_elsewhere, &handoff);
         pthread_join(other, NULL);
+        /* Its CPU slice ends where the other thread ended it, not here. */
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
         printf("pop nothing %d\n", pop());
         kernels(1, "k_after");
+
+        /* A mark of a domain with a category and a color of its own. */
+        a = ascii("epoch end");
+        a.category = 5; a.color = 0xff123456u;
+        domain_mark(lib, &a);
     }
+    /* Still open when the program ends, and so when the window does. */
+    printf("push left open %d\n", push_a("left open"));
     return 0;
 }

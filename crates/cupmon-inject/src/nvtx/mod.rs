@@ -4,7 +4,9 @@
 //! `cupmon run` sets that variable to this library unless the user set it (Nsight
 //! Systems does); pushed and started ranges of any domain then become cupmon
 //! annotations (`ranges.rs`), drawn as `gpu_user_annotation` spans over the GPU work
-//! launched inside them.
+//! launched inside them and as `user_annotation` slices on the CPU thread that
+//! pushed them; marks become instants on their thread (`marks.rs`), and category
+//! names given with `nvtxNameCategory*` name the ranges' categories (`categories.rs`).
 //!
 //! Why cupmon's own NVTX callbacks rather than CUPTI's NVTX support (which needs
 //! `NVTX_INJECTION64_PATH` to name libcupti, and the MARKER activity kind): CUPTI's
@@ -17,6 +19,9 @@ use std::ffi::{c_int, CStr, CString};
 use std::panic::catch_unwind;
 use std::path::{Path, PathBuf};
 
+mod arguments;
+mod categories;
+mod marks;
 mod ranges;
 mod tables;
 

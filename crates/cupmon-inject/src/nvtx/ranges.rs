@@ -20,13 +20,21 @@
 //! find the session (cached per thread until `session::SESSION_EPOCH` moves), and no
 //! system call outside trace windows (`Monitor::push_shared_annotation` logs names only
 //! when a record can name them). bench/nvtx/RESULTS.md has the figures.
+//!
+//! Each range's CPU side (thread, push and pop times on CLOCK_REALTIME, depth, domain,
+//! category, color) goes with its annotation to the monitor
+//! ([`Monitor::push_range`], [`Monitor::range_closed`]), which keeps it for windows.
+//! The clock (CLOCK_REALTIME, a vDSO read of ~30 ns) is read only while a window is
+//! prepared or open: a range opened before is drawn from the window's start anyway,
+//! and one closed outside windows is drawn nowhere. The thread id is read once per
+//! thread.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cupmon_monitor::Monitor;
+use cupmon_monitor::{range_clock_ns, Monitor, RangeAttributes, RangeStart};
 
 use crate::session::{Session, SESSION_EPOCH};
 
@@ -50,6 +58,18 @@ pub(crate) enum Message<'a> {
     None,
 }
 
+impl Message<'_> {
+    /// The message as text (borrowed when it is UTF-8 already); empty for none.
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Message::Ascii(bytes) => String::from_utf8_lossy(bytes),
+            Message::Registered(name) => std::borrow::Cow::Borrowed(name),
+            Message::Text(text) => std::borrow::Cow::Borrowed(text),
+            Message::None => std::borrow::Cow::Borrowed(""),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum How {
     Pushed,
@@ -65,9 +85,11 @@ struct Open {
 
 /// A thread's open ranges and interned names.
 #[derive(Default)]
-struct Ranges {
+pub(super) struct Ranges {
     open: Vec<Open>,
     names: HashMap<Box<[u8]>, Arc<str>>,
+    /// The OS thread id (read at the session's change: a forked child's differs).
+    thread_id: u32,
 }
 
 struct ThreadRanges {
@@ -92,7 +114,8 @@ thread_local! {
 }
 
 static NEXT_RANGE_ID: AtomicU64 = AtomicU64::new(1);
-static REMOTE_ENDS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+/// (range, when it ended: 0 when no window wanted the time).
+static REMOTE_ENDS: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 static REMOTE_PENDING: AtomicUsize = AtomicUsize::new(0);
 static WARNED: AtomicBool = AtomicBool::new(false);
 
@@ -104,7 +127,7 @@ fn warn_once(what: &str, e: &dyn std::fmt::Display) {
 
 /// Run `f` on this thread's ranges and the running monitor (if any). A call during
 /// thread teardown (thread-locals gone) does nothing.
-fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -> T {
+pub(super) fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -> T {
     THREAD
         .try_with(|t| {
             let Ok(mut t) = t.try_borrow_mut() else {
@@ -114,6 +137,7 @@ fn with_thread<T: Default>(f: impl FnOnce(&mut Ranges, Option<&Monitor>) -> T) -
             if t.epoch != epoch {
                 t.session = crate::session::current();
                 t.epoch = epoch;
+                t.ranges.thread_id = crate::owner::thread_id() as u32;
             }
             // The session borrowed, not cloned: no shared reference count touched.
             let ThreadRanges {
@@ -134,7 +158,8 @@ pub(crate) extern "C" fn forked() {
 }
 
 impl Ranges {
-    fn intern(&mut self, message: Message<'_>) -> Arc<str> {
+    /// The name of `message`, shared: no allocation for a name this thread has seen.
+    pub(super) fn intern(&mut self, message: Message<'_>) -> Arc<str> {
         match message {
             Message::Ascii(bytes) => {
                 if let Some(name) = self.names.get(bytes) {
@@ -152,24 +177,36 @@ impl Ranges {
         }
     }
 
+    /// What a range or mark opened now on this thread says of its CPU side; its time
+    /// only when `timed` (a window wants it: [`Monitor::wants_ranges`]), else 0.
+    pub(super) fn start_here(&self, attributes: RangeAttributes, timed: bool) -> RangeStart {
+        RangeStart {
+            thread_id: self.thread_id,
+            start_ns: if timed { range_clock_ns() } else { 0 },
+            depth: self.open.len() as u32,
+            attributes,
+        }
+    }
+
     fn open(
         &mut self,
         monitor: Option<&Monitor>,
-        domain: DomainKey,
+        (domain, attributes): (DomainKey, RangeAttributes),
         how: How,
         message: Message<'_>,
     ) {
         let id = monitor.and_then(|m| {
             let name = self.intern(message);
-            m.push_shared_annotation(&name)
+            m.push_range(&name, self.start_here(attributes, m.wants_ranges()))
                 .map_err(|e| warn_once("push", &e))
                 .ok()
         });
         self.open.push(Open { domain, how, id });
     }
 
-    /// Close the open range at `index`, keeping CUPTI's stack equal to the rest.
-    fn close(&mut self, monitor: Option<&Monitor>, index: usize) {
+    /// Close the open range at `index`, keeping CUPTI's stack equal to the rest; it
+    /// ended at `ended_at` (ns; 0: now).
+    fn close(&mut self, monitor: Option<&Monitor>, index: usize, ended_at: u64) {
         if let Some(m) = monitor {
             let above = &self.open[index + 1..];
             for open in above.iter().rev() {
@@ -181,7 +218,12 @@ impl Ranges {
                 if let Err(e) = m.pop_shared_annotation() {
                     warn_once("pop", &e);
                 }
-                m.annotation_closed(id);
+                let end_ns = match (m.wants_ranges(), ended_at) {
+                    (false, _) => 0,
+                    (true, 0) => range_clock_ns(),
+                    (true, at) => at,
+                };
+                m.range_closed(id, end_ns);
             }
             for id in above.iter().filter_map(|o| o.id) {
                 if let Err(e) = m.push_annotation_again(id) {
@@ -201,10 +243,13 @@ impl Ranges {
 }
 
 /// `nvtxRangePush*` / `nvtxDomainRangePushEx`: the 0-based level of the new range.
-pub(crate) fn push(domain: DomainKey, message: Message<'_>) -> i32 {
+pub(crate) fn push(
+    (domain, attributes): (DomainKey, RangeAttributes),
+    message: Message<'_>,
+) -> i32 {
     with_thread(|t, monitor| {
         let level = t.depth(domain);
-        t.open(monitor, domain, How::Pushed, message);
+        t.open(monitor, (domain, attributes), How::Pushed, message);
         level
     })
 }
@@ -220,51 +265,56 @@ pub(crate) fn pop(domain: DomainKey) -> i32 {
         else {
             return -1;
         };
-        t.close(monitor, index);
+        t.close(monitor, index, 0);
         t.depth(domain)
     })
 }
 
 /// `nvtxRangeStart*` / `nvtxDomainRangeStartEx`: the new range's id.
-pub(crate) fn start(domain: DomainKey, message: Message<'_>) -> u64 {
+pub(crate) fn start(
+    (domain, attributes): (DomainKey, RangeAttributes),
+    message: Message<'_>,
+) -> u64 {
     let range = NEXT_RANGE_ID.fetch_add(1, Ordering::Relaxed);
-    with_thread(|t, monitor| t.open(monitor, domain, How::Started(range), message));
+    with_thread(|t, monitor| t.open(monitor, (domain, attributes), How::Started(range), message));
     range
 }
 
 /// `nvtxRangeEnd` / `nvtxDomainRangeEnd`.
 pub(crate) fn end(range: u64) {
-    let here =
-        with_thread(
-            |t, monitor| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
-                Some(index) => {
-                    t.close(monitor, index);
-                    true
-                }
-                None => false,
-            },
-        );
+    // (closed here, when it ended if a window wants the time).
+    let (here, ended_at) = with_thread(|t, monitor| {
+        match t.open.iter().rposition(|o| o.how == How::Started(range)) {
+            Some(index) => {
+                t.close(monitor, index, 0);
+                (true, 0)
+            }
+            // Another thread's: it closes it at its next NVTX call, drawn to now.
+            None if monitor.is_some_and(Monitor::wants_ranges) => (false, range_clock_ns()),
+            None => (false, 0),
+        }
+    });
     if !here {
         let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
         if remote.len() >= MAX_REMOTE_ENDS {
             // Ranges whose thread never called NVTX again (or ended one twice).
             remote.drain(..MAX_REMOTE_ENDS / 2);
         }
-        remote.push(range);
+        remote.push((range, ended_at));
         REMOTE_PENDING.store(remote.len(), Ordering::Relaxed);
     }
 }
 
 fn close_remote_ends(t: &mut Ranges, monitor: Option<&Monitor>) {
     let mut remote = REMOTE_ENDS.lock().unwrap_or_else(|p| p.into_inner());
-    remote.retain(
-        |&range| match t.open.iter().rposition(|o| o.how == How::Started(range)) {
+    remote.retain(|&(range, ended_at)| {
+        match t.open.iter().rposition(|o| o.how == How::Started(range)) {
             Some(index) => {
-                t.close(monitor, index);
+                t.close(monitor, index, ended_at);
                 false
             }
             None => true,
-        },
-    );
+        }
+    });
     REMOTE_PENDING.store(remote.len(), Ordering::Relaxed);
 }

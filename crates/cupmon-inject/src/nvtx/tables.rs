@@ -2,16 +2,21 @@
 //! callbacks (`NVTX_ETID_CALLBACKS`), whose `GetModuleFunctionTable` hands out, per
 //! module, an array of pointers to NVTX's own function-pointer slots; cupmon writes
 //! its functions into the slots of the calls it handles (the CORE and CORE2 modules'
-//! ranges, domains and registered strings). Slots left alone become no-ops (marks and
-//! category or thread names, which have no place in cupmon's traces yet).
+//! ranges, marks, domains, registered strings and category names). Slots left alone
+//! become no-ops (thread names and resources, which have no place in cupmon's traces
+//! yet).
 //!
-//! The functions here only decode NVTX's arguments; `ranges.rs` does the work.
+//! The functions here only decode NVTX's arguments (with `arguments.rs`); `ranges.rs`,
+//! `marks.rs` and `categories.rs` do the work.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 
-use super::ranges::{self, DomainKey, Message, DEFAULT_DOMAIN};
+use super::arguments::{
+    ascii, attributes_of, domain_key, guarded, message, plain, wide, Domain, EventAttributes,
+};
+use super::ranges::{self, Message, DEFAULT_DOMAIN};
+use super::{categories, marks};
 
 /// A function as NVTX's generic slot type.
 macro_rules! slot {
@@ -43,35 +48,6 @@ struct ExportTableCallbacks {
         Option<unsafe extern "C" fn(c_int, *mut *mut *mut Slot, *mut u32) -> c_int>,
 }
 
-/// `nvtxEventAttributes_v2`: 48 bytes, the message last.
-#[repr(C)]
-pub(crate) struct EventAttributes {
-    version: u16,
-    size: u16,
-    category: u32,
-    color_type: i32,
-    color: u32,
-    payload_type: i32,
-    reserved0: i32,
-    payload: u64,
-    message_type: i32,
-    message: *const c_void,
-}
-
-/// `nvtxMessageType_t`.
-const MESSAGE_ASCII: i32 = 1;
-const MESSAGE_UNICODE: i32 = 2;
-const MESSAGE_REGISTERED: i32 = 3;
-/// Longest wide-character message read (NVTX sets no limit; a missing terminator
-/// must not walk memory forever).
-const MAX_WIDE_CHARS: usize = 4096;
-
-/// A domain handle (`nvtxDomainHandle_t`) cupmon gives out: leaked, as NVTX handles
-/// stay valid for the process's life.
-struct Domain {
-    _name: Arc<str>,
-}
-
 /// Fill NVTX's CORE and CORE2 tables through `get_export_table`. False when NVTX
 /// offers no callback table (then NVTX turns every call into a no-op).
 pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
@@ -92,7 +68,21 @@ pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
     let Some(get_module) = get_module else {
         return false;
     };
-    let core: [(usize, Slot); 8] = [
+    let core: [(usize, Slot); 13] = [
+        (
+            1,
+            slot!(mark_ex as unsafe extern "C" fn(*const EventAttributes)),
+        ),
+        (2, slot!(mark_a as unsafe extern "C" fn(*const c_char))),
+        (3, slot!(mark_w as unsafe extern "C" fn(*const i32))),
+        (
+            12,
+            slot!(name_category_a as unsafe extern "C" fn(u32, *const c_char)),
+        ),
+        (
+            13,
+            slot!(name_category_w as unsafe extern "C" fn(u32, *const i32)),
+        ),
         (
             4,
             slot!(range_start_ex as unsafe extern "C" fn(*const EventAttributes) -> u64),
@@ -120,7 +110,21 @@ pub(crate) fn attach(get_export_table: GetExportTable) -> bool {
         ),
         (11, slot!(range_pop as unsafe extern "C" fn() -> c_int)),
     ];
-    let core2: [(usize, Slot); 8] = [
+    let core2: [(usize, Slot); 11] = [
+        (
+            1,
+            slot!(domain_mark_ex as unsafe extern "C" fn(*const Domain, *const EventAttributes)),
+        ),
+        (
+            8,
+            slot!(
+                domain_name_category_a as unsafe extern "C" fn(*const Domain, u32, *const c_char)
+            ),
+        ),
+        (
+            9,
+            slot!(domain_name_category_w as unsafe extern "C" fn(*const Domain, u32, *const i32)),
+        ),
         (
             2,
             slot!(
@@ -198,96 +202,45 @@ fn fill(
     true
 }
 
-/// Run a callback's body; a panic (a bug of cupmon's) never unwinds into the program.
-fn guarded<T: Default>(f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_default()
-}
-
-/// # Safety
-/// `text` is null or a NUL-terminated string alive for the call.
-unsafe fn ascii<'a>(text: *const c_char) -> Message<'a> {
-    if text.is_null() {
-        return Message::None;
-    }
-    // SAFETY: the caller's promise.
-    Message::Ascii(unsafe { CStr::from_ptr(text) }.to_bytes())
-}
-
-/// # Safety
-/// `text` is null or a NUL-terminated `wchar_t` (UTF-32 on Linux) string.
-unsafe fn wide<'a>(text: *const i32) -> Message<'a> {
-    if text.is_null() {
-        return Message::None;
-    }
-    let mut out = String::new();
-    for i in 0..MAX_WIDE_CHARS {
-        // SAFETY: within the string: its terminator has not been seen yet.
-        let c = unsafe { *text.add(i) };
-        if c == 0 {
-            break;
-        }
-        out.push(char::from_u32(c as u32).unwrap_or(char::REPLACEMENT_CHARACTER));
-    }
-    Message::Text(out)
-}
-
-/// # Safety
-/// `attributes` is null or points at NVTX event attributes alive for the call whose
-/// registered-string handles were returned by `domain_register_string_*`.
-unsafe fn message<'a>(attributes: *const EventAttributes) -> Message<'a> {
-    if attributes.is_null() {
-        return Message::None;
-    }
-    // SAFETY: the caller's promise; the message is read only when the struct, by its
-    // own size field, reaches it.
-    unsafe {
-        let size = (*attributes).size as usize;
-        if size < size_of::<EventAttributes>() {
-            return Message::None;
-        }
-        let text = (*attributes).message;
-        match (*attributes).message_type {
-            MESSAGE_ASCII => ascii(text.cast()),
-            MESSAGE_UNICODE => wide(text.cast()),
-            MESSAGE_REGISTERED if !text.is_null() => Message::Registered(&*text.cast::<Arc<str>>()),
-            _ => Message::None,
-        }
-    }
-}
-
-fn domain_key(domain: *const Domain) -> DomainKey {
-    domain as DomainKey
-}
-
 // The callbacks. Each one's SAFETY rests on NVTX's contract: the pointers it passes
 // are null or valid for the call, and handles are the ones cupmon returned.
 
 unsafe extern "C" fn range_push_a(text: *const c_char) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { ascii(text) }))
+    guarded(|| ranges::push(plain(), unsafe { ascii(text) }))
 }
 unsafe extern "C" fn range_push_w(text: *const i32) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { wide(text) }))
+    guarded(|| ranges::push(plain(), unsafe { wide(text) }))
 }
 unsafe extern "C" fn range_push_ex(attributes: *const EventAttributes) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(DEFAULT_DOMAIN, unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::push(
+            unsafe { attributes_of(std::ptr::null(), attributes) },
+            unsafe { message(attributes) },
+        )
+    })
 }
 unsafe extern "C" fn range_pop() -> c_int {
     guarded(|| ranges::pop(DEFAULT_DOMAIN))
 }
 unsafe extern "C" fn range_start_a(text: *const c_char) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { ascii(text) }))
+    guarded(|| ranges::start(plain(), unsafe { ascii(text) }))
 }
 unsafe extern "C" fn range_start_w(text: *const i32) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { wide(text) }))
+    guarded(|| ranges::start(plain(), unsafe { wide(text) }))
 }
 unsafe extern "C" fn range_start_ex(attributes: *const EventAttributes) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(DEFAULT_DOMAIN, unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::start(
+            unsafe { attributes_of(std::ptr::null(), attributes) },
+            unsafe { message(attributes) },
+        )
+    })
 }
 unsafe extern "C" fn range_end(range: u64) {
     guarded(|| ranges::end(range))
@@ -297,7 +250,11 @@ unsafe extern "C" fn domain_range_push_ex(
     attributes: *const EventAttributes,
 ) -> c_int {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::push(domain_key(domain), unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::push(unsafe { attributes_of(domain, attributes) }, unsafe {
+            message(attributes)
+        })
+    })
 }
 unsafe extern "C" fn domain_range_pop(domain: *const Domain) -> c_int {
     guarded(|| ranges::pop(domain_key(domain)))
@@ -307,7 +264,11 @@ unsafe extern "C" fn domain_range_start_ex(
     attributes: *const EventAttributes,
 ) -> u64 {
     // SAFETY: NVTX's contract (above).
-    guarded(|| ranges::start(domain_key(domain), unsafe { message(attributes) }))
+    guarded(|| {
+        ranges::start(unsafe { attributes_of(domain, attributes) }, unsafe {
+            message(attributes)
+        })
+    })
 }
 unsafe extern "C" fn domain_range_end(_: *const Domain, range: u64) {
     guarded(|| ranges::end(range))
@@ -339,9 +300,8 @@ unsafe extern "C" fn domain_register_string_w(
     guarded(|| leak_string(unsafe { wide(text) }) as usize) as *const Arc<str>
 }
 fn leak_domain(message: Message<'_>) -> usize {
-    Box::leak(Box::new(Domain {
-        _name: text_of(message),
-    })) as *const Domain as usize
+    let name: &'static str = Box::leak(message.text().into_owned().into_boxed_str());
+    Box::leak(Box::new(Domain { name })) as *const Domain as usize
 }
 unsafe extern "C" fn domain_create_a(name: *const c_char) -> *const Domain {
     // SAFETY: NVTX's contract (above).
@@ -350,4 +310,78 @@ unsafe extern "C" fn domain_create_a(name: *const c_char) -> *const Domain {
 unsafe extern "C" fn domain_create_w(name: *const i32) -> *const Domain {
     // SAFETY: NVTX's contract (above).
     guarded(|| leak_domain(unsafe { wide(name) })) as *const Domain
+}
+
+unsafe extern "C" fn mark_a(text: *const c_char) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| marks::mark(plain().1, unsafe { ascii(text) }))
+}
+unsafe extern "C" fn mark_w(text: *const i32) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| marks::mark(plain().1, unsafe { wide(text) }))
+}
+unsafe extern "C" fn mark_ex(attributes: *const EventAttributes) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        marks::mark(
+            unsafe { attributes_of(std::ptr::null(), attributes) }.1,
+            unsafe { message(attributes) },
+        )
+    })
+}
+unsafe extern "C" fn domain_mark_ex(domain: *const Domain, attributes: *const EventAttributes) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        marks::mark(unsafe { attributes_of(domain, attributes) }.1, unsafe {
+            message(attributes)
+        })
+    })
+}
+unsafe extern "C" fn name_category_a(category: u32, name: *const c_char) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        categories::name(
+            DEFAULT_DOMAIN,
+            category,
+            unsafe { ascii(name) }.text().into_owned(),
+        )
+    })
+}
+unsafe extern "C" fn name_category_w(category: u32, name: *const i32) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        categories::name(
+            DEFAULT_DOMAIN,
+            category,
+            unsafe { wide(name) }.text().into_owned(),
+        )
+    })
+}
+unsafe extern "C" fn domain_name_category_a(
+    domain: *const Domain,
+    category: u32,
+    name: *const c_char,
+) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        categories::name(
+            domain_key(domain),
+            category,
+            unsafe { ascii(name) }.text().into_owned(),
+        )
+    })
+}
+unsafe extern "C" fn domain_name_category_w(
+    domain: *const Domain,
+    category: u32,
+    name: *const i32,
+) {
+    // SAFETY: NVTX's contract (above).
+    guarded(|| {
+        categories::name(
+            domain_key(domain),
+            category,
+            unsafe { wide(name) }.text().into_owned(),
+        )
+    })
 }

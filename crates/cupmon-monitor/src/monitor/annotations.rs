@@ -1,25 +1,41 @@
 //! User annotations: named CUPTI CUSTOM1 external-correlation ids, one stack per
 //! thread as CUPTI's external-id stacks are.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use cupmon_cupti::ExternalCorrelationKind;
+use rustc_hash::FxHashMap;
 
+use super::cpu_ranges::{annotation, window_ranges, Kept, RangeStart, WindowRanges};
 use super::{lock, Monitor};
 use crate::{MonitorError, StateError};
+use cupmon_window::{CpuAnnotation, CpuAnnotationKind};
+
+/// An open annotation: its name, whether it is in the dump's log, and for an NVTX
+/// range its CPU side.
+#[derive(Debug)]
+struct OpenAnnotation {
+    name: Arc<str>,
+    logged: bool,
+    cpu: Option<RangeStart>,
+}
 
 /// Annotation names held in memory: those open now, and from a window's preparation
 /// to its end, every name pushed (a window's records name ids open at its start or
 /// pushed during it). Names shared, so a name pushed again costs no allocation.
 #[derive(Debug, Default)]
 pub(crate) struct AnnotationNames {
-    /// Open annotations: name, and whether it is in the dump's log.
+    /// Open annotations.
     /// A hash map: it keeps its capacity, so a push/pop pair allocates nothing (a
-    /// B-tree allocates a node whenever it goes from empty to one entry).
-    open: HashMap<u64, (Arc<str>, bool)>,
+    /// B-tree allocates a node whenever it goes from empty to one entry). Fx-hashed:
+    /// the keys are cupmon's own sequential ids, and SipHash was a tenth of a
+    /// push/pop pair's time (bench/nvtx/RESULTS.md).
+    open: FxHashMap<u64, OpenAnnotation>,
     window: Option<BTreeMap<u64, Arc<str>>>,
+    /// NVTX ranges closed and marks made since the window was prepared.
+    ranges: WindowRanges,
     /// EXTERNAL_CORRELATION is always on (in the session's kinds): every record of a
     /// launch may name an annotation.
     always: bool,
@@ -35,17 +51,42 @@ impl AnnotationNames {
 
     /// Whether to log `id` now: asked to, or a record can name it (a window is
     /// prepared or open, so the EXTERNAL_CORRELATION kind is on).
-    fn pushed(&mut self, id: u64, name: &Arc<str>, log_now: bool) -> bool {
+    fn pushed(&mut self, id: u64, name: &Arc<str>, log_now: bool, cpu: Option<RangeStart>) -> bool {
         let log = log_now || self.always || self.window.is_some();
         if let Some(window) = &mut self.window {
             window.insert(id, name.clone());
         }
-        self.open.insert(id, (name.clone(), log));
+        self.open.insert(
+            id,
+            OpenAnnotation {
+                name: name.clone(),
+                logged: log,
+                cpu,
+            },
+        );
         log
     }
 
-    fn closed(&mut self, id: u64) {
-        self.open.remove(&id);
+    /// `id` closed, at `end_ns` for an NVTX range: kept, in a window.
+    pub(super) fn closed_at(&mut self, id: u64, end_ns: Option<u64>) {
+        let Some(open) = self.open.remove(&id) else {
+            return;
+        };
+        if let (Some(_), Some(start), Some(end_ns)) = (&self.window, open.cpu, end_ns) {
+            self.ranges.keep(Kept {
+                kind: CpuAnnotationKind::Range,
+                name: open.name,
+                start,
+                end_ns,
+                external_id: Some(id),
+            });
+        }
+    }
+
+    pub(super) fn keep_mark(&mut self, mark: Kept) {
+        if self.window.is_some() {
+            self.ranges.keep(mark);
+        }
     }
 
     /// Called before the window's kinds are enabled; returns the open annotations,
@@ -55,30 +96,51 @@ impl AnnotationNames {
         self.window = Some(
             self.open
                 .iter()
-                .map(|(&id, (name, _))| (id, name.clone()))
+                .map(|(&id, open)| (id, open.name.clone()))
                 .collect(),
         );
+        self.ranges = WindowRanges::default();
         let mut unlogged: Vec<(u64, Arc<str>)> = self
             .open
             .iter_mut()
-            .filter(|(_, (_, logged))| !*logged)
-            .map(|(&id, (name, logged))| {
-                *logged = true;
-                (id, name.clone())
+            .filter(|(_, open)| !open.logged)
+            .map(|(&id, open)| {
+                open.logged = true;
+                (id, open.name.clone())
             })
             .collect();
         unlogged.sort_unstable_by_key(|&(id, _)| id);
         unlogged
     }
 
-    /// The names the window's records may need, as the window writes them.
-    pub(crate) fn window_ended(&mut self) -> BTreeMap<u64, String> {
-        self.window
+    /// The names the window's records may need, as the window writes them, and
+    /// the NVTX ranges and marks of the window `[start_ns, end_ns]`
+    /// (`cpu_ranges::window_ranges`), with how many were left out.
+    pub(crate) fn window_ended(
+        &mut self,
+        span: (u64, u64),
+    ) -> (BTreeMap<u64, String>, Vec<CpuAnnotation>, u64) {
+        let names = self
+            .window
             .take()
             .unwrap_or_default()
             .into_iter()
             .map(|(id, name)| (id, name.to_string()))
-            .collect()
+            .collect();
+        let WindowRanges { done, dropped } = std::mem::take(&mut self.ranges);
+        let open = self.open.iter().filter_map(|(&id, open)| {
+            let start = open.cpu?;
+            Some(annotation(
+                CpuAnnotationKind::Range,
+                &open.name,
+                &start,
+                span.1,
+                Some(id),
+            ))
+        });
+        let done = done.iter().map(Kept::annotation).collect();
+        let ranges = window_ranges(done, open, span);
+        (names, ranges, dropped)
     }
 }
 
@@ -124,11 +186,21 @@ impl Monitor {
 
     /// `log_now`: write the name to the dump's log whether a record can name it yet.
     fn push_named(&self, name: &Arc<str>, log_now: bool) -> Result<u64, MonitorError> {
+        self.push_named_with(name, log_now, None)
+    }
+
+    /// `cpu`: an NVTX range's CPU side, kept with the open annotation.
+    pub(super) fn push_named_with(
+        &self,
+        name: &Arc<str>,
+        log_now: bool,
+        cpu: Option<RangeStart>,
+    ) -> Result<u64, MonitorError> {
         let id = self.next_annotation.fetch_add(1, Ordering::Relaxed);
         self.shared
             .cupti
             .push_external_correlation_id(ExternalCorrelationKind::CUSTOM1, id)?;
-        let logged = lock(&self.annotations).pushed(id, name, log_now);
+        let logged = lock(&self.annotations).pushed(id, name, log_now, cpu);
         if logged {
             self.log_annotation(id, name);
         }
@@ -157,6 +229,6 @@ impl Monitor {
     /// The annotation `id` has ended: its name is no longer held (unless a window
     /// needs it); the dump's log keeps it.
     pub fn annotation_closed(&self, id: u64) {
-        lock(&self.annotations).closed(id);
+        lock(&self.annotations).closed_at(id, None);
     }
 }

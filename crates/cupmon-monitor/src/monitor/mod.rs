@@ -2,7 +2,7 @@
 //! (this file: the monitor and its lifecycle), trace windows (`windows.rs`),
 //! annotations (`annotations.rs`) and what it reports (`reporting.rs`) on request.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc;
 use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -27,6 +27,8 @@ use crate::{MonitorError, StateError};
 const ANNOTATION_ID_BASE: u64 = 0x6375_0000_0000_0000;
 
 mod annotations;
+mod cpu_ranges;
+pub use cpu_ranges::{range_clock_ns, RangeAttributes, RangeCategory, RangeStart};
 mod reporting;
 mod windows;
 
@@ -65,6 +67,8 @@ pub struct Monitor {
     /// Open annotations per thread: CUPTI's external-id stacks are per thread.
     annotation_stacks: Mutex<std::collections::HashMap<std::thread::ThreadId, Vec<u64>>>,
     next_annotation: AtomicU64,
+    /// A window is prepared or open: NVTX marks are kept (`cpu_ranges.rs`).
+    ranges_wanted: AtomicBool,
     annotation_log: Mutex<AnnotationLogState>,
     started: Instant,
     devices: std::sync::OnceLock<serde_json::Value>,
@@ -130,6 +134,7 @@ impl Monitor {
             )),
             annotation_stacks: Mutex::new(std::collections::HashMap::new()),
             next_annotation: AtomicU64::new(ANNOTATION_ID_BASE),
+            ranges_wanted: AtomicBool::new(false),
             annotation_log: Mutex::new(AnnotationLogState::Closed),
             started: Instant::now(),
             devices: std::sync::OnceLock::new(),
@@ -254,6 +259,8 @@ impl Monitor {
         if let WindowPhase::Prepared { enabled } =
             std::mem::replace(&mut *lock(&self.window), WindowPhase::Idle)
         {
+            self.ranges_wanted
+                .store(false, std::sync::atomic::Ordering::Relaxed);
             for kind in enabled {
                 let _ = self.shared.cupti.disable(kind);
             }

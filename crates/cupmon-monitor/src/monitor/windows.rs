@@ -6,6 +6,9 @@ use std::sync::mpsc;
 
 use cupmon_window::{filter_window, TraceWindow};
 
+use std::sync::atomic::Ordering;
+
+use super::cpu_ranges::range_clock_ns;
 use super::{lock, Monitor, WindowPhase};
 use crate::msg::{Msg, WindowEvents};
 use crate::window_filters::set_noise_filters;
@@ -25,6 +28,7 @@ impl Monitor {
         // Before the kinds: from here on every annotation pushed is logged, and those
         // open now are, as the window's records may name them.
         let open = lock(&self.annotations).window_prepared();
+        self.ranges_wanted.store(true, Ordering::Relaxed);
         for (id, name) in open {
             self.log_annotation(id, &name);
         }
@@ -91,6 +95,8 @@ impl Monitor {
             return Err(StateError::NoWindowOpen.into());
         };
         drop(phase);
+        // NVTX ranges still open are drawn to here (their clock: `range_clock_ns`).
+        let end_ns = range_clock_ns();
         let cupti = self.shared.cupti;
         for kind in enabled.iter().rev() {
             if let Err(e) = cupti.disable(*kind) {
@@ -121,7 +127,17 @@ impl Monitor {
             );
         }
         self.shared.counters.add(&self.shared.counters.windows, 1);
-        let user_annotations = lock(&self.annotations).window_ended();
+        self.ranges_wanted.store(false, Ordering::Relaxed);
+        let (user_annotations, cpu_annotations, ranges_dropped) =
+            lock(&self.annotations).window_ended((start_ns, end_ns));
+        if ranges_dropped > 0 {
+            cupmon_log::warn!(
+                "{ranges_dropped} NVTX ranges and marks of this window left out (more than {} \
+                 in one window)",
+                super::cpu_ranges::MAX_PER_WINDOW
+            );
+        }
+        self.log_cpu_annotations(&cpu_annotations);
         self.update_meta();
         let arrived = describe_records(&events, start_ns);
         let events = filter_window(events, start_ns);
@@ -148,6 +164,7 @@ impl Monitor {
             cupmon: Some(info),
             device_properties: self.device_properties(),
             distributed_info: crate::meta::distributed_info(),
+            cpu_annotations,
             // A live window leaves them out (counted in `off_clock_records`).
             off_clock: None,
         })

@@ -14,6 +14,7 @@ mod chunk_reader;
 mod chunk_resync;
 mod chunk_writer;
 pub mod compact;
+mod cpu_annotation_file;
 mod dir;
 mod dump_annotations;
 mod dump_file;
@@ -56,6 +57,9 @@ pub use chunk_reader::ChunkReader;
 pub use chunk_writer::ChunkWriter;
 pub use compact::{
     compress_chunk, decompress_chunk, ChunkCompressor, ChunkDecompressor, CompactError,
+};
+pub use cpu_annotation_file::{
+    append_cpu_annotation_lines, read_cpu_annotation_lines, CPU_ANNOTATIONS_CAP,
 };
 pub use dir::Dump;
 pub use dump_file::{
@@ -110,6 +114,8 @@ pub const STATUS_FILE: &str = "cupmon_status.json";
 pub const USER_ANNOTATIONS_FILE: &str = "user_annotations.json";
 /// External id -> annotation name, a line appended per annotation (what cupmon writes).
 pub const USER_ANNOTATIONS_LOG_FILE: &str = "user_annotations.jsonl";
+/// NVTX ranges and marks of the trace windows, a JSON line each (`cpu_annotation_file.rs`).
+pub const CPU_ANNOTATIONS_FILE: &str = "cpu_annotations.jsonl";
 /// Sparse index of `user_annotations.jsonl` (byte range and id range per block of
 /// lines), so a slice reads only the lines it needs.
 pub const USER_ANNOTATIONS_INDEX_FILE: &str = "user_annotations.jsonl.idx";

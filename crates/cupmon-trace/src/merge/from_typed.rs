@@ -153,6 +153,7 @@ impl From<&TraceWindow> for MergeWindow {
             cupmon: w.cupmon.clone(),
             device_properties: w.device_properties.as_ref().map(|v| v.to_string()),
             distributed_info: w.distributed_info.clone(),
+            cpu_annotations: w.cpu_annotations.clone(),
             off_clock: super::off_clock::from_window(w.off_clock.as_ref()),
             python_stacks: None,
         }

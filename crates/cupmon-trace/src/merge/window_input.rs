@@ -27,6 +27,8 @@ pub struct MergeWindow {
     pub(crate) device_properties: Option<String>,
     /// The process's place in a distributed job, when the window says.
     pub(crate) distributed_info: Option<crate::DistributedInfo>,
+    /// NVTX ranges and marks on their CPU threads (complete traces only).
+    pub(crate) cpu_annotations: Vec<crate::CpuAnnotation>,
     /// Events on a clock cupmon could not convert (`off_clock.rs`).
     pub(crate) off_clock: super::off_clock::OffClock,
     /// The Python stacks of the recording's launches (its dump's stack side files),

@@ -150,6 +150,12 @@ fn parse_window<R: Read>(s: &mut StreamBuf<R>) -> Result<MergeWindow, WindowErro
                     let (v, _) = s.step(|r| r.value())?;
                     window.distributed_info = serde_json::from_value(to_serde(&v)).ok();
                 }
+                // cupmon's NVTX ranges and marks; an entry that does not read is left
+                // out (PyTorch's merge reads none of them).
+                "cpu_annotations" => {
+                    let (v, _) = s.step(|r| r.value())?;
+                    window.cpu_annotations = cpu_annotations(to_serde(&v));
+                }
                 // cupmon's records on their own clock (`off_clock.rs`).
                 "off_clock" => {
                     let (v, _) = s.step(|r| r.value())?;
@@ -295,6 +301,17 @@ fn cupmon_info(v: &Value) -> Option<CupmonInfo> {
 }
 
 /// A parsed value as serde's, for blocks read whole into a typed struct.
+/// The entries of a window's `cpu_annotations` that read as such.
+fn cpu_annotations(v: serde_json::Value) -> Vec<crate::CpuAnnotation> {
+    match v {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .filter_map(|a| serde_json::from_value(a).ok())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn to_serde(v: &Value) -> serde_json::Value {
     match v {
         Value::Null => serde_json::Value::Null,

@@ -592,6 +592,16 @@ pub fn edge_cases() -> Vec<Case> {
             ),
             &w(KERNEL),
         ),
+        // cupmon's NVTX ranges and marks (its own member, and a non-event that is not
+        // one, and a range ending after everything else): PyTorch's merge writes
+        // none of them and no args beyond `External id` on the GPU span.
+        raw(
+            "cpu_annotations member",
+            CPU,
+            &format!(
+                r##"{{"events":[{KERNEL},{{"kind":"external_correlation","external_kind":4,"external_id":9,"correlation_id":3}}],"user_annotations":{{"9":"forward"}},"thread_resource_map":{{}},"cpu_annotations":[{{"type":"range","name":"forward","process_id":1,"thread_id":2,"start_ns":1790857026000004000,"end_ns":1790857026900000000,"depth":0,"domain":"d","category":"c","color":"#00ff00","external_id":9,"open_at_window_end":true}},{{"type":"mark","name":"m","process_id":1,"thread_id":2,"start_ns":1790857026000005000,"end_ns":1790857026000005000,"depth":1}},5]}}"##
+            ),
+        ),
     ]
 }
 

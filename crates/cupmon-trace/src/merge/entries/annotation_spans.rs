@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use super::{export_tid, raise, Entries, EventState};
-use crate::event::{ArgValue, EventSink, Id, TraceEvent};
+use crate::event::{EventSink, Id, TraceEvent};
 use crate::merge::span::py_max;
 use crate::merge::untimed::is_untimed;
 use crate::merge::window_input::{GpuEvent, Lazy, MergeEvent};
@@ -67,13 +67,14 @@ impl Entries<'_> {
         state: &mut EventState,
     ) -> Result<(), TraceError> {
         let annotations = self.annotations;
+        let ranges = self.ranges_by_external_id();
         for (&(external_id, device_id, stream_id), &(start, end)) in &state.spans {
             let Some(Some(name)) = annotations.get(&external_id) else {
                 continue;
             };
             let ts = py_max((start - self.base_ns) as f64 / 1000.0 - 0.001, 0.0);
             let dur = py_max((end - start) as f64 / 1000.0 + 0.002, 0.0);
-            let args = [("External id", ArgValue::Int(external_id))];
+            let args = Self::span_args(&ranges, external_id);
             let span = TraceEvent::slice(
                 USER_ANNOTATION_CAT,
                 name,
@@ -85,7 +86,7 @@ impl Entries<'_> {
             sink.event(&span.with_args(&args))?;
             state.range.add(ts, dur);
         }
-        Ok(())
+        self.write_cpu_annotations(sink, state)
     }
 }
 

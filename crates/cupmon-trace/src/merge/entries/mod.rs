@@ -6,6 +6,7 @@
 //! Here: the window prepared for writing, and the walk over its events.
 
 mod annotation_spans;
+mod cpu_annotations;
 mod metadata;
 mod op_events;
 
@@ -34,6 +35,8 @@ pub(crate) struct Entries<'w> {
     events: &'w [MergeEvent],
     annotations: &'w FxHashMap<i128, Option<String>>,
     thread_resource_map: &'w FxHashMap<i128, FxHashMap<i128, i128>>,
+    /// NVTX ranges and marks on their threads (`cpu_annotations.rs`).
+    cpu_annotations: &'w [crate::CpuAnnotation],
     base_ns: i128,
     thread_by_correlation: FxHashMap<i128, (i128, i128)>,
     survey: Survey,
@@ -143,6 +146,7 @@ impl<'w> Entries<'w> {
             events: &[],
             annotations: &window.user_annotations,
             thread_resource_map: &window.thread_resource_map,
+            cpu_annotations: &window.cpu_annotations,
             base_ns,
             thread_by_correlation: FxHashMap::default(),
             survey,
