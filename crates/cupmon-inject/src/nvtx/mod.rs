@@ -4,7 +4,8 @@
 //! `cupmon run` sets that variable to this library unless the user set it (Nsight
 //! Systems does); pushed and started ranges of any domain then become cupmon
 //! annotations (`ranges.rs`), drawn as `gpu_user_annotation` spans over the GPU work
-//! launched inside them.
+//! launched inside them. torch's autograd sequence numbers in range names
+//! (`emit_nvtx`) give backward kernels their forward op's Python line (`seq.rs`).
 //!
 //! Why cupmon's own NVTX callbacks rather than CUPTI's NVTX support (which needs
 //! `NVTX_INJECTION64_PATH` to name libcupti, and the MARKER activity kind): CUPTI's
@@ -18,6 +19,7 @@ use std::panic::catch_unwind;
 use std::path::{Path, PathBuf};
 
 mod ranges;
+mod seq;
 mod tables;
 
 use tables::GetExportTable;

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use cupmon_monitor::Monitor;
 
+use super::seq::{self, SeqRange};
 use crate::session::{Session, SESSION_EPOCH};
 
 /// NVTX's default domain (a null handle); other domains are their handle's address.
@@ -61,13 +62,16 @@ struct Open {
     how: How,
     /// The CUSTOM1 id pushed for it; none when no monitor ran at the push.
     id: Option<u64>,
+    /// What its autograd sequence number did (`seq.rs`), undone at its close.
+    seq: SeqRange,
 }
 
-/// A thread's open ranges and interned names.
+/// A thread's open ranges and interned names (each with the autograd sequence number
+/// it carries, looked for once).
 #[derive(Default)]
 struct Ranges {
     open: Vec<Open>,
-    names: HashMap<Box<[u8]>, Arc<str>>,
+    names: HashMap<Box<[u8]>, (Arc<str>, Option<u64>)>,
 }
 
 struct ThreadRanges {
@@ -134,21 +138,25 @@ pub(crate) extern "C" fn forked() {
 }
 
 impl Ranges {
-    fn intern(&mut self, message: Message<'_>) -> Arc<str> {
+    fn intern(&mut self, message: Message<'_>) -> (Arc<str>, Option<u64>) {
         match message {
             Message::Ascii(bytes) => {
-                if let Some(name) = self.names.get(bytes) {
-                    return name.clone();
+                if let Some((name, seq)) = self.names.get(bytes) {
+                    return (name.clone(), *seq);
                 }
                 let name: Arc<str> = Arc::from(String::from_utf8_lossy(bytes).as_ref());
+                let seq = seq::seq_of(bytes);
                 if self.names.len() < MAX_NAMES_PER_THREAD {
-                    self.names.insert(bytes.into(), name.clone());
+                    self.names.insert(bytes.into(), (name.clone(), seq));
                 }
-                name
+                (name, seq)
             }
-            Message::Registered(name) => name.clone(),
-            Message::Text(text) => Arc::from(text),
-            Message::None => Arc::from(UNNAMED),
+            Message::Registered(name) => (name.clone(), seq::seq_of(name.as_bytes())),
+            Message::Text(text) => {
+                let seq = seq::seq_of(text.as_bytes());
+                (Arc::from(text), seq)
+            }
+            Message::None => (Arc::from(UNNAMED), None),
         }
     }
 
@@ -159,13 +167,23 @@ impl Ranges {
         how: How,
         message: Message<'_>,
     ) {
-        let id = monitor.and_then(|m| {
-            let name = self.intern(message);
-            m.push_shared_annotation(&name)
-                .map_err(|e| warn_once("push", &e))
-                .ok()
+        let (id, seq) = match monitor {
+            Some(m) => {
+                let (name, number) = self.intern(message);
+                let id = m
+                    .push_shared_annotation(&name)
+                    .map_err(|e| warn_once("push", &e))
+                    .ok();
+                (id, seq::opened(number))
+            }
+            None => (None, SeqRange::Ignored),
+        };
+        self.open.push(Open {
+            domain,
+            how,
+            id,
+            seq,
         });
-        self.open.push(Open { domain, how, id });
     }
 
     /// Close the open range at `index`, keeping CUPTI's stack equal to the rest.
@@ -189,7 +207,7 @@ impl Ranges {
                 }
             }
         }
-        self.open.remove(index);
+        seq::closed(self.open.remove(index).seq);
     }
 
     fn depth(&self, domain: DomainKey) -> i32 {
