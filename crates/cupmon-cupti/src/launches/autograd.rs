@@ -47,8 +47,10 @@ thread_local! {
 struct Counts {
     /// Backward op ranges given their forward op's stack.
     attributed: AtomicU64,
-    /// Backward op ranges whose number no forward op on a Python thread noted (its
-    /// forward ran before the session, or on a thread without Python frames).
+    /// Ranges with a number on threads without Python frames, outside a backward op
+    /// already claimed, whose number no forward op on a Python thread noted (its
+    /// forward ran before the session or on a thread without Python frames; or an op
+    /// inside such a backward op, with the engine thread's own number).
     unseen: AtomicU64,
     /// Backward op ranges whose forward's note was overwritten (more than
     /// [`SEQ_SLOTS`] numbers in between).
