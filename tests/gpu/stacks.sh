@@ -10,6 +10,8 @@
 #      and with stacks (the default): ns added per launch (goal <= 0.3 us).
 #   5. retention: the loop's 10 M launches under --keep 16MiB: the launch stacks
 #      (segments/seg-N.stacks) retired with their segments, the dump within its budget.
+#   6. backward: training steps under torch.autograd.profiler.emit_nvtx(): >= 90 % of
+#      the autograd engine's kernel time is "backward of" the forward line that made it.
 # Needs .gpu/cupmon and .gpu/libcupmon_inject.so (scripts/gpu-bundle.sh), python3 with
 # torch. Results in $OUT/results.txt (PASS/FAIL lines), logs in $OUT/logs.txt.
 #
@@ -72,5 +74,11 @@ note "5. retention: 10 M launches (80 MB of launch stacks) under --keep 16MiB"
 "$cupmon" run -o "$work/keep" --keep 16MiB --segment-size 1MiB -- python3 "$wl" loop 1000000 \
   >"$work/keep.json" 2>"$work/keep.err"
 judge python3 "$check" retention "$(ls -d "$work"/keep/*/ | head -1)" $((16 << 20)) $((2 << 20))
+
+note "6. backward kernels under emit_nvtx: the forward line that made them"
+run backward backward 30
+judge python3 "$check" backward "$work/backward.trace.json.gz" "$wl"
+python3 -c 'import json,sys; print("autograd_backward_ops:", json.loads(open(sys.argv[1],"rb").read()[16:]).get("autograd_backward_ops"))' \
+  "$(ls -d "$work"/backward/*/ | head -1)/cupti_monitor_meta.bin" >>"$results" 2>&1
 logs
 grep -c '^FAIL' "$results" >/dev/null && exit 1 || exit 0
