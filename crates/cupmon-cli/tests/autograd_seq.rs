@@ -4,7 +4,7 @@
 //! lines (`# FORWARD seq`) and a backward pass on a thread without Python frames
 //! (`tests/nvtx/nvtx_autograd.c`) under `cupmon run` with the fake libcupti. Each
 //! backward kernel must name its forward op's line as a backward (dump, `stats
-//! --by-line`, the decoded trace's args, Parquet's `source_line`); a number no forward
+//! --by-line`, the report, the decoded trace's args); a number no forward
 //! op carried, and a launch outside the backward ops' ranges, stay "no Python frames".
 
 use std::collections::HashMap;
@@ -156,6 +156,20 @@ fn backward_kernels_get_their_forward_line_by_sequence_number() {
         stats.contains("launched from threads without Python frames"),
         "{stats}"
     );
+
+    // The report's table: the backward row under its forward line's file and number.
+    let page = dir.path().join("report.html");
+    cupmon(&[
+        "report".as_ref(),
+        dump_dir.as_os_str(),
+        "-o".as_ref(),
+        page.as_os_str(),
+    ]);
+    let html = std::fs::read_to_string(&page).expect("report.html");
+    for seq in ["100", "101"] {
+        let row = format!("backward of autograd_app.py:{} <span", forward[seq]);
+        assert!(html.contains(&row), "{version}: {row}");
+    }
 
     // The trace's args.
     let trace = dir.path().join("decoded.trace.json");
