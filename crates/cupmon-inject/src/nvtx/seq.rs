@@ -60,7 +60,11 @@ mod tests {
             Some(3)
         );
         assert_eq!(seq_of(b"MyFn, seq = 18446744073709551615"), Some(u64::MAX));
-        assert_eq!(seq_of(b"aten::empty, op_id = 2"), None, "no autograd: no number");
+        assert_eq!(
+            seq_of(b"aten::empty, op_id = 2"),
+            None,
+            "no autograd: no number"
+        );
         assert_eq!(seq_of(b"forward"), None);
         assert_eq!(seq_of(b"x, seq = "), None);
         assert_eq!(seq_of(b"x, seq = 99999999999999999999999"), None, "too big");

@@ -363,7 +363,10 @@ mod tests {
         assert!(stack.starts_with("/t/torch"), "{stack}");
         // As written by the monitor, and read back.
         let written = String::from_utf8(lines[3].to_line()).unwrap();
-        assert_eq!(written, "{\"stack\":2,\"frames\":[1,2],\"backward\":true}\n");
+        assert_eq!(
+            written,
+            "{\"stack\":2,\"frames\":[1,2],\"backward\":true}\n"
+        );
         let forward = String::from_utf8(lines[2].to_line()).unwrap();
         assert!(!forward.contains("backward"), "{forward}");
     }
