@@ -66,12 +66,15 @@ struct Open {
     seq: SeqRange,
 }
 
-/// A thread's open ranges and interned names (each with the autograd sequence number
-/// it carries, looked for once).
+/// An interned name and the autograd sequence number it carries (`seq.rs`), looked for
+/// once.
+type Named = (Arc<str>, Option<u64>);
+
+/// A thread's open ranges and interned names.
 #[derive(Default)]
 struct Ranges {
     open: Vec<Open>,
-    names: HashMap<Box<[u8]>, (Arc<str>, Option<u64>)>,
+    names: HashMap<Box<[u8]>, Named>,
 }
 
 struct ThreadRanges {
@@ -138,7 +141,7 @@ pub(crate) extern "C" fn forked() {
 }
 
 impl Ranges {
-    fn intern(&mut self, message: Message<'_>) -> (Arc<str>, Option<u64>) {
+    fn intern(&mut self, message: Message<'_>) -> Named {
         match message {
             Message::Ascii(bytes) => {
                 if let Some((name, seq)) = self.names.get(bytes) {
