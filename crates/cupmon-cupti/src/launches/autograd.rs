@@ -116,7 +116,10 @@ fn noted(seq: u64) -> Noted {
     }
 }
 
-/// A range carrying autograd sequence number `seq` opened on this thread.
+/// A range carrying autograd sequence number `seq` opened on this thread. Cold: kept
+/// out of the NVTX push path of ranges without a number.
+#[cold]
+#[inline(never)]
 pub fn range_opened(seq: u64) -> SeqRange {
     if !super::stacks::noting() || BACKWARD.try_with(Cell::get).unwrap_or(1) != 0 {
         return SeqRange::Ignored;
@@ -150,6 +153,8 @@ pub fn range_opened(seq: u64) -> SeqRange {
 }
 
 /// The range [`range_opened`] answered `how` for closed.
+#[cold]
+#[inline(never)]
 pub fn range_closed(how: SeqRange) {
     if how == SeqRange::Backward {
         let _ = BACKWARD.try_with(|b| b.set(0));

@@ -33,6 +33,7 @@ pub(crate) fn seq_of(name: &[u8]) -> Option<u64> {
 }
 
 /// A range named with number `seq` (if any) opened on this thread.
+#[inline(always)]
 pub(crate) fn opened(seq: Option<u64>) -> SeqRange {
     match seq {
         Some(seq) => cupmon_cupti::launches::autograd::range_opened(seq),
@@ -41,6 +42,7 @@ pub(crate) fn opened(seq: Option<u64>) -> SeqRange {
 }
 
 /// A range [`opened`] answered `how` for closed.
+#[inline(always)]
 pub(crate) fn closed(how: SeqRange) {
     if how != SeqRange::Ignored {
         cupmon_cupti::launches::autograd::range_closed(how);
