@@ -304,6 +304,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_backward_twin_has_its_forwards_frames_and_is_interned_once() {
+        let forward = {
+            let mut guard = table();
+            let t = guard.get_or_insert_with(|| Table {
+                next_frame: 1,
+                next_stack: 1,
+                ..Table::default()
+            });
+            let key: StackKey = (Arc::from(vec![3u32, 1]), true);
+            let id = t.new_id().unwrap();
+            t.by_id.insert(id, key.clone());
+            t.stacks.insert(key, id);
+            id
+        };
+        let _ = take_new();
+        let twin = backward_of(forward).expect("a twin");
+        assert_ne!(twin, forward);
+        assert_eq!(backward_of(forward), Some(twin), "interned once");
+        let new = take_new();
+        assert_eq!(
+            new.stacks,
+            vec![Stack {
+                id: twin,
+                frames: vec![3, 1],
+                truncated: true,
+                backward: true,
+            }]
+        );
+        assert!(all().stacks.iter().any(|s| s.id == twin && s.backward));
+        assert_eq!(backward_of(999_999), None, "a stack never interned");
+    }
+
+    #[test]
     fn library_frames_are_told_by_their_package() {
         let o = Origin::of_file;
         assert_eq!(
