@@ -10,10 +10,12 @@
 #      and with stacks (the default): ns added per launch (goal <= 0.3 us).
 #   5. retention: the loop's 10 M launches under --keep 16MiB: the launch stacks
 #      (segments/seg-N.stacks) retired with their segments, the dump within its budget.
+#   6. backward: training steps under torch.autograd.profiler.emit_nvtx(): >= 90 % of
+#      the autograd engine's kernel time is "backward of" the forward line that made it.
 # Needs .gpu/cupmon and .gpu/libcupmon_inject.so (scripts/gpu-bundle.sh), python3 with
 # torch. Results in $OUT/results.txt (PASS/FAIL lines), logs in $OUT/logs.txt.
 #
-# usage: bash tests/gpu/stacks.sh [STEPS_LOOP]
+# usage: bash tests/gpu/stacks.sh [STEPS_LOOP]   (PARTS="6" bash ... runs only part 6)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -36,6 +38,8 @@ wl=$here/stacks_workload.py
 check=$here/stacks_check.py
 loop=${1:-100000}
 note() { echo "== $*" | tee -a "$results"; }
+parts=" ${PARTS:-1 2 3 4 5 6} "
+want() { [[ $parts == *" $1 "* ]]; }
 logs() { for f in "$work"/*.err; do [ -f "$f" ] && { echo "---- $(basename "$f")"; tail -c 4000 "$f"; }; done >"$FINAL/logs.txt"; }
 trap 'logs; exit 124' TERM INT
 note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $(python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)' 2>&1)"
@@ -50,27 +54,45 @@ run() { # run NAME MODE STEPS [ARG]: cupmon run, then the dump's trace with stac
   sed -n '/^top source lines/,$p' "$work/$name.lines.txt" | head -40 >>"$results"
 }
 
+if want 1; then
 note "1. eager: cupmon's line per kernel against torch.profiler with_stack"
 run eager eager 20 "$work/torch_with_stack.json"
 judge python3 "$check" compare "$work/torch_with_stack.json" "$work/eager.trace.json.gz"
+fi
 
+if want 2; then
 note "2. CUDA graph replays"
 run graph graph 2000
 judge python3 "$check" coverage "$work/graph.trace.json.gz" "$wl"
+fi
 
+if want 3; then
 note "3. torch.compile reduce-overhead"
 run compile compile 500
 judge python3 "$check" coverage "$work/compile.trace.json.gz" "$wl"
+fi
 
+if want 4; then
 note "4. cost per launch ($loop steps of 10 launches)"
 python3 "$wl" loop "$loop" >"$work/base.json" 2>"$work/base.err"
 CUPMON_PYTHON_STACKS=0 "$cupmon" run -o "$work/off" -- python3 "$wl" loop "$loop" >"$work/off.json" 2>"$work/off.err"
 "$cupmon" run -o "$work/on" -- python3 "$wl" loop "$loop" >"$work/on.json" 2>"$work/on.err"
 judge python3 "$check" cost "$work/base.json" "$work/off.json" "$work/on.json"
+fi
 
+if want 5; then
 note "5. retention: 10 M launches (80 MB of launch stacks) under --keep 16MiB"
 "$cupmon" run -o "$work/keep" --keep 16MiB --segment-size 1MiB -- python3 "$wl" loop 1000000 \
   >"$work/keep.json" 2>"$work/keep.err"
 judge python3 "$check" retention "$(ls -d "$work"/keep/*/ | head -1)" $((16 << 20)) $((2 << 20))
+fi
+
+if want 6; then
+note "6. backward kernels under emit_nvtx: the forward line that made them"
+run backward backward 30
+judge python3 "$check" backward "$work/backward.trace.json.gz" "$wl"
+python3 -c 'import json,sys; print("autograd_backward_ops:", json.loads(open(sys.argv[1],"rb").read()[16:]).get("autograd_backward_ops"))' \
+  "$(ls -d "$work"/backward/*/ | head -1)/cupti_monitor_meta.bin" >>"$results" 2>&1
+fi
 logs
 grep -c '^FAIL' "$results" >/dev/null && exit 1 || exit 0

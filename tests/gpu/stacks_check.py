@@ -10,6 +10,10 @@ usage:
                                                     (TORCH_TRACE.lines.json)
   stacks_check.py coverage CUPMON_TRACE FILE         share of kernel time attributed to FILE
   stacks_check.py cost BASE_JSON OFF_JSON ON_JSON    ns per launch: stacks on vs off
+  stacks_check.py backward CUPMON_TRACE FILE         under emit_nvtx: >= 90 % of the kernel
+                                                    time launched from threads without
+                                                    Python frames is "backward of" a
+                                                    forward line of FILE (`# line: ` marks)
 Prints PASS/FAIL lines (and the numbers).
 """
 import gzip
@@ -153,6 +157,42 @@ def coverage(cupmon_trace, file):
           f"({total / 1e3:.1f} ms) attributed to a line of {base}")
 
 
+def backward(cupmon_trace, file):
+    """The autograd engine's kernels (launched from threads without Python frames: a
+    `source line` "backward of ..." or "(no Python frames)") attributed, by emit_nvtx's
+    sequence numbers, to the forward lines of FILE that made them."""
+    from collections import Counter
+
+    base = os.path.basename(file)
+    with open(file) as f:
+        forward = {
+            i + 1
+            for i, text in enumerate(f)
+            if re.search(r"# line: (norm|up|down|loss)$", text.rstrip())
+        }
+    engine = tied = 0.0
+    by_line = Counter()
+    for e in load(cupmon_trace):
+        if e.get("cat") != "kernel":
+            continue
+        line = e.get("args", {}).get("source line", "")
+        dur = e.get("dur", 0)
+        if line == "(no Python frames)":
+            engine += dur
+        elif line.startswith("backward of "):
+            engine += dur
+            path, _, number = line[len("backward of "):].rpartition(":")
+            by_line[f"{os.path.basename(path)}:{number}"] += dur
+            if os.path.basename(path) == base and int(number) in forward:
+                tied += dur
+    share = tied / engine if engine else 0
+    print(f"{'PASS' if share >= 0.90 else 'FAIL'} {share:.2%} of the backward threads' kernel "
+          f"time ({engine / 1e3:.1f} ms) is 'backward of' a forward line of {base} "
+          f"(lines {sorted(forward)})")
+    for line, us in by_line.most_common(8):
+        print(f"  backward of {line}: {us / 1e3:.2f} ms")
+
+
 def cost(base_json, off_json, on_json):
     def per_launch(path):
         with open(path) as f:
@@ -198,4 +238,10 @@ def retention(dump, keep, slack):
 
 if __name__ == "__main__":
     what, *args = sys.argv[1:]
-    {"compare": compare, "coverage": coverage, "cost": cost, "retention": retention}[what](*args)
+    {
+        "compare": compare,
+        "coverage": coverage,
+        "cost": cost,
+        "retention": retention,
+        "backward": backward,
+    }[what](*args)

@@ -9,6 +9,8 @@ usage: stacks_workload.py MODE [STEPS] [ARG]
   compile torch.compile(mode="reduce-overhead") of the same step, STEPS calls
   loop    STEPS steps of 10 tiny elementwise ops (launch-bound); prints launches and
           seconds as JSON, for the cost per launch
+  backward  STEPS training steps under torch.autograd.profiler.emit_nvtx(): the
+          autograd engine's backward kernels must name their forward op's line
 Prints one JSON line with what it ran.
 """
 import json
@@ -124,6 +126,12 @@ elif mode == "loop":
     torch.cuda.synchronize()
     out["seconds"] = time.perf_counter() - t0
     out["launches"] = 10 * steps
+elif mode == "backward":
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    with torch.autograd.profiler.emit_nvtx():
+        for _ in range(steps):
+            train_step(opt)
+    torch.cuda.synchronize()
 else:
     sys.exit(f"unknown mode {mode}")
 print(json.dumps(out))

@@ -15,7 +15,7 @@ use crate::util::read_json;
 
 /// `tests/nvtx/NAME.c` compiled once with the system's C compiler (`-shared` for a
 /// library); `None` (the test is SKIPPED) when there is none.
-fn compiled(name: &str, shared: bool) -> Option<PathBuf> {
+pub(crate) fn compiled(name: &str, shared: bool) -> Option<PathBuf> {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/nvtx/{name}.c"));
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(if shared {
         format!("lib{name}.so")

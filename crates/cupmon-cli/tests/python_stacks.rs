@@ -40,7 +40,7 @@ fn markers() -> HashMap<String, i32> {
 }
 
 /// CPython 3.11 or later: `python3`, and pyenv's installed 3.11-3.13.
-fn pythons() -> Vec<(String, PathBuf)> {
+pub(crate) fn pythons() -> Vec<(String, PathBuf)> {
     pythons_of(11..=13)
 }
 

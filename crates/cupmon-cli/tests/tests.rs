@@ -7,6 +7,7 @@
 //! repository's own documents against the code and the tree.
 
 mod accounting;
+mod autograd_seq;
 mod bad_input;
 mod clients;
 mod collectives;

@@ -139,6 +139,7 @@ impl StackJoin {
                 stack: s.id,
                 frames: s.frames,
                 truncated: s.truncated,
+                backward: s.backward,
             });
         }
         for (node, stack) in self.new_nodes.drain(..) {

@@ -381,6 +381,21 @@ impl Worker {
                 );
             });
         }
+        let (tied, unseen, overwritten) = cupmon_cupti::launches::autograd::backward_ranges();
+        if tied + unseen + overwritten > 0 {
+            // Backward ops whose NVTX range carried a sequence number (emit_nvtx): given
+            // their forward op's stack, or why not (the process's counts so far).
+            self.shared.write_meta(|m| {
+                m.set(
+                    "autograd_backward_ops",
+                    serde_json::json!({
+                        "attributed": tied,
+                        "forward_not_seen": unseen,
+                        "forward_overwritten": overwritten,
+                    }),
+                );
+            });
+        }
         if let Some(e) = self.write_error {
             return Some(e);
         }

@@ -163,11 +163,10 @@ impl<'a> RecordExport<'a> {
             Some(LaunchStack::NoPython) => (Some(0), None),
             Some(LaunchStack::Stack(id)) => {
                 let (table, strings) = (&st.table, &mut self.strings);
-                let line = *st.lines.entry(id).or_insert_with(|| {
-                    table
-                        .user_frame(id)
-                        .map(|f| strings.intern(&format!("{}:{}", f.file, f.line)))
-                });
+                let line = *st
+                    .lines
+                    .entry(id)
+                    .or_insert_with(|| table.source_line(id).map(|l| strings.intern(&l)));
                 st.named.insert(id);
                 (Some(i64::from(id)), line)
             }

@@ -28,7 +28,8 @@ fn frame(id: u32, file: &str, line: i32, origin: Option<&str>) -> StackLine {
 }
 
 /// Kernels 1..=30; stack 1 (torch's frame under train.py:42) launched corr % 3 == 1,
-/// stack 2 (model.py:7) corr % 3 == 2, a thread without Python frames the rest but
+/// stack 2 (the backward of model.py:7's forward op: the autograd engine's, tied by
+/// torch's sequence number) corr % 3 == 2, a thread without Python frames the rest but
 /// 30, which has no note.
 fn write_dump(dir: &Path) {
     let layout = Layout::cupti_13_0();
@@ -67,11 +68,13 @@ fn write_dump(dir: &Path) {
             stack: 1,
             frames: vec![1, 2],
             truncated: false,
+            backward: false,
         },
         StackLine::Stack {
             stack: 2,
             frames: vec![3],
             truncated: true,
+            backward: true,
         },
     ];
     let pairs: Vec<(u32, u32)> = (1..30u32)
@@ -95,7 +98,10 @@ fn kernels_name_their_stack_and_line_and_the_stacks_rows_join_them() {
         match (corr, corr % 3) {
             (30, _) => assert_eq!((stack, line), (None, None), "no note"),
             (_, 1) => assert_eq!((stack, line.as_deref()), (Some(1), Some("train.py:42"))),
-            (_, 2) => assert_eq!((stack, line.as_deref()), (Some(2), Some("model.py:7"))),
+            (_, 2) => assert_eq!(
+                (stack, line.as_deref()),
+                (Some(2), Some("backward of model.py:7"))
+            ),
             _ => assert_eq!((stack, line), (Some(0), None), "no Python frames"),
         }
     }

@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::{FxHashMap, FxHasher};
 
@@ -80,6 +80,9 @@ pub struct Stack {
     pub frames: Vec<u32>,
     /// Outer frames were left out (deeper than the walker keeps).
     pub truncated: bool,
+    /// The backward of the forward op these frames launched: work of the autograd
+    /// engine's threads, attributed by torch's sequence numbers ([`backward_of`]).
+    pub backward: bool,
 }
 
 /// Frames and stacks interned since the last [`take_new`].
@@ -91,11 +94,18 @@ pub struct NewStacks {
     pub refused: u64,
 }
 
+/// A stack's frames and whether it was cut (the frames shared with the reverse map).
+type StackKey = (Arc<[u32]>, bool);
+
 #[derive(Default)]
 struct Table {
     by_raw: FxHashMap<RawFrame, u32>,
     by_frame: FxHashMap<Frame, u32>,
-    stacks: FxHashMap<(Box<[u32]>, bool), u32>,
+    stacks: FxHashMap<StackKey, u32>,
+    /// Stack id → its frames (for [`backward_of`], which copies a stack's frames).
+    by_id: FxHashMap<u32, StackKey>,
+    /// Forward stack → its backward twin.
+    backward: FxHashMap<u32, u32>,
     next_frame: u32,
     next_stack: u32,
     new: NewStacks,
@@ -192,22 +202,55 @@ unsafe fn intern(rt: &Runtime, raw: &[RawFrame], truncated: bool) -> Option<u32>
         };
         frames.push(id);
     }
-    let key = (frames.into_boxed_slice(), truncated);
+    let key: StackKey = (frames.into(), truncated);
     if let Some(&id) = t.stacks.get(&key) {
         return Some(id);
     }
-    if t.next_stack >= MAX_STACKS {
-        t.new.refused += 1;
-        return None;
-    }
-    let id = t.next_stack;
-    t.next_stack += 1;
+    let id = t.new_id()?;
     t.new.stacks.push(Stack {
         id,
         frames: key.0.to_vec(),
         truncated,
+        backward: false,
     });
+    t.by_id.insert(id, key.clone());
     t.stacks.insert(key, id);
+    Some(id)
+}
+
+impl Table {
+    /// The next stack id; `None` (counted) past [`MAX_STACKS`].
+    fn new_id(&mut self) -> Option<u32> {
+        if self.next_stack >= MAX_STACKS {
+            self.new.refused += 1;
+            return None;
+        }
+        let id = self.next_stack;
+        self.next_stack += 1;
+        Some(id)
+    }
+}
+
+/// The stack that stands for "the backward of the op `forward` launched": the same
+/// frames, marked backward, interned once per forward stack. The autograd engine runs
+/// backward ops on threads without Python frames; torch's sequence numbers tie each to
+/// the forward op that made it (cupmon-inject's NVTX side reads them). `None` for a
+/// stack this process never interned, or when the table is full (counted).
+pub fn backward_of(forward: u32) -> Option<u32> {
+    let mut guard = table();
+    let t = guard.as_mut()?;
+    if let Some(&id) = t.backward.get(&forward) {
+        return Some(id);
+    }
+    let (frames, truncated) = t.by_id.get(&forward)?.clone();
+    let id = t.new_id()?;
+    t.new.stacks.push(Stack {
+        id,
+        frames: frames.to_vec(),
+        truncated,
+        backward: true,
+    });
+    t.backward.insert(forward, id);
     Some(id)
 }
 
@@ -236,8 +279,18 @@ pub fn all() -> NewStacks {
             id,
             frames: frames.to_vec(),
             truncated: *truncated,
+            backward: false,
         })
         .collect();
+    stacks.extend(t.backward.iter().filter_map(|(forward, &id)| {
+        let (frames, truncated) = t.by_id.get(forward)?;
+        Some(Stack {
+            id,
+            frames: frames.to_vec(),
+            truncated: *truncated,
+            backward: true,
+        })
+    }));
     stacks.sort_by_key(|s| s.id);
     NewStacks {
         frames,
@@ -249,6 +302,39 @@ pub fn all() -> NewStacks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backward_twin_has_its_forwards_frames_and_is_interned_once() {
+        let forward = {
+            let mut guard = table();
+            let t = guard.get_or_insert_with(|| Table {
+                next_frame: 1,
+                next_stack: 1,
+                ..Table::default()
+            });
+            let key: StackKey = (Arc::from(vec![3u32, 1]), true);
+            let id = t.new_id().unwrap();
+            t.by_id.insert(id, key.clone());
+            t.stacks.insert(key, id);
+            id
+        };
+        let _ = take_new();
+        let twin = backward_of(forward).expect("a twin");
+        assert_ne!(twin, forward);
+        assert_eq!(backward_of(forward), Some(twin), "interned once");
+        let new = take_new();
+        assert_eq!(
+            new.stacks,
+            vec![Stack {
+                id: twin,
+                frames: vec![3, 1],
+                truncated: true,
+                backward: true,
+            }]
+        );
+        assert!(all().stacks.iter().any(|s| s.id == twin && s.backward));
+        assert_eq!(backward_of(999_999), None, "a stack never interned");
+    }
 
     #[test]
     fn library_frames_are_told_by_their_package() {

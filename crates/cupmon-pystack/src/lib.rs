@@ -22,7 +22,7 @@ pub mod layout;
 mod runtime;
 mod walk;
 
-pub use intern::{all, take_new, Frame, NewStacks, Origin, Stack, NO_PYTHON_FRAMES};
+pub use intern::{all, backward_of, take_new, Frame, NewStacks, Origin, Stack, NO_PYTHON_FRAMES};
 pub use walk::MAX_DEPTH;
 
 /// The calling thread's Python stack, interned: `Some(NO_PYTHON_FRAMES)` for a thread

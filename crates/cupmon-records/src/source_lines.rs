@@ -1,7 +1,9 @@
 //! "Which line of my code is slow": the dump's kernels grouped by the source line that
 //! launched them (the innermost frame of their Python stack that is the user's code, not
 //! torch's, Triton's or cupmon's), each line with its GPU time and its kernels. What
-//! `cupmon stats --by-line` and the report show.
+//! `cupmon stats --by-line` and the report show. The autograd engine's kernels that
+//! torch's sequence numbers tie to a forward op are a line of their own beside it:
+//! "backward of" the forward op's line.
 
 use std::collections::HashMap;
 
@@ -14,6 +16,8 @@ pub struct SourceLine {
     pub file: String,
     pub function: String,
     pub line: i32,
+    /// The backward of this line's forward ops (kernels of the autograd engine).
+    pub backward: bool,
     /// Kernel time (the sum of the kernels' durations) and kernels.
     pub gpu_ns: u64,
     pub kernels: u64,
@@ -34,8 +38,8 @@ pub struct LinesReport {
     /// Most GPU time first.
     pub lines: Vec<SourceLine>,
     pub total: Unclaimed,
-    /// Launched from threads without Python frames (the autograd engine's backward
-    /// threads, C++ threads).
+    /// Launched from threads without Python frames (C++ threads, and the autograd
+    /// engine's backward threads when no sequence number tied them to a forward op).
     pub no_python: Unclaimed,
     /// No stack noted (stacks off, launched before the session, a note overwritten, a
     /// wrapped correlation id).
@@ -92,13 +96,25 @@ pub fn source_lines(
     Ok(report)
 }
 
-/// Stacks that end in the same user line are one line.
+impl SourceLine {
+    /// `file:line`, or `backward of file:line` (as trace args and Parquet name it).
+    pub fn location(&self) -> String {
+        let prefix = if self.backward {
+            crate::dump::BACKWARD_OF
+        } else {
+            ""
+        };
+        format!("{prefix}{}:{}", self.file, self.line)
+    }
+}
+
+/// Stacks that end in the same user line are one line (its backward another).
 fn merge_by_line(
     table: &StackTable,
     by_stack: HashMap<u32, Acc>,
     names: &mut KernelNames<'_>,
 ) -> Vec<SourceLine> {
-    let mut lines: HashMap<(String, i32), (String, Acc)> = HashMap::new();
+    let mut lines: HashMap<(String, i32, bool), (String, Acc)> = HashMap::new();
     for (id, acc) in by_stack {
         let (file, function, line) = match table.user_frame(id) {
             Some(f) => (f.file.clone(), f.function.clone(), f.line),
@@ -109,7 +125,7 @@ fn merge_by_line(
             ),
         };
         let (_, merged) = lines
-            .entry((file, line))
+            .entry((file, line, table.is_backward(id)))
             .or_insert_with(|| (function, Acc::default()));
         merged.gpu_ns += acc.gpu_ns;
         merged.kernels += acc.kernels;
@@ -121,7 +137,7 @@ fn merge_by_line(
     }
     let mut out: Vec<SourceLine> = lines
         .into_iter()
-        .map(|((file, line), (function, acc))| {
+        .map(|((file, line, backward), (function, acc))| {
             let mut by_kernel: Vec<(String, u64, u64)> = acc
                 .by_kernel
                 .into_iter()
@@ -132,6 +148,7 @@ fn merge_by_line(
                 file,
                 function,
                 line,
+                backward,
                 gpu_ns: acc.gpu_ns,
                 kernels: acc.kernels,
                 by_kernel,
@@ -143,6 +160,7 @@ fn merge_by_line(
             .cmp(&a.gpu_ns)
             .then_with(|| a.file.cmp(&b.file))
             .then_with(|| a.line.cmp(&b.line))
+            .then_with(|| a.backward.cmp(&b.backward))
     });
     out
 }

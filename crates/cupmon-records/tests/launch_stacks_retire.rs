@@ -63,6 +63,7 @@ fn table_lines() -> Vec<StackLine> {
         stack,
         frames: vec![1],
         truncated: false,
+        backward: false,
     }));
     lines
 }

@@ -11,8 +11,11 @@
 //! - `graphs`: kernels per executable graph, counted when it is instantiated.
 //! - `subscriber`: cupmon's one subscription and its callback.
 //! - `stacks`: the Python stack of each launch, by correlation id.
+//! - `autograd`: backward threads' launches given their forward op's stack, by torch's
+//!   sequence numbers in NVTX range names.
 //! - `clients`: other subscribers (Kineto) served through that subscription.
 
+pub mod autograd;
 mod clients;
 mod counter;
 mod graphs;

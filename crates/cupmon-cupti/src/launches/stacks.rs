@@ -69,7 +69,7 @@ pub(crate) fn node_created(node: *mut c_void) {
     if !ON.load(Ordering::Relaxed) || node.is_null() {
         return;
     }
-    let (Some(id), Some(stack)) = (node_id(node), cupmon_pystack::this_thread_stack()) else {
+    let (Some(id), Some(stack)) = (node_id(node), this_thread_stack()) else {
         return;
     };
     with_nodes(|n| {
@@ -124,13 +124,24 @@ pub(crate) fn noting() -> bool {
     ON.load(Ordering::Relaxed)
 }
 
+/// The calling thread's stack; on a thread without Python frames, the stack of the
+/// backward op running there, if torch's sequence numbers named its forward op
+/// (`autograd.rs`: one thread-local read, only on such threads).
+#[inline]
+fn this_thread_stack() -> Option<u32> {
+    match cupmon_pystack::this_thread_stack()? {
+        cupmon_pystack::NO_PYTHON_FRAMES => Some(super::autograd::thread_without_python()),
+        stack => Some(stack),
+    }
+}
+
 /// At the entry of the outermost launch call of a thread.
 #[inline]
 pub(crate) fn note_launch(correlation_id: u32) {
     if !ON.load(Ordering::Relaxed) {
         return;
     }
-    let Some(stack) = cupmon_pystack::this_thread_stack() else {
+    let Some(stack) = this_thread_stack() else {
         return;
     };
     let Some(ring) = RING.get() else { return };

@@ -16,7 +16,7 @@ pub(crate) fn mark(attributes: RangeAttributes, message: Message<'_>) {
             return;
         };
         let at = t.start_here(attributes, true);
-        let name = match message {
+        let (name, _) = match message {
             Message::None => t.intern(Message::Ascii(UNNAMED.as_bytes())),
             message => t.intern(message),
         };

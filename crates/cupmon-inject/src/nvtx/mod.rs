@@ -7,6 +7,8 @@
 //! launched inside them and as `user_annotation` slices on the CPU thread that
 //! pushed them; marks become instants on their thread (`marks.rs`), and category
 //! names given with `nvtxNameCategory*` name the ranges' categories (`categories.rs`).
+//! torch's autograd sequence numbers in range names (`emit_nvtx`) give backward
+//! kernels their forward op's Python line (`seq.rs`).
 //!
 //! Why cupmon's own NVTX callbacks rather than CUPTI's NVTX support (which needs
 //! `NVTX_INJECTION64_PATH` to name libcupti, and the MARKER activity kind): CUPTI's
@@ -23,6 +25,7 @@ mod arguments;
 mod categories;
 mod marks;
 mod ranges;
+mod seq;
 mod tables;
 
 use tables::GetExportTable;

@@ -36,6 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use cupmon_monitor::{range_clock_ns, Monitor, RangeAttributes, RangeStart};
 
+use super::seq::{self, SeqRange};
 use crate::session::{Session, SESSION_EPOCH};
 
 /// NVTX's default domain (a null handle); other domains are their handle's address.
@@ -81,13 +82,19 @@ struct Open {
     how: How,
     /// The CUSTOM1 id pushed for it; none when no monitor ran at the push.
     id: Option<u64>,
+    /// What its autograd sequence number did (`seq.rs`), undone at its close.
+    seq: SeqRange,
 }
+
+/// An interned name and the autograd sequence number it carries (`seq.rs`), looked for
+/// once.
+type Named = (Arc<str>, Option<u64>);
 
 /// A thread's open ranges and interned names.
 #[derive(Default)]
 pub(super) struct Ranges {
     open: Vec<Open>,
-    names: HashMap<Box<[u8]>, Arc<str>>,
+    names: HashMap<Box<[u8]>, Named>,
     /// The OS thread id (read at the session's change: a forked child's differs).
     thread_id: u32,
 }
@@ -158,22 +165,27 @@ pub(crate) extern "C" fn forked() {
 }
 
 impl Ranges {
-    /// The name of `message`, shared: no allocation for a name this thread has seen.
-    pub(super) fn intern(&mut self, message: Message<'_>) -> Arc<str> {
+    /// The name of `message`, shared (no allocation for a name this thread has seen),
+    /// and the autograd sequence number it carries.
+    pub(super) fn intern(&mut self, message: Message<'_>) -> Named {
         match message {
             Message::Ascii(bytes) => {
-                if let Some(name) = self.names.get(bytes) {
-                    return name.clone();
+                if let Some((name, seq)) = self.names.get(bytes) {
+                    return (name.clone(), *seq);
                 }
                 let name: Arc<str> = Arc::from(String::from_utf8_lossy(bytes).as_ref());
+                let seq = seq::seq_of(bytes);
                 if self.names.len() < MAX_NAMES_PER_THREAD {
-                    self.names.insert(bytes.into(), name.clone());
+                    self.names.insert(bytes.into(), (name.clone(), seq));
                 }
-                name
+                (name, seq)
             }
-            Message::Registered(name) => name.clone(),
-            Message::Text(text) => Arc::from(text),
-            Message::None => Arc::from(UNNAMED),
+            Message::Registered(name) => (name.clone(), seq::seq_of(name.as_bytes())),
+            Message::Text(text) => {
+                let seq = seq::seq_of(text.as_bytes());
+                (Arc::from(text), seq)
+            }
+            Message::None => (Arc::from(UNNAMED), None),
         }
     }
 
@@ -195,13 +207,23 @@ impl Ranges {
         how: How,
         message: Message<'_>,
     ) {
-        let id = monitor.and_then(|m| {
-            let name = self.intern(message);
-            m.push_range(&name, self.start_here(attributes, m.wants_ranges()))
-                .map_err(|e| warn_once("push", &e))
-                .ok()
+        let (id, seq) = match monitor {
+            Some(m) => {
+                let (name, number) = self.intern(message);
+                let id = m
+                    .push_range(&name, self.start_here(attributes, m.wants_ranges()))
+                    .map_err(|e| warn_once("push", &e))
+                    .ok();
+                (id, seq::opened(number))
+            }
+            None => (None, SeqRange::Ignored),
+        };
+        self.open.push(Open {
+            domain,
+            how,
+            id,
+            seq,
         });
-        self.open.push(Open { domain, how, id });
     }
 
     /// Close the open range at `index`, keeping CUPTI's stack equal to the rest; it
@@ -231,7 +253,7 @@ impl Ranges {
                 }
             }
         }
-        self.open.remove(index);
+        seq::closed(self.open.remove(index).seq);
     }
 
     fn depth(&self, domain: DomainKey) -> i32 {

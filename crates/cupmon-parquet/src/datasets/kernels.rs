@@ -44,7 +44,7 @@ dataset! {
         grid_id: I64Col [Delta] "CUPTI's unique grid id of the launch",
         collective: OptStrCol [Dict] "the NCCL collective the kernel's name names (`AllReduce`, `AllGather`, `ReduceScatter`, `Broadcast`, `Reduce`, `SendRecv`, ...: `cupmon_records::nccl::NcclKernel`, mangled or demangled names, every NCCL naming scheme since 2.0); `unknown` for an NCCL kernel whose name names none (NCCL's generic kernel); NULL for every other kernel. The views' NCCL kernels are those where it is not NULL",
         stack_id: OptI64Col [Dict] "the Python stack that launched it: joins `stacks` (with `host` and `pid`); 0: launched from a thread without Python frames; NULL: the dump noted no stack for it",
-        source_line: OptStrCol [Dict] "`file:line` of the innermost user frame of that stack (`cupmon stats --by-line`); NULL without a stack",
+        source_line: OptStrCol [Dict] "`file:line` of the innermost user frame of that stack (`cupmon stats --by-line`), `backward of file:line` for the autograd engine's kernels that torch's sequence numbers tied to a forward op (emit_nvtx); NULL without a stack",
     }
 }
 

@@ -28,7 +28,7 @@ dataset! {
         graph_id: OptI64Col [Dict] "CUDA graph id; NULL: not in a graph",
         graph_node_id: OptI64Col [Dict] "CUDA graph node id; NULL: none",
         stack_id: OptI64Col [Dict] "the Python stack that launched it: joins `stacks` (with `host` and `pid`); 0: launched from a thread without Python frames; NULL: the dump noted no stack for it",
-        source_line: OptStrCol [Dict] "`file:line` of the innermost user frame of that stack (`cupmon stats --by-line`); NULL without a stack",
+        source_line: OptStrCol [Dict] "`file:line` of the innermost user frame of that stack (`cupmon stats --by-line`), `backward of file:line` for the autograd engine's kernels that torch's sequence numbers tied to a forward op (emit_nvtx); NULL without a stack",
     }
 }
 

@@ -82,7 +82,8 @@ pub use meta::{
     MetaFile, DISK_FULL_SUFFIX, META_HEADER_LEN, META_MAGIC, META_TMP_SUFFIX, META_VERSION,
 };
 pub use python_stacks::{
-    LaunchStack, StackFrame, StackLine, StackTable, NO_PYTHON_STACK, PYTHON_STACKS_FILE,
+    LaunchStack, StackFrame, StackLine, StackTable, BACKWARD_OF, NO_PYTHON_STACK,
+    PYTHON_STACKS_FILE,
 };
 pub use python_stacks_writer::StackFilesWriter;
 pub use rank::{pid_in_dir_name, rank_in_dir_name};

@@ -4,7 +4,10 @@
 //! - `python_stacks.jsonl`: the interned frames and stacks, a line each as they first
 //!   appear (`{"frame":3,"file":"train.py","function":"step","line":42}` with
 //!   `"origin":"torch"|"triton"|"cupmon"` for library frames; `{"stack":7,"frames":[3,1]}`,
-//!   innermost frame first, `"truncated":true` when outer frames were left out), and
+//!   innermost frame first, `"truncated":true` when outer frames were left out,
+//!   `"backward":true` for the backward of the forward op those frames launched: the
+//!   autograd engine's kernels, tied to their forward op by torch's sequence numbers
+//!   under `emit_nvtx`), and
 //!   `{"node":94412,"stack":7}` for a CUDA-graph node (CUPTI's node id, which every
 //!   replayed kernel's record carries as `graphNodeId`: the stack that created the node
 //!   during capture). Stack 0 is a launch from a thread without Python frames.
@@ -15,7 +18,7 @@
 //! correlation id given twice (CUPTI's ids wrap after 2^32 API calls) is ambiguous: its
 //! kernels are left unattributed and counted, never given the wrong stack.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use cupmon_files::GIB;
@@ -31,6 +34,11 @@ pub const PYTHON_STACKS_FILE: &str = "python_stacks.jsonl";
 pub const PYTHON_STACKS_CAP: u64 = GIB;
 /// The stack of a launch from a thread without Python frames.
 pub const NO_PYTHON_STACK: u32 = 0;
+/// Before a backward stack's source line.
+pub const BACKWARD_OF: &str = "backward of ";
+/// The first line of a backward stack's text (its frames are the forward op's).
+const BACKWARD_STACK_NOTE: &str =
+    "(backward, run by the autograd engine; the forward op's stack by its sequence number:)";
 
 /// One source position of a stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +71,9 @@ pub enum StackLine {
         frames: Vec<u32>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         truncated: bool,
+        /// Older readers ignore the field and show the forward's line.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        backward: bool,
     },
     Node {
         node: u64,
@@ -92,6 +103,8 @@ pub enum LaunchStack {
 pub struct StackTable {
     frames: HashMap<u32, StackFrame>,
     stacks: HashMap<u32, (Vec<u32>, bool)>,
+    /// Stacks that stand for the backward of their frames' forward op.
+    backward: HashSet<u32>,
     launches: HashMap<u32, u32>,
     /// Graph node id → the stack that created the node.
     nodes: HashMap<u64, u32>,
@@ -112,7 +125,8 @@ impl StackTable {
             lost,
             &mut t.warnings,
         ) {
-            let (frames, stacks, nodes) = (&mut t.frames, &mut t.stacks, &mut t.nodes);
+            let (frames, stacks, nodes, backward) =
+                (&mut t.frames, &mut t.stacks, &mut t.nodes, &mut t.backward);
             let w = parse_lines(&bytes, PYTHON_STACKS_FILE, |line| {
                 match serde_json::from_str::<StackLine>(line).map_err(|e| e.to_string())? {
                     StackLine::Frame { frame, at } => {
@@ -122,8 +136,12 @@ impl StackTable {
                         stack,
                         frames: f,
                         truncated,
+                        backward: b,
                     } => {
                         stacks.insert(stack, (f, truncated));
+                        if b {
+                            backward.insert(stack);
+                        }
                     }
                     StackLine::Node { node, stack } => {
                         nodes.insert(node, stack);
@@ -192,9 +210,26 @@ impl StackTable {
             .copied()
     }
 
-    /// A launch's source line (`file:line` of its innermost user frame) and its whole
-    /// stack as text (a frame a line, innermost first, library frames marked), for the
-    /// args of a GPU op in a trace.
+    /// Whether stack `id` stands for the backward of its frames' forward op (a kernel
+    /// of the autograd engine, tied to the forward op by torch's sequence number).
+    pub fn is_backward(&self, id: u32) -> bool {
+        self.backward.contains(&id)
+    }
+
+    /// Stack `id`'s source line as views show it: `file:line` of its innermost user
+    /// frame, `backward of file:line` for a backward stack.
+    pub fn source_line(&self, id: u32) -> Option<String> {
+        let f = self.user_frame(id)?;
+        Some(if self.is_backward(id) {
+            format!("{BACKWARD_OF}{}:{}", f.file, f.line)
+        } else {
+            format!("{}:{}", f.file, f.line)
+        })
+    }
+
+    /// A launch's source line ([`Self::source_line`]) and its whole stack as text (a
+    /// frame a line, innermost first, library frames marked; a backward stack says so
+    /// first), for the args of a GPU op in a trace.
     pub fn launch_text(&self, corr: u32, graph_node_id: u64) -> Option<(String, String)> {
         let id = match self.gpu_op(corr, graph_node_id)? {
             LaunchStack::NoPython => {
@@ -205,9 +240,12 @@ impl StackTable {
             }
             LaunchStack::Stack(id) => id,
         };
-        let user = self.user_frame(id)?;
+        let line = self.source_line(id)?;
         let (frames, truncated) = self.frames(id)?;
         let mut stack = String::new();
+        if self.is_backward(id) {
+            stack.push_str(BACKWARD_STACK_NOTE);
+        }
         for f in frames {
             if !stack.is_empty() {
                 stack.push('\n');
@@ -220,7 +258,7 @@ impl StackTable {
         if truncated {
             stack.push_str("\n...");
         }
-        Some((format!("{}:{}", user.file, user.line), stack))
+        Some((line, stack))
     }
 
     /// Launches whose correlation id was given twice (not attributed).
@@ -276,6 +314,7 @@ mod tests {
                 stack: 1,
                 frames: vec![1, 2],
                 truncated: false,
+                backward: false,
             },
         ];
         write(dir.path(), &lines, &[(10, 1), (11, 0)], &[]);
@@ -288,6 +327,48 @@ mod tests {
             t.user_frame(1).map(|f| (f.file.as_str(), f.line)),
             Some(("train.py", 42))
         );
+    }
+
+    #[test]
+    fn a_backward_stack_names_its_forward_line_marked_backward() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            frame(1, "/t/torch/nn/linear.py", 125, Some("torch")),
+            frame(2, "train.py", 42, None),
+            StackLine::Stack {
+                stack: 1,
+                frames: vec![1, 2],
+                truncated: false,
+                backward: false,
+            },
+            StackLine::Stack {
+                stack: 2,
+                frames: vec![1, 2],
+                truncated: false,
+                backward: true,
+            },
+        ];
+        write(dir.path(), &lines, &[(10, 1), (11, 2)], &[]);
+        let t = StackTable::read(dir.path());
+        assert!(t.warnings().is_empty(), "{:?}", t.warnings());
+        assert!(!t.is_backward(1) && t.is_backward(2));
+        assert_eq!(t.source_line(1).as_deref(), Some("train.py:42"));
+        assert_eq!(t.source_line(2).as_deref(), Some("backward of train.py:42"));
+        let (line, stack) = t.launch_text(11, 0).unwrap();
+        assert_eq!(line, "backward of train.py:42");
+        assert!(stack.starts_with("(backward"), "{stack}");
+        assert!(stack.ends_with("train.py:42 f"), "{stack}");
+        let (line, stack) = t.launch_text(10, 0).unwrap();
+        assert_eq!(line, "train.py:42");
+        assert!(stack.starts_with("/t/torch"), "{stack}");
+        // As written by the monitor, and read back.
+        let written = String::from_utf8(lines[3].to_line()).unwrap();
+        assert_eq!(
+            written,
+            "{\"stack\":2,\"frames\":[1,2],\"backward\":true}\n"
+        );
+        let forward = String::from_utf8(lines[2].to_line()).unwrap();
+        assert!(!forward.contains("backward"), "{forward}");
     }
 
     #[test]

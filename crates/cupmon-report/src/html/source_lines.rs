@@ -26,7 +26,9 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "<section id=\"source-lines\"><h2>Top source lines by GPU time</h2><p class=\"note\">\
          The line of Python that launched each kernel: the innermost frame of its stack \
          that is not torch's, Triton's or cupmon's (a CUDA graph's kernels: the line that \
-         captured them). Each line with its kernels; share of the process's kernel time.</p>"
+         captured them; the autograd engine's backward kernels, when torch's sequence numbers \
+         tied them to a forward op under emit_nvtx: \"backward of\" its line). Each line with \
+         its kernels; share of the process's kernel time.</p>"
     )?;
     for (p, lines) in with_lines {
         let total = lines.total.gpu_ns;
@@ -40,7 +42,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         for l in lines.lines.iter().take(LINES) {
             writeln!(
                 out,
-                "<tr><td class=\"name\" title=\"{file}\">{short}:{line} <span class=\"note\">\
+                "<tr><td class=\"name\" title=\"{file}\">{backward}{short}:{line} <span class=\"note\">\
                  {function}</span></td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td></tr>",
                 l.kernels,
@@ -49,6 +51,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
                 file = esc(&l.file),
                 short = esc(l.file.rsplit('/').next().unwrap_or(&l.file)),
                 line = l.line,
+                backward = if l.backward { "backward of " } else { "" },
                 function = esc(&l.function),
             )?;
             for (name, ns, n) in l.by_kernel.iter().take(KERNELS_PER_LINE) {
@@ -64,7 +67,8 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         }
         for (what, part) in [
             (
-                "launched from threads without Python frames",
+                "launched from threads without Python frames; backward kernels get their \
+                 forward line under torch.autograd.profiler.emit_nvtx()",
                 &lines.no_python,
             ),
             ("no stack noted", &lines.unattributed),

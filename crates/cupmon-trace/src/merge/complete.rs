@@ -81,7 +81,7 @@ impl Complete {
 
     /// The Python frames of the launch of `corr`, outermost first, named as Kineto names
     /// its `python_function` events (`file(line): function`, here the line running at
-    /// the launch).
+    /// the launch; `backward of file(line): function` on an autograd engine's thread).
     pub fn python_frames(&self, corr: i128) -> Vec<String> {
         let Some(t) = &self.stacks else {
             return Vec::new();
@@ -94,10 +94,17 @@ impl Complete {
         let Some((frames, _)) = t.frames(id) else {
             return Vec::new();
         };
+        // A backward stack (the autograd engine's thread, tied to its forward op by
+        // torch's sequence number): the forward's frames, each marked.
+        let prefix = if t.is_backward(id) {
+            cupmon_records::dump::BACKWARD_OF
+        } else {
+            ""
+        };
         frames
             .iter()
             .rev()
-            .map(|f| format!("{}({}): {}", f.file, f.line, f.function))
+            .map(|f| format!("{prefix}{}({}): {}", f.file, f.line, f.function))
             .collect()
     }
 

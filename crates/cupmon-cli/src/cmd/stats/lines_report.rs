@@ -5,6 +5,11 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use cupmon_records::{source_lines, Dump, LinesReport, TimeRange, Unclaimed};
 
+/// What the kernels of threads without Python frames are called, with how to tie the
+/// autograd engine's to their forward lines.
+const NO_PYTHON_FRAMES: &str = "launched from threads without Python frames; the autograd \
+     engine's backward kernels get their forward line under torch.autograd.profiler.emit_nvtx()";
+
 /// Kernels listed under each line at most.
 const KERNELS_PER_LINE: usize = 3;
 
@@ -82,12 +87,11 @@ pub fn write_lines(
         };
         writeln!(
             out,
-            "  {:>10.3} {:>6} {:>9}  {}:{} ({})",
+            "  {:>10.3} {:>6} {:>9}  {} ({})",
             l.gpu_ns as f64 / 1e6,
             share(&this, &r.total),
             l.kernels,
-            l.file,
-            l.line,
+            l.location(),
             l.function
         )?;
         for (name, ns, n) in l.by_kernel.iter().take(KERNELS_PER_LINE) {
@@ -116,7 +120,7 @@ pub fn write_lines(
         writeln!(out, "  ... {} more lines (--top N)", r.lines.len() - top)?;
     }
     for (what, part) in [
-        ("launched from threads without Python frames", &r.no_python),
+        (NO_PYTHON_FRAMES, &r.no_python),
         ("with no stack noted", &r.unattributed),
     ] {
         if part.kernels > 0 {
