@@ -36,7 +36,7 @@ judge() {
 : >"$results"
 wl=$here/stacks_workload.py
 check=$here/stacks_check.py
-loop=${1:-100000}
+loop=${1:-${STACKS_LOOP:-100000}}
 note() { echo "== $*" | tee -a "$results"; }
 parts=" ${PARTS:-1 2 3 4 5 6} "
 want() { [[ $parts == *" $1 "* ]]; }
@@ -74,10 +74,17 @@ fi
 
 if want 4; then
 note "4. cost per launch ($loop steps of 10 launches)"
-python3 "$wl" loop "$loop" >"$work/base.json" 2>"$work/base.err"
-CUPMON_PYTHON_STACKS=0 "$cupmon" run -o "$work/off" -- python3 "$wl" loop "$loop" >"$work/off.json" 2>"$work/off.err"
-"$cupmon" run -o "$work/on" -- python3 "$wl" loop "$loop" >"$work/on.json" 2>"$work/on.err"
-judge python3 "$check" cost "$work/base.json" "$work/off.json" "$work/on.json"
+# Interleaved rounds (COST_ROUNDS, 3): one run each is within the machine's noise.
+base= off= on=
+for r in $(seq 1 "${COST_ROUNDS:-3}"); do
+  python3 "$wl" loop "$loop" >"$work/base-$r.json" 2>"$work/base-$r.err"
+  CUPMON_PYTHON_STACKS=0 "$cupmon" run -o "$work/off-$r" -- python3 "$wl" loop "$loop" \
+    >"$work/off-$r.json" 2>"$work/off-$r.err"
+  "$cupmon" run -o "$work/on-$r" -- python3 "$wl" loop "$loop" >"$work/on-$r.json" 2>"$work/on-$r.err"
+  base+="${base:+,}$work/base-$r.json" off+="${off:+,}$work/off-$r.json" on+="${on:+,}$work/on-$r.json"
+  rm -rf "$work/off-$r" "$work/on-$r"
+done
+judge python3 "$check" cost "$base" "$off" "$on"
 fi
 
 if want 5; then

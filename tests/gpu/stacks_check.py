@@ -33,7 +33,9 @@ def load(path):
 
 
 def is_user(file):
-    return not any(part in file for part in LIBRARY) and not file.startswith("<")
+    # torch.profiler names library files relative to site-packages ("torch/nn/...").
+    path = file if file.startswith("/") else "/" + file
+    return not any(part in path for part in LIBRARY) and not file.startswith("<")
 
 
 def torch_lines(events):
@@ -194,17 +196,24 @@ def backward(cupmon_trace, file):
 
 
 def cost(base_json, off_json, on_json):
+    """Each argument: one result file, or several separated by commas (interleaved
+    rounds); the medians are compared, and every round is printed."""
+    import statistics
+
     def per_launch(path):
         with open(path) as f:
             last = [l for l in f if l.startswith("{")][-1]
         r = json.loads(last)
         return r["seconds"] / r["launches"] * 1e9
 
-    base, off, on = per_launch(base_json), per_launch(off_json), per_launch(on_json)
+    rounds = [[per_launch(p) for p in arg.split(",")] for arg in (base_json, off_json, on_json)]
+    base, off, on = (statistics.median(r) for r in rounds)
     added = on - off
     print(f"{'PASS' if added <= 300 else 'FAIL'} stacks add {added:.0f} ns per launch "
-          f"(goal <= 300): no cupmon {base:.0f} ns, cupmon without stacks {off:.0f} ns, "
-          f"with stacks {on:.0f} ns per launch")
+          f"(goal <= 300; medians of {len(rounds[2])} rounds): no cupmon {base:.0f} ns, "
+          f"cupmon without stacks {off:.0f} ns, with stacks {on:.0f} ns per launch")
+    for name, r in zip(("no cupmon", "without stacks", "with stacks"), rounds):
+        print(f"  {name}: " + ", ".join(f"{v:.0f}" for v in r) + " ns per launch")
 
 
 def retention(dump, keep, slack):

@@ -77,10 +77,20 @@ if mode == "eager":
         lines = []
         for evt in prof.events():
             kernels = [k.name for k in getattr(evt, "kernels", [])]
-            stack = list(getattr(evt, "stack", None) or [])
             if not kernels:
                 continue
-            user = next((f for f in stack if "/torch/" not in f and "/functorch/" not in f), None)
+            # An op called by another op (aten::native_layer_norm under
+            # aten::layer_norm) has no stack of its own: its caller's is the one.
+            owner = evt
+            while owner is not None and not getattr(owner, "stack", None):
+                owner = getattr(owner, "cpu_parent", None)
+            stack = list(owner.stack) if owner is not None else []
+            library = ("/torch/", "/functorch/", "/triton/", "/cupmon/")
+            user = next(
+                (f for f in stack
+                 if not any(p in "/" + f for p in library) and not f.startswith("<")),
+                None,
+            )
             lines.append({"op": evt.name, "line": user, "stack": stack[:6], "kernels": kernels})
         with open(arg + ".lines.json", "w") as f:
             json.dump(lines, f)

@@ -519,7 +519,7 @@ pub struct StatsArgs {
     #[arg(long)]
     pub by_range: bool,
     /// Also list the source lines that launched the most GPU time (the innermost frame
-    /// of each kernel's Python stack that is not torch's, Triton's or cupmon's), each
+    /// of each kernel's Python stack that is not torch's (Inductor's generated code included), Triton's, cupmon's or exec'd (`<string>`)), each
     /// with its kernels. Reads every kernel record of the slice.
     #[arg(long)]
     pub by_line: bool,

@@ -29,6 +29,9 @@ pub enum Origin {
     Torch,
     Triton,
     Cupmon,
+    /// Code with no source file of its own: `exec`'d text (`<string>`: Triton's
+    /// launchers), torch.fx's `<eval_with_key>`, `<frozen ...>` modules.
+    Generated,
 }
 
 impl Origin {
@@ -42,7 +45,18 @@ impl Origin {
             parts.next_back();
             parts.any(|part| part == dir)
         };
-        if has("torch") || has("functorch") {
+        if file.starts_with('<') {
+            return Origin::Generated;
+        }
+        // Inductor writes its generated code under `torchinductor_<user>/` (in the
+        // temporary directory, or TORCHINDUCTOR_CACHE_DIR): torch's code, not the
+        // user's line that called the compiled function.
+        let inductor = || {
+            let mut parts = file.split('/');
+            parts.next_back();
+            parts.any(|part| part.starts_with("torchinductor_"))
+        };
+        if has("torch") || has("functorch") || inductor() {
             Origin::Torch
         } else if has("triton") {
             Origin::Triton
@@ -60,6 +74,7 @@ impl Origin {
             Origin::Torch => Some("torch"),
             Origin::Triton => Some("triton"),
             Origin::Cupmon => Some("cupmon"),
+            Origin::Generated => Some("generated"),
         }
     }
 }
@@ -350,5 +365,12 @@ mod tests {
         assert_eq!(o("/x/python/cupmon/__init__.py"), Origin::Cupmon);
         assert_eq!(o("/home/me/train.py"), Origin::User);
         assert_eq!(o("/home/me/torchvision_demo.py"), Origin::User);
+        // torch.compile's code, as seen on the H200 (tests/gpu/stacks.sh part 3).
+        assert_eq!(
+            o("/tmp/torchinductor_root/64/c642kqemx5rozj2jmwfijstvjdchfww7iceavnbpklo3lslgsdba.py"),
+            Origin::Torch
+        );
+        assert_eq!(o("<string>"), Origin::Generated);
+        assert_eq!(o("<eval_with_key>.3"), Origin::Generated);
     }
 }

@@ -25,7 +25,7 @@ pub fn write(out: &mut impl Write, r: &Report) -> io::Result<()> {
         out,
         "<section id=\"source-lines\"><h2>Top source lines by GPU time</h2><p class=\"note\">\
          The line of Python that launched each kernel: the innermost frame of its stack \
-         that is not torch's, Triton's or cupmon's (a CUDA graph's kernels: the line that \
+         that is not torch's (Inductor's generated code included), Triton's, cupmon's or exec'd (`<string>`) (a CUDA graph's kernels: the line that \
          captured them; the autograd engine's backward kernels, when torch's sequence numbers \
          tied them to a forward op under emit_nvtx: \"backward of\" its line). Each line with \
          its kernels; share of the process's kernel time.</p>"

@@ -71,7 +71,7 @@ pub fn write_lines(
     writeln!(
         out,
         "top source lines by GPU time ({} kernels, {:.3} ms; the innermost frame that is not \
-         torch's, Triton's or cupmon's):",
+         torch's (Inductor's code included), Triton's, cupmon's or exec'd):",
         r.total.kernels,
         r.total.gpu_ns as f64 / 1e6
     )?;
