@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "nvtx_host.h"
+
 typedef struct {
     uint16_t version, size;
     uint32_t category;
@@ -29,26 +31,6 @@ typedef struct {
     const void *message;
 } attributes_t;
 
-typedef void (*slot_t)(void);
-typedef int (*module_table_fn)(int module, slot_t ***table, unsigned *size);
-typedef struct {
-    size_t struct_size;
-    module_table_fn get_module_function_table;
-} callbacks_t;
-
-/* NVTX's slots: CORE ids 1..15, CORE2 ids 1..15 (index 0 unused). */
-static slot_t core[16], core2[16];
-static slot_t *core_table[17], *core2_table[17];
-
-static int get_module_function_table(int module, slot_t ***table, unsigned *size) {
-    slot_t **chosen = module == 1 ? core_table : module == 5 ? core2_table : NULL;
-    if (!chosen) return 0;
-    *table = chosen;
-    *size = 16;
-    return 1;
-}
-static const callbacks_t callbacks = {sizeof(callbacks_t), get_module_function_table};
-static const void *get_export_table(uint32_t id) { return id == 1 ? &callbacks : NULL; }
 
 static void *must_open(const char *var) {
     const char *path = getenv(var);
@@ -59,13 +41,8 @@ static void *must_open(const char *var) {
 }
 
 static void nvtx_init(void) {
-    for (int i = 0; i < 16; i++) { core_table[i] = &core[i]; core2_table[i] = &core2[i]; }
-    core_table[16] = core2_table[16] = NULL;
-    core_table[0] = core2_table[0] = NULL;
     void *tool = must_open("NVTX_INJECTION64_PATH");
-    int (*init)(const void *(*)(uint32_t)) =
-        (int (*)(const void *(*)(uint32_t)))dlsym(tool, "InitializeInjectionNvtx2");
-    if (!init || !init(get_export_table)) { fprintf(stderr, "NVTX tool refused\n"); exit(92); }
+    if (!nvtx_host_attach(tool)) { fprintf(stderr, "NVTX tool refused\n"); exit(92); }
 }
 
 /* The NVTX API, each call through its slot (CORE: 2 MarkA, 4 RangeStartEx,

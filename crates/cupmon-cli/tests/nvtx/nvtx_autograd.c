@@ -17,26 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef void (*slot_t)(void);
-typedef int (*module_table_fn)(int module, slot_t ***table, unsigned *size);
-typedef struct {
-    size_t struct_size;
-    module_table_fn get_module_function_table;
-} callbacks_t;
+#include "nvtx_host.h"
 
-/* NVTX's CORE slots 1..15 (9 RangePushA, 11 RangePop); index 0 unused. */
-static slot_t core[16], core2[16];
-static slot_t *core_table[17], *core2_table[17];
-
-static int get_module_function_table(int module, slot_t ***table, unsigned *size) {
-    slot_t **chosen = module == 1 ? core_table : module == 5 ? core2_table : NULL;
-    if (!chosen) return 0;
-    *table = chosen;
-    *size = 16;
-    return 1;
-}
-static const callbacks_t callbacks = {sizeof(callbacks_t), get_module_function_table};
-static const void *get_export_table(uint32_t id) { return id == 1 ? &callbacks : NULL; }
 
 static int (*launch)(unsigned count, unsigned stream, const char *name);
 
@@ -45,16 +27,13 @@ static int pop(void) { return core[11] ? ((int (*)(void))core[11])() : -9; }
 
 /* 0 when NVTX went to the tool and the fake's launch function was found. */
 int autograd_nvtx_init(void) {
-    for (int i = 1; i < 16; i++) { core_table[i] = &core[i]; core2_table[i] = &core2[i]; }
     const char *path = getenv("NVTX_INJECTION64_PATH");
     const char *fake = getenv("CUPMON_LIBCUPTI");
     if (!path || !fake) return 1;
     void *tool = dlopen(path, RTLD_NOW);
     void *cupti = dlopen(fake, RTLD_NOW);
     if (!tool || !cupti) return 2;
-    int (*init)(const void *(*)(uint32_t)) =
-        (int (*)(const void *(*)(uint32_t)))dlsym(tool, "InitializeInjectionNvtx2");
-    if (!init || !init(get_export_table)) return 3;
+    if (!nvtx_host_attach(tool)) return 3;
     launch = (int (*)(unsigned, unsigned, const char *))dlsym(cupti, "cupmonFakeLaunchKernels");
     return launch && core[9] && core[11] ? 0 : 4;
 }
