@@ -4,8 +4,9 @@
 //! lines (`# FORWARD seq`) and a backward pass on a thread without Python frames
 //! (`tests/nvtx/nvtx_autograd.c`) under `cupmon run` with the fake libcupti. Each
 //! backward kernel must name its forward op's line as a backward (dump, `stats
-//! --by-line`, the report, the decoded trace's args); a number no forward
-//! op carried, and a launch outside the backward ops' ranges, stay "no Python frames".
+//! --by-line`, the report, the decoded trace's args), and so must the gradient sums and
+//! `AccumulateGrad` kernels the engine runs after the op's range; a number no forward op
+//! carried (and what runs after that op) stays "no Python frames".
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -127,7 +128,23 @@ fn backward_kernels_get_their_forward_line_by_sequence_number() {
         vec![Some((true, forward["101"])); 4],
         "{version}"
     );
+    for seq in ["100", "101"] {
+        for after in ["sum", "accumulate"] {
+            assert_eq!(
+                all(&format!("bwd_{seq}_{after}")),
+                vec![Some((true, forward[seq])); 2],
+                "{version}: the engine's {after} after the backward of seq {seq}"
+            );
+        }
+    }
     assert_eq!(all("bwd_555"), vec![None; 4], "{version}: never seen");
+    for after in ["sum", "accumulate"] {
+        assert_eq!(
+            all(&format!("bwd_555_{after}")),
+            vec![None; 2],
+            "{version}: after a backward op whose forward is unknown"
+        );
+    }
     assert_eq!(all("bwd_outside_ranges"), vec![None; 2], "{version}");
     assert_eq!(
         all("fwd_linear"),
@@ -145,6 +162,8 @@ fn backward_kernels_get_their_forward_line_by_sequence_number() {
     // claimed the thread, so its number was looked up too).
     assert_eq!(counted["forward_not_seen"], 4, "{version}: {counted}");
     assert_eq!(counted["forward_overwritten"], 0, "{version}: {counted}");
+    // Per step: the sum and the AccumulateGrad after each of the two known ops.
+    assert_eq!(counted["launches_after_op"], 8, "{version}: {counted}");
 
     // stats --by-line: the backward a line of its own, beside its forward line.
     let stats = cupmon(&["stats".as_ref(), "--by-line".as_ref(), dump_dir.as_os_str()]);
@@ -197,14 +216,13 @@ fn backward_kernels_get_their_forward_line_by_sequence_number() {
         .collect();
     bwd_lines.sort();
     bwd_lines.dedup();
-    let want: Vec<(String, String)> = ["100", "101"]
+    let mut want: Vec<(String, String)> = ["100", "101"]
         .iter()
-        .map(|seq| {
-            (
-                format!("bwd_{seq}"),
-                format!("backward of {}:{}", app().display(), forward[*seq]),
-            )
+        .flat_map(|seq| {
+            let line = format!("backward of {}:{}", app().display(), forward[*seq]);
+            ["", "_accumulate", "_sum"].map(|after| (format!("bwd_{seq}{after}"), line.clone()))
         })
         .collect();
+    want.sort();
     assert_eq!(bwd_lines, want, "{version}");
 }

@@ -381,17 +381,19 @@ impl Worker {
                 );
             });
         }
-        let (tied, unseen, overwritten) = cupmon_cupti::launches::autograd::backward_ranges();
-        if tied + unseen + overwritten > 0 {
+        let b = cupmon_cupti::launches::autograd::backward_counts();
+        if b.attributed + b.forward_not_seen + b.forward_overwritten > 0 {
             // Backward ops whose NVTX range carried a sequence number (emit_nvtx): given
-            // their forward op's stack, or why not (the process's counts so far).
+            // their forward op's stack, or why not, and the launches after such an op
+            // given its stack (the process's counts so far).
             self.shared.write_meta(|m| {
                 m.set(
                     "autograd_backward_ops",
                     serde_json::json!({
-                        "attributed": tied,
-                        "forward_not_seen": unseen,
-                        "forward_overwritten": overwritten,
+                        "attributed": b.attributed,
+                        "forward_not_seen": b.forward_not_seen,
+                        "forward_overwritten": b.forward_overwritten,
+                        "launches_after_op": b.launches_after_op,
                     }),
                 );
             });

@@ -9,8 +9,11 @@
  * - backward_pass: the autograd engine: a thread of its own (no Python frames) that
  *   runs each backward op inside the engine's range (no number), the op's range
  *   (carrying its forward op's number) and an inner op's range (carrying the engine
- *   thread's own number, as with create_graph), launching the op's kernels; then one
- *   launch outside any range. */
+ *   thread's own number, as with create_graph), launching the op's kernels; after the
+ *   op's range, still in the engine's, the sum of the gradients it made into the next
+ *   op's input (InputBuffer::add: "<kernel>_sum"), then the AccumulateGrad of a
+ *   parameter it made a gradient for (ranges without a number: "<kernel>_accumulate");
+ *   then one launch outside any range. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -67,6 +70,14 @@ static void *engine(void *arg) {
         push_a(name);
         p->rc |= launch(2, 9, p->kernel_names[i]);
         pop();
+        pop();
+        snprintf(name, sizeof name, "%s_sum", p->kernel_names[i]);
+        p->rc |= launch(1, 9, name);
+        pop();
+        push_a("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad");
+        push_a("torch::autograd::AccumulateGrad");
+        snprintf(name, sizeof name, "%s_accumulate", p->kernel_names[i]);
+        p->rc |= launch(1, 9, name);
         pop();
         pop();
     }

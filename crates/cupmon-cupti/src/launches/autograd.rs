@@ -16,6 +16,16 @@
 //!   for its launches until the range closes ([`range_closed`]). Only the outermost
 //!   such range of a thread counts: ops that a backward op calls carry the engine
 //!   thread's own sequence numbers (with `create_graph`), not the forward's.
+//! - after the range closes, the thread's launches outside any backward op keep that
+//!   op's stack until the next backward op's range opens: the engine sums the
+//!   gradients the op made into its consumer's input (`InputBuffer::add`, inside
+//!   `evaluate_function` but outside the op's range) and then runs the `AccumulateGrad`
+//!   of the parameters it made gradients for (its ready queue takes `AccumulateGrad`
+//!   first: its sequence number is the largest); neither range carries a number (grad
+//!   mode is off in the backward). On the H200 these were a fifth of the backward
+//!   kernel time (`bench/results/2026-12-03-h200-session-nvtx-stacks-straggler`). A
+//!   backward op whose forward is not known ends it (its own launches, and those after
+//!   it, have no stack).
 //!
 //! Nothing here runs unless a range carries a sequence number; a launch from a Python
 //! thread never looks here, one from a thread without Python frames reads one
@@ -40,6 +50,9 @@ static SEQ_RING: OnceLock<&'static [AtomicU64]> = OnceLock::new();
 thread_local! {
     /// The "backward of" stack of the backward op running on this thread (0: none).
     static BACKWARD: Cell<u32> = const { Cell::new(0) };
+    /// The "backward of" stack of the last backward op this thread ran (0: none, or
+    /// its forward was not known): its launches outside any backward op carry it.
+    static LAST: Cell<u32> = const { Cell::new(0) };
 }
 
 /// How the backward ops of the session fared.
@@ -55,12 +68,16 @@ struct Counts {
     /// Backward op ranges whose forward's note was overwritten (more than
     /// [`SEQ_SLOTS`] numbers in between).
     overwritten: AtomicU64,
+    /// Launches outside a backward op's range given the stack of the op before them
+    /// on their thread (gradient sums, `AccumulateGrad`, hooks).
+    after: AtomicU64,
 }
 
 static COUNTS: Counts = Counts {
     attributed: AtomicU64::new(0),
     unseen: AtomicU64::new(0),
     overwritten: AtomicU64::new(0),
+    after: AtomicU64::new(0),
 };
 
 /// What [`range_opened`] did, for [`range_closed`].
@@ -131,6 +148,8 @@ pub fn range_opened(seq: u64) -> SeqRange {
         seq_ring()[(seq & SEQ_MASK) as usize].store(word(seq, stack), Ordering::Relaxed);
         return SeqRange::Forward;
     }
+    // Until this op is known to be attributed, what follows it has no stack.
+    let _ = LAST.try_with(|l| l.set(0));
     let forward = match noted(seq) {
         Noted::Stack(forward) => forward,
         Noted::Unseen => {
@@ -148,6 +167,7 @@ pub fn range_opened(seq: u64) -> SeqRange {
     if BACKWARD.try_with(|b| b.set(backward)).is_err() {
         return SeqRange::Ignored;
     }
+    let _ = LAST.try_with(|l| l.set(backward));
     COUNTS.attributed.fetch_add(1, Ordering::Relaxed);
     SeqRange::Backward
 }
@@ -162,20 +182,46 @@ pub fn range_closed(how: SeqRange) {
 }
 
 /// The stack of a launch from this thread, which has no Python frames: the backward op's
-/// ("backward of" its forward's stack) while one runs, else `NO_PYTHON_FRAMES`.
+/// ("backward of" its forward's stack) while one runs, else the last one's (see the
+/// module's comment), else `NO_PYTHON_FRAMES`.
 #[inline]
 pub(crate) fn thread_without_python() -> u32 {
-    BACKWARD.try_with(Cell::get).unwrap_or(NO_PYTHON_FRAMES)
+    match BACKWARD.try_with(Cell::get) {
+        Ok(NO_PYTHON_FRAMES) => after_backward_op(),
+        Ok(stack) => stack,
+        Err(_) => NO_PYTHON_FRAMES,
+    }
 }
 
-/// Backward op ranges so far: (given their forward's stack, number never noted, note
-/// overwritten).
-pub fn backward_ranges() -> (u64, u64, u64) {
-    (
-        COUNTS.attributed.load(Ordering::Relaxed),
-        COUNTS.unseen.load(Ordering::Relaxed),
-        COUNTS.overwritten.load(Ordering::Relaxed),
-    )
+fn after_backward_op() -> u32 {
+    let last = LAST.try_with(Cell::get).unwrap_or(NO_PYTHON_FRAMES);
+    if last != NO_PYTHON_FRAMES {
+        COUNTS.after.fetch_add(1, Ordering::Relaxed);
+    }
+    last
+}
+
+/// What the backward ops of the process came to so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BackwardCounts {
+    /// Backward op ranges given their forward op's stack.
+    pub attributed: u64,
+    /// Ranges whose number no forward op noted.
+    pub forward_not_seen: u64,
+    /// Ranges whose forward's note was overwritten.
+    pub forward_overwritten: u64,
+    /// Launches after a backward op's range given its stack.
+    pub launches_after_op: u64,
+}
+
+/// Backward op ranges (and launches after them) so far.
+pub fn backward_counts() -> BackwardCounts {
+    BackwardCounts {
+        attributed: COUNTS.attributed.load(Ordering::Relaxed),
+        forward_not_seen: COUNTS.unseen.load(Ordering::Relaxed),
+        forward_overwritten: COUNTS.overwritten.load(Ordering::Relaxed),
+        launches_after_op: COUNTS.after.load(Ordering::Relaxed),
+    }
 }
 
 #[cfg(test)]
