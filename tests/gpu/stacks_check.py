@@ -174,6 +174,7 @@ def backward(cupmon_trace, file):
         }
     engine = tied = 0.0
     by_line = Counter()
+    apart = Counter()  # kernels left without a line: what they are
     for e in load(cupmon_trace):
         if e.get("cat") != "kernel":
             continue
@@ -181,6 +182,7 @@ def backward(cupmon_trace, file):
         dur = e.get("dur", 0)
         if line == "(no Python frames)":
             engine += dur
+            apart[e.get("name", "?")[:100]] += dur
         elif line.startswith("backward of "):
             engine += dur
             path, _, number = line[len("backward of "):].rpartition(":")
@@ -193,6 +195,8 @@ def backward(cupmon_trace, file):
           f"(lines {sorted(forward)})")
     for line, us in by_line.most_common(8):
         print(f"  backward of {line}: {us / 1e3:.2f} ms")
+    for name, us in apart.most_common(8):
+        print(f"  without a line: {us / 1e3:.3f} ms {name}")
 
 
 def cost(base_json, off_json, on_json):
