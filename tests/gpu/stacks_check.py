@@ -5,9 +5,10 @@ usage:
                                                     with_stack: per kernel (correlation id)
                                                     the same function (torch's trace names
                                                     functions by their first line), and the
-                                                    (line, kernel) counts of the profiled
-                                                    steps equal those of torch's op stacks
-                                                    (TORCH_TRACE.lines.json)
+                                                    exact line of each kernel equals its
+                                                    op's stack in prof.events()
+                                                    (TORCH_TRACE.lines.json, joined by the
+                                                    kernel's External id)
   stacks_check.py coverage CUPMON_TRACE FILE         share of kernel time attributed to FILE
   stacks_check.py cost BASE_JSON OFF_JSON ON_JSON    ns per launch: stacks on vs off
   stacks_check.py backward CUPMON_TRACE FILE         under emit_nvtx: >= 90 % of the kernel
@@ -117,31 +118,45 @@ def compare(torch_trace, cupmon_trace):
           f"torch kernels {len(want)}, cupmon kernels {len(got)}")
     for c, w, g in bad[:10]:
         print(f"  correlation {c}: torch.profiler {w}, cupmon {g}")
-    # Exact lines: torch's op stacks (innermost user frame, current line) with their
-    # kernels, counted, against cupmon's (line, kernel) counts over the same kernels.
+    # Exact lines: the op that launched each kernel (the kernel's "External id" in
+    # torch's trace is the op's id in prof.events()) with its stack's innermost user
+    # frame at the current line, against cupmon's line for the same kernel
+    # (correlation id). Kernels only: cupmon_lines reads kernels, not copies or memsets.
     try:
         with open(torch_trace + ".lines.json") as f:
             ops = json.load(f)
     except OSError as e:
         print(f"SKIPPED exact lines: {e}")
         return
-    from collections import Counter
 
     def key(frame):
         m = FRAME.match(frame or "")
         return f"{os.path.basename(m['file'])}:{m['line']}" if m else None
 
-    torch_counts = Counter((key(o["line"]), k) for o in ops for k in o["kernels"])
-    cupmon_counts = Counter(
-        (f"{got[c][0][0]}:{got[c][0][1]}" if got[c][0] else None, got[c][1]) for c in common
-    )
-    diff = (torch_counts - cupmon_counts) + (cupmon_counts - torch_counts)
-    total = sum(torch_counts.values())
-    print(f"{'PASS' if not diff else 'FAIL'} exact (line, kernel) counts equal torch.profiler's "
-          f"op stacks: {total - sum((torch_counts - cupmon_counts).values())}/{total} kernels")
-    for (line, kernel), n in list(diff.items())[:10]:
-        print(f"  {n:+d} {line} {kernel[:80]} (torch {torch_counts[(line, kernel)]}, "
-              f"cupmon {cupmon_counts[(line, kernel)]})")
+    by_id = {o["id"]: o for o in ops if "id" in o}
+    external = {
+        e["args"]["correlation"]: e["args"].get("External id")
+        for e in load(torch_trace)
+        if e.get("cat") == "kernel" and "correlation" in e.get("args", {})
+    }
+    joined, unmatched, wrong = 0, 0, []
+    for c in common:
+        op = by_id.get(external.get(c))
+        if op is None:
+            unmatched += 1
+            continue
+        joined += 1
+        want_line = key(op["line"])
+        got_line = f"{got[c][0][0]}:{got[c][0][1]}" if got[c][0] else None
+        if want_line != got_line:
+            wrong.append((c, op, want_line, got_line, got[c][1]))
+    ok = joined > 0 and not wrong and unmatched == 0
+    print(f"{'PASS' if ok else 'FAIL'} exact line per kernel equals torch.profiler's op stack "
+          f"(innermost user frame, current line): {joined - len(wrong)}/{joined} kernels; "
+          f"{unmatched} kernels whose op torch.profiler's events do not list")
+    for c, op, w, g, kernel in wrong[:10]:
+        print(f"  correlation {c} {kernel[:60]}: torch.profiler {w} (op {op['op']}, "
+              f"stack {op['stack'][:3]}), cupmon {g}")
 
 
 def coverage(cupmon_trace, file):

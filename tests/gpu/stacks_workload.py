@@ -91,7 +91,9 @@ if mode == "eager":
                  if not any(p in "/" + f for p in library) and not f.startswith("<")),
                 None,
             )
-            lines.append({"op": evt.name, "line": user, "stack": stack[:6], "kernels": kernels})
+            # evt.id is the op's id, which the trace's kernels name as "External id".
+            lines.append({"op": evt.name, "id": evt.id, "line": user, "stack": stack[:6],
+                          "kernels": kernels})
         with open(arg + ".lines.json", "w") as f:
             json.dump(lines, f)
         out["ops_with_kernels"] = len(lines)
