@@ -32,6 +32,24 @@ pub(crate) struct Walk {
     pub frames: usize,
     /// Frames left out past [`MAX_DEPTH`].
     pub truncated: bool,
+    /// A hash of the frames walked (all of each [`RawFrame`]), for the thread's cache,
+    /// which compares the frames themselves on a hit: a collision costs a lookup in the
+    /// process's table, never a wrong stack.
+    pub hash: u64,
+}
+
+/// rustc-hash's multiplier (odd, with well-spread bits).
+const MIX: u64 = 0xf135_7aea_2e62_a9c5;
+
+/// The hash of a walk so far with one more frame. Computed during the walk, where its
+/// chain of one rotate, xor and multiply per frame runs beside the chain of frame loads
+/// (hashing the frames after the walk, with FxHasher over each field in turn, was the
+/// larger part of the cost of a stack 30 frames deep: bench/results/
+/// 2026-12-03-vm-stacks-paired-cost).
+#[inline(always)]
+pub(crate) fn mix(hash: u64, frame: &RawFrame) -> u64 {
+    let word = frame.code as u64 ^ (frame.names as u64).rotate_left(32) ^ ((frame.offset as u64) << 48);
+    (hash.rotate_left(26) ^ word).wrapping_mul(MIX)
 }
 
 /// # Safety
@@ -111,11 +129,13 @@ pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk
                 ^ read::<usize>(code + l.code_qualname).rotate_left(17)
         };
         let offset = (instr as isize).wrapping_sub((code + l.code_adaptive) as isize);
-        out[walk.frames] = RawFrame {
+        let raw = RawFrame {
             code,
             names,
             offset: i32::try_from(offset).unwrap_or(-1),
         };
+        walk.hash = mix(walk.hash, &raw);
+        out[walk.frames] = raw;
         walk.frames += 1;
     }
     walk
