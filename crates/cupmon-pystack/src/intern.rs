@@ -161,7 +161,7 @@ pub(crate) unsafe fn this_thread(rt: &Runtime) -> Option<u32> {
         let key = &cache.walked[..walk.frames];
         let hash = walk.hash ^ u64::from(walk.truncated);
         if let Some((seen, truncated, id)) = cache.stacks.get(&hash) {
-            if **seen == *key && *truncated == walk.truncated {
+            if walk::same_frames(seen, key) && *truncated == walk.truncated {
                 return Some(*id);
             }
         }

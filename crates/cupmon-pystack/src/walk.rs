@@ -18,12 +18,33 @@ const MAX_LINKS: usize = 4096;
 const MAX_TEXT: usize = 1024;
 
 /// One frame as the walker keys it: the code object, its file and name pointers mixed
-/// into one word, and the instruction's byte offset in the code.
+/// into one word, and the instruction's byte offset in the code. Three whole words, no
+/// padding (`repr(C)`), so that a walk compares with a cached one as words
+/// ([`same_frames`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
 pub(crate) struct RawFrame {
     pub code: usize,
     pub names: usize,
-    pub offset: i32,
+    pub offset: i64,
+}
+
+const _: () = assert!(
+    size_of::<RawFrame>() == 3 * size_of::<u64>() && align_of::<RawFrame>() == align_of::<u64>()
+);
+
+/// Whether two walks have the same frames: one comparison of their words (`memcmp`),
+/// where comparing frame by frame, field by field, took a fifth of a cached stack's
+/// lookup.
+#[inline]
+pub(crate) fn same_frames(a: &[RawFrame], b: &[RawFrame]) -> bool {
+    let words = |f: &[RawFrame]| -> &[u64] {
+        // SAFETY: `RawFrame` is `repr(C)` of three 8-byte integers with no padding
+        // and `u64`'s alignment (asserted above), so a slice of them is a slice of
+        // 3 * len initialised `u64`s, borrowed as long.
+        unsafe { std::slice::from_raw_parts(f.as_ptr().cast::<u64>(), f.len() * 3) }
+    };
+    words(a) == words(b)
 }
 
 /// What one walk found.
@@ -132,7 +153,7 @@ pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk
         let raw = RawFrame {
             code,
             names,
-            offset: i32::try_from(offset).unwrap_or(-1),
+            offset: offset as i64,
         };
         walk.hash = mix(walk.hash, &raw);
         out[walk.frames] = raw;
@@ -159,10 +180,9 @@ pub(crate) unsafe fn resolve(rt: &Runtime, raw: RawFrame) -> Resolved {
     // GIL needed), and gets an offset inside the code (else -1: the first line).
     unsafe {
         let units: isize = read(raw.code + 16); // `ob_size`: code units
-        let offset = if raw.offset >= 0 && (raw.offset as isize) < units.saturating_mul(2) {
-            raw.offset
-        } else {
-            -1
+        let offset = match i32::try_from(raw.offset) {
+            Ok(offset) if offset >= 0 && (offset as isize) < units.saturating_mul(2) => offset,
+            _ => -1,
         };
         let line = (rt.addr2line)(raw.code as *mut _, offset);
         Resolved {
