@@ -237,7 +237,13 @@ def cost(base_json, off_json, on_json, *paired_json):
         r = json.loads(last)
         return r["seconds"] / r["launches"] * 1e9
 
-    rounds = [[per_launch(p) for p in arg.split(",")] for arg in (base_json, off_json, on_json)]
+    try:
+        rounds = [[per_launch(p) for p in arg.split(",")] for arg in (base_json, off_json, on_json)]
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        # Information only beside a paired run; alone, the figure the check is about.
+        print(f"{'INFO' if paired_json else 'FAIL'} whole runs: a result is missing or "
+              f"unreadable ({type(e).__name__}: {e}); see logs.txt")
+        return
     base, off, on = (statistics.median(r) for r in rounds)
     added = on - off
     verdict = "INFO" if paired_json else ("PASS" if added <= 300 else "FAIL")
