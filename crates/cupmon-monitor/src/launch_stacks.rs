@@ -97,7 +97,7 @@ pub(crate) fn switch(shared: &Shared, on: bool) -> Result<bool, StateError> {
         .json()
         .get("python_stacks")
         .and_then(|v| v.as_str())
-        .map_or(true, |s| s.starts_with("off"));
+        .is_none_or(|s| s.starts_with("off"));
     if let (Some(python), true) = (python, said_off) {
         meta.set("python_stacks", python);
     }

@@ -23,7 +23,10 @@ fn python_stacks_on_without_cpython_is_refused_with_the_reason() {
         ),
         "the fake counts launches"
     );
-    assert_eq!(monitor.python_stacks(false).expect("off"), false);
+    assert!(
+        !monitor.python_stacks(false).expect("off"),
+        "they were not on"
+    );
     match monitor.python_stacks(true) {
         Err(MonitorError::State(StateError::NoPythonStacks { why })) => {
             assert!(why.contains("no CPython 3.11 or later"), "{why}");

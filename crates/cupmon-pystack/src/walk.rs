@@ -69,7 +69,8 @@ const MIX: u64 = 0xf135_7aea_2e62_a9c5;
 /// 2026-12-03-vm-stacks-paired-cost).
 #[inline(always)]
 pub(crate) fn mix(hash: u64, frame: &RawFrame) -> u64 {
-    let word = frame.code as u64 ^ (frame.names as u64).rotate_left(32) ^ ((frame.offset as u64) << 48);
+    let word =
+        frame.code as u64 ^ (frame.names as u64).rotate_left(32) ^ ((frame.offset as u64) << 48);
     (hash.rotate_left(26) ^ word).wrapping_mul(MIX)
 }
 
