@@ -1,10 +1,13 @@
 """What noting the Python stack adds per launch, without a GPU: a Python loop "launches"
 through cupmon's fake libcupti (one cudaLaunchKernel per ctypes call, GIL released as
-torch does) at a chosen stack depth, under `cupmon run`; run it with
-CUPMON_PYTHON_STACKS=0 and =1 and compare (bench/stacks/run.sh does).
+torch does) at a chosen stack depth, under `cupmon run`.
 
 usage: launch_cost.py LAUNCHES DEPTH
-Prints one JSON line: launches, depth, seconds, ns per launch.
+         the whole loop timed once: run it with CUPMON_PYTHON_STACKS=0 and =1 and compare
+       launch_cost.py paired STEPS PAIRS DEPTH
+         blocks of STEPS launches with stacks on and off in turn, in this one process
+         (paired.py: the method and its figures); bench/stacks/run.sh runs this
+Prints one JSON line.
 """
 import ctypes
 import json
@@ -12,13 +15,19 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paired  # noqa: E402
+
 inject = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
 assert inject.InitializeInjection() == 1
 fake = ctypes.CDLL(os.environ["CUPMON_LIBCUPTI"])
 launch = fake.cupmonFakeLaunchKernels
 launch.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p]
-n, depth = int(sys.argv[1]), int(sys.argv[2])
 name = b"bench_kernel"
+
+
+def step():
+    launch(1, 7, name)
 
 
 def loop(k, count):
@@ -28,6 +37,15 @@ def loop(k, count):
         launch(1, 7, name)
 
 
+if sys.argv[1] == "paired":
+    steps, pairs, depth = (int(a) for a in sys.argv[2:5])
+    switch = paired.abi_switch()
+    out = paired.nested(depth, lambda: paired.run(step, 1, steps, pairs, switch))
+    out["depth"] = depth
+    print(json.dumps(out))
+    sys.exit(0 if "error" not in out else 1)
+
+n, depth = int(sys.argv[1]), int(sys.argv[2])
 loop(depth, 20_000)  # warm: the thread's stacks interned
 t0 = time.perf_counter()
 loop(depth, n)

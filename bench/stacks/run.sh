@@ -1,27 +1,28 @@
 #!/bin/bash
-# Cost of Python stack attribution per launch against the fake libcupti (no GPU): the
-# same loop under `cupmon run` with CUPMON_PYTHON_STACKS=0 and =1, at stack depths 5,
-# 30 and 90, each REPS times (the median kept). Needs a release build:
+# Cost of Python stack attribution per launch against the fake libcupti (no GPU), paired
+# in one process (bench/stacks/paired.py): under `cupmon run`, blocks of STEPS launches
+# with stacks on and off in turn, PAIRS rounds, at stack depths 5, 30 and 90; the median
+# of the rounds' differences, its spread and the noise floor (OFF against OFF).
+# Needs a release build:
 #   cargo build --release -p cupmon-cli -p cupmon-inject -p cupmon-fake-cupti
-# usage: bash bench/stacks/run.sh [LAUNCHES] [REPS] [PYTHON]
+# usage: bash bench/stacks/run.sh [STEPS] [PAIRS] [PYTHON]
+#   (DEPTHS="30" for one depth; OUT=DIR keeps each run's JSON there)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 t=${TARGET:-$root/target/release}
-n=${1:-300000}; reps=${2:-5}; py=${3:-python3}
+steps=${1:-20000}; pairs=${2:-40}; py=${3:-python3}
 export CUPMON_LIBCUPTI=$t/libcupmon_fake_cupti.so CUPMON_LIBCUDA=$t/libcupmon_fake_cupti.so
 export CUPMON_INJECT_LIBRARY=$t/libcupmon_inject.so CUDA_INJECTION64_PATH=$t/libcupmon_inject.so
-out=$(mktemp -d)
-echo "python: $($py --version 2>&1); launches per run: $n; median of $reps runs; ns per launch"
-printf '%6s %12s %12s %10s\n' depth stacks=0 stacks=1 added
-for depth in 5 30 90; do
-  med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-  for s in 0 1; do
-    for r in $(seq "$reps"); do
-      CUPMON_PYTHON_STACKS=$s "$t/cupmon" run -o "$out/$s-$depth-$r" -- "$py" "$root/bench/stacks/launch_cost.py" "$n" "$depth" 2>/dev/null \
-        | python3 -c 'import json,sys; print(json.loads(sys.stdin.readlines()[-1])["ns_per_launch"])'
-    done | med >"$out/med-$s-$depth"
-  done
-  off=$(cat "$out/med-0-$depth"); on=$(cat "$out/med-1-$depth")
-  printf '%6s %12.0f %12.0f %10.0f\n' "$depth" "$off" "$on" "$(python3 -c "print($on - $off)")"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+keep=${OUT:-}
+[ -n "$keep" ] && mkdir -p "$keep"
+echo "python: $($py --version 2>&1); $pairs rounds of blocks of $steps launches; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for depth in ${DEPTHS:-5 30 90}; do
+  json=$work/paired-$depth.json
+  "$t/cupmon" run -o "$work/dump-$depth" -- "$py" "$root/bench/stacks/launch_cost.py" paired \
+    "$steps" "$pairs" "$depth" >"$json" 2>"$work/err-$depth" || { cat "$work/err-$depth" >&2; exit 1; }
+  [ -n "$keep" ] && cp "$json" "$keep/"
+  python3 "$root/bench/stacks/paired.py" "$json"
+  rm -rf "$work/dump-$depth"
 done
-rm -rf "$out"

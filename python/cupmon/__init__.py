@@ -4,7 +4,8 @@ Live API (the one monitor of this process, through ``libcupmon_inject.so``):
 :func:`start_collection`, :func:`stop_collection`, :func:`monitor_stats`,
 :func:`prepare_trace_window`, :func:`start_trace_window`,
 :func:`begin_trace_window`, :func:`end_trace_window`,
-:func:`push_user_annotation`, :func:`pop_user_annotation`, :func:`rearm`, and
+:func:`push_user_annotation`, :func:`pop_user_annotation`, :func:`rearm`,
+:func:`python_stacks` (source attribution off and on around a block), and
 the context managers :func:`window` and :func:`annotate`. Under ``cupmon run`` these drive
 the monitor that ``cupmon run`` started.
 
@@ -46,6 +47,7 @@ from ._monitor import (
     pop_user_annotation,
     prepare_trace_window,
     push_user_annotation,
+    python_stacks,
     rearm,
     start_collection,
     start_trace_window,
@@ -71,6 +73,7 @@ __all__ = [
     "push_user_annotation",
     "pop_user_annotation",
     "rearm",
+    "python_stacks",
     "window",
     "annotate",
     "TraceWindowResult",

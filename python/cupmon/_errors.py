@@ -60,6 +60,7 @@ class ErrorCode(enum.IntEnum):
     WindowNotPrepared = 25
     NoWindowOpen = 26
     NoAnnotationOpen = 27
+    NoPythonStacks = 28
     TraceInput = 30
     DumpInput = 31
     Io = 32
@@ -102,8 +103,9 @@ class NoCuptiError(MonitorError):
 
 class MonitorStateError(MonitorError):
     """The call does not fit the monitor's state. The subclasses name the
-    common cases; the others (a window prepared twice, no annotation to pop)
-    are this class itself, told apart by ``code``."""
+    common cases; the others (a window prepared twice, no annotation to pop,
+    Python stacks that cannot be noted here) are this class itself, told apart
+    by ``code``."""
 
 
 class NotMonitoringError(MonitorStateError):
@@ -148,6 +150,7 @@ _CLASSES: Dict[ErrorCode, type] = {
     ErrorCode.WindowNotPrepared: MonitorStateError,
     ErrorCode.NoWindowOpen: NoWindowOpenError,
     ErrorCode.NoAnnotationOpen: MonitorStateError,
+    ErrorCode.NoPythonStacks: MonitorStateError,
     ErrorCode.TraceInput: TraceInputError,
     ErrorCode.DumpInput: DumpError,
     ErrorCode.Io: OSError,

@@ -316,6 +316,26 @@ def rearm() -> int:
     return int(call("rearm")["buffers_held_by_cupti"])
 
 
+def python_stacks(on: bool) -> bool:
+    """Note the Python stack of each launch from now on (``on=True``), or stop
+    noting them (``on=False``: a hot loop run without attribution); returns
+    whether they were noted before the call.
+
+    While off, a launch costs what it costs under cupmon without attribution, and
+    its kernels, copies and memsets carry no stack (``cupmon stats --by-line``
+    counts them as "with no stack noted"). ``True`` works even where
+    ``CUPMON_PYTHON_STACKS=0`` started the run without stacks. Raises
+    :class:`NotMonitoringError` when no monitor runs in the process, and a
+    :class:`MonitorStateError` with code ``NoPythonStacks``, saying why, when
+    stacks cannot be noted here (launches are not counted, as with
+    :func:`start_collection` without ``cupmon run``; a CPython other than
+    3.11-3.13).
+    """
+    if not isinstance(on, bool):
+        raise TypeError(f"on must be a bool, not {type(on).__name__}")
+    return bool(call("python_stacks", on=on)["was_on"])
+
+
 def step() -> Optional[str]:
     """Mark the end of one step of the program (a training iteration).
 

@@ -6,8 +6,12 @@
 #   2. graph: a decode step captured in a torch.cuda.CUDAGraph and replayed: >= 99 % of
 #      kernel time attributed to a line of the workload (the capture's).
 #   3. compile: torch.compile(mode="reduce-overhead"), the same check.
-#   4. cost: a launch-bound loop without cupmon, under cupmon with CUPMON_PYTHON_STACKS=0
-#      and with stacks (the default): ns added per launch (goal <= 0.3 us).
+#   4. cost: ns added per launch by stacks (goal <= 0.3 us), paired in one process under
+#      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
+#      (bench/stacks/paired.py), from the loop's frame (judged) and 30 frames deeper
+#      (a model's nesting, printed); and, as information, whole runs without cupmon,
+#      with CUPMON_PYTHON_STACKS=0 and with stacks. STACKS_BLOCK (1000 steps of 10
+#      launches) and STACKS_PAIRS (40 rounds of 3 blocks): about 12 s per paired run.
 #   5. retention: the loop's 10 M launches under --keep 16MiB: the launch stacks
 #      (segments/seg-N.stacks) retired with their segments, the dump within its budget.
 #   6. backward: training steps under torch.autograd.profiler.emit_nvtx(): >= 90 % of
@@ -84,7 +88,16 @@ for r in $(seq 1 "${COST_ROUNDS:-3}"); do
   base+="${base:+,}$work/base-$r.json" off+="${off:+,}$work/off-$r.json" on+="${on:+,}$work/on-$r.json"
   rm -rf "$work/off-$r" "$work/on-$r"
 done
-judge python3 "$check" cost "$base" "$off" "$on"
+paired=
+for depth in 0 30; do
+  "$cupmon" run -o "$work/paired-$depth" -- python3 "$wl" paired "${STACKS_BLOCK:-1000}" "$depth" \
+    >"$work/paired-$depth.json" 2>"$work/paired-$depth.err"
+  paired+=" $work/paired-$depth.json"
+  rm -rf "$work/paired-$depth"
+done
+cp $paired "$FINAL/" 2>/dev/null
+# shellcheck disable=SC2086
+judge python3 "$check" cost "$base" "$off" "$on" $paired
 fi
 
 if want 5; then

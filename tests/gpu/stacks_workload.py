@@ -9,6 +9,9 @@ usage: stacks_workload.py MODE [STEPS] [ARG]
   compile torch.compile(mode="reduce-overhead") of the same step, STEPS calls
   loop    STEPS steps of 10 tiny elementwise ops (launch-bound); prints launches and
           seconds as JSON, for the cost per launch
+  paired  the same steps in blocks of STEPS with stacks on and off in turn, in this one
+          process (bench/stacks/paired.py; rounds: $STACKS_PAIRS, 40); ARG: the loop
+          runs that many Python frames deeper (a model's module nesting), default 0
   backward  STEPS training steps under torch.autograd.profiler.emit_nvtx(): the
           autograd engine's backward kernels must name their forward op's line
 Prints one JSON line with what it ran.
@@ -117,14 +120,11 @@ elif mode == "compile":
     for _ in range(steps):
         compiled(static)  # line: compiled
     torch.cuda.synchronize()
-elif mode == "loop":
+elif mode in ("loop", "paired"):
     a = torch.randn(4096, device=dev)
     b = torch.empty_like(a)
-    for _ in range(200):
-        torch.mul(a, 1.0001, out=b)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps):
+
+    def ten_launches():
         torch.mul(a, 1.0001, out=b)
         b.add_(0.5)
         b.relu_()
@@ -135,9 +135,32 @@ elif mode == "loop":
         b.sqrt_()
         b.tanh_()
         a.add_(b, alpha=1e-6)
+
+    for _ in range(200):
+        torch.mul(a, 1.0001, out=b)
     torch.cuda.synchronize()
-    out["seconds"] = time.perf_counter() - t0
-    out["launches"] = 10 * steps
+    if mode == "loop":
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            ten_launches()
+        torch.cuda.synchronize()
+        out["seconds"] = time.perf_counter() - t0
+        out["launches"] = 10 * steps
+    else:
+        import os
+
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "..", "..", "bench", "stacks"))
+        import paired
+
+        depth = int(arg or 0)
+        pairs = int(os.environ.get("STACKS_PAIRS", "40"))
+        result = paired.nested(depth, lambda: paired.run(
+            ten_launches, 10, steps, pairs, paired.abi_switch(),
+            before_block=torch.cuda.synchronize))
+        out.update(result, depth=depth)
+        if "error" not in result:
+            out["summary"] = paired.describe(paired.summarize(result))
 elif mode == "backward":
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     with torch.autograd.profiler.emit_nvtx():

@@ -53,6 +53,7 @@ def test_every_code_has_a_class_and_no_class_is_left_over():
         (ErrorCode.NoWindowOpen, cupmon.NoWindowOpenError),
         (ErrorCode.WindowAlreadyPrepared, cupmon.MonitorStateError),
         (ErrorCode.NoAnnotationOpen, cupmon.MonitorStateError),
+        (ErrorCode.NoPythonStacks, cupmon.MonitorStateError),
         (ErrorCode.NoDriver, cupmon.NoDriverError),
         (ErrorCode.NoCupti, cupmon.NoCuptiError),
         (ErrorCode.Cupti, cupmon.MonitorError),

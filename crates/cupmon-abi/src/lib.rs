@@ -56,6 +56,10 @@ pub enum Request {
     Rearm,
     /// A program step: counted, and a window opened for N steps closes after N.
     Step,
+    /// Note each launch's Python stack from now on (`on`), or stop noting them.
+    PythonStacks {
+        on: bool,
+    },
 }
 
 /// Every op's name, as `"op"` spells it (the variants of [`Request`] in order).
@@ -74,6 +78,7 @@ pub const OPS: &[&str] = &[
     "pop_annotation",
     "rearm",
     "step",
+    "python_stacks",
 ];
 
 /// Why a request could not be read; the message says what is wrong.
@@ -128,6 +133,7 @@ impl Request {
             Request::PopAnnotation => "pop_annotation",
             Request::Rearm => "rearm",
             Request::Step => "step",
+            Request::PythonStacks { .. } => "python_stacks",
         }
     }
 }
@@ -142,6 +148,7 @@ mod tests {
             let minimal = match *op {
                 "start" => format!(r#"{{"op": "{op}", "output_dir": "/d"}}"#),
                 "push_annotation" => format!(r#"{{"op": "{op}", "name": "n"}}"#),
+                "python_stacks" => format!(r#"{{"op": "{op}", "on": false}}"#),
                 _ => format!(r#"{{"op": "{op}"}}"#),
             };
             let request = Request::from_json(&minimal).expect(op);
@@ -211,6 +218,11 @@ mod tests {
         let missing = err(r#"{"op": "start"}"#);
         assert!(
             missing.contains("start") && missing.contains("output_dir"),
+            "{missing}"
+        );
+        let missing = err(r#"{"op": "python_stacks"}"#);
+        assert!(
+            missing.starts_with("python_stacks: ") && missing.contains("`on`"),
             "{missing}"
         );
         let wrong = err(r#"{"op": "push_annotation", "name": 3}"#);

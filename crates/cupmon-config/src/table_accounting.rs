@@ -48,7 +48,8 @@ pub(crate) const PYTHON_STACKS: Setting = Setting {
     allowed: "0 or 1",
     help: "1: note the Python stack that launched each kernel (read at the launch callback, \
            interned; needs count_launches), for `stats --by-line`, traces and the report; \
-           0 only to measure what it costs (no flag)",
+           0: off for the whole run (a program switches it with `cupmon.python_stacks`; \
+           no flag)",
     apply: |c, v| {
         c.python_stacks = flag(v)?;
         Ok(())

@@ -12,7 +12,8 @@
 //! `stop`, `stats`, `flush` (`forced`), `prepare_window`, `start_window`
 //! (`withhold_api_from_clients`), `end_window`, `push_annotation` (`name`),
 //! `pop_annotation`, `rearm`, `step` (a program step: counts it, and closes a window
-//! opened by `cupmon window --steps N` after N of them).
+//! opened by `cupmon window --steps N` after N of them), `python_stacks` (`on`: note
+//! each launch's Python stack from now on, or stop; answers `{"was_on": bool}`).
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -108,6 +109,10 @@ fn dispatch(req: Request) -> Result<Value, AbiError> {
         }
         Request::PopAnnotation => Ok(json!({"id": with(|s| s.monitor.pop_annotation())?})),
         Request::Rearm => Ok(json!({"buffers_held_by_cupti": with(|s| s.monitor.rearm())?})),
+        Request::PythonStacks { on } => {
+            let was_on = with(|s| s.monitor.python_stacks(on))?;
+            Ok(json!({"was_on": was_on}))
+        }
         Request::Step => {
             let written = with(|s| s.step())?;
             Ok(json!({"window_written": written.map(|p| p.display().to_string())}))

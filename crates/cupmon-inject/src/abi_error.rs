@@ -92,6 +92,7 @@ pub(crate) fn code_of(e: &MonitorError) -> ErrorCode {
             StateError::WindowNotPrepared => ErrorCode::WindowNotPrepared,
             StateError::NoWindowOpen => ErrorCode::NoWindowOpen,
             StateError::NoAnnotationOpen => ErrorCode::NoAnnotationOpen,
+            StateError::NoPythonStacks { .. } => ErrorCode::NoPythonStacks,
         },
     }
 }
@@ -123,12 +124,15 @@ mod tests {
             StateError::WindowNotPrepared,
             StateError::NoWindowOpen,
             StateError::NoAnnotationOpen,
+            StateError::NoPythonStacks {
+                why: "no CPython".into(),
+            },
         ];
         let codes: std::collections::BTreeSet<ErrorCode> = states
             .into_iter()
             .map(|s| code_of(&MonitorError::State(s)))
             .collect();
-        assert_eq!(codes.len(), 8, "{codes:?}");
+        assert_eq!(codes.len(), 9, "{codes:?}");
     }
 
     #[test]

@@ -62,6 +62,41 @@ fn without_a_session_calls_are_not_monitoring() {
         let message = fails(&format!(r#"{{"op": "{op}"}}"#), ErrorCode::NotMonitoring);
         assert!(message.contains("not monitoring"), "{op}: {message}");
     }
+    for on in [true, false] {
+        let message = fails(
+            &format!(r#"{{"op": "python_stacks", "on": {on}}}"#),
+            ErrorCode::NotMonitoring,
+        );
+        assert!(message.contains("not monitoring"), "{on}: {message}");
+    }
+}
+
+/// Started through the ABI without `cupmon run` (nothing preloaded), cupmon leaves
+/// CUPTI's callback subscriber to others and counts no launches: stacks, noted by the
+/// launch callbacks, cannot be turned on, and the answer says why.
+#[test]
+fn python_stacks_without_launch_counting_are_refused_with_the_reason() {
+    let _guard = exclusive();
+    let (_cupti, fake) = load_fake();
+    fake.reset();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let start = format!(
+        r#"{{"op": "start", "output_dir": "{}"}}"#,
+        dir.path().join("dump").display()
+    );
+    ok(&start);
+    let off = ok(r#"{"op": "python_stacks", "on": false}"#);
+    assert_eq!(off, serde_json::json!({"was_on": false}));
+    let why = fails(
+        r#"{"op": "python_stacks", "on": true}"#,
+        ErrorCode::NoPythonStacks,
+    );
+    assert!(
+        why.contains("launches are not counted") && why.contains("not preloaded"),
+        "{why}"
+    );
+    fails(r#"{"op": "python_stacks"}"#, ErrorCode::BadRequest);
+    ok(r#"{"op": "stop"}"#);
 }
 
 #[test]

@@ -50,4 +50,7 @@ pub enum StateError {
     NoWindowOpen,
     #[error("no user annotation to pop")]
     NoAnnotationOpen,
+    /// Python stacks asked for where the launch callbacks cannot note them.
+    #[error("the Python stacks of launches cannot be noted in this process: {why}")]
+    NoPythonStacks { why: String },
 }

@@ -93,6 +93,16 @@ impl Ledger {
         Some(self.frozen.unwrap_or_else(launch_counts).since(base))
     }
 
+    /// Why the session does not count launches now; `None` while it does.
+    pub fn not_counting(&self) -> Option<String> {
+        match &self.baseline {
+            Some(Ok(_)) if self.frozen.is_none() => None,
+            Some(Ok(_)) => Some("the session has stopped counting".to_owned()),
+            Some(Err(why)) => Some(why.clone()),
+            None => Some("the session has not started counting".to_owned()),
+        }
+    }
+
     /// The session's share of the launch counter's total `global`.
     pub fn session_kernels(&self, global: u64) -> Option<u64> {
         let Some(Ok(base)) = &self.baseline else {

@@ -4,8 +4,13 @@
 //! last buffer, to the dump writer (the table a side file, the pairs in the buffer's
 //! segment: `cupmon_records::dump::python_stacks`).
 
+use std::sync::Mutex;
+
 use cupmon_records::dump::{StackFrame, StackLine};
 use cupmon_records::{DumpError, DumpWriter, Record};
+
+use crate::shared::Shared;
+use crate::StateError;
 
 /// Starts noting stacks at the launch callbacks when the process runs a CPython the
 /// walker reads; returns what the meta says of it (`"CPython 3.12.1"`, or why not).
@@ -36,6 +41,75 @@ pub(crate) fn start(cupti: &cupmon_cupti::Cupti, wanted: bool, counting: bool) -
 
 pub(crate) fn stop() {
     cupmon_cupti::stop_python_stacks();
+}
+
+/// How often the program switched stacks off and on (`cupmon.python_stacks`).
+#[derive(Debug, Default)]
+struct Switches {
+    turned_off: u64,
+    turned_on: u64,
+}
+
+/// Held while a switch is made: the flag, the callbacks and the meta change together.
+static SWITCHES: Mutex<Switches> = Mutex::new(Switches {
+    turned_off: 0,
+    turned_on: 0,
+});
+
+/// Turns the noting of stacks on or off while the session runs (the program's
+/// `cupmon.python_stacks(on)`, e.g. around a hot loop); returns whether it was on.
+/// Launches made while it is off get no stack: the worker counts their records as
+/// unattributed (`python_stack_records` in the meta), as any launch without a note.
+/// On works even where `CUPMON_PYTHON_STACKS=0` started the session without them; it
+/// fails, saying why, where the launch callbacks cannot note them (launches not
+/// counted, no CPython the walker reads). The meta's `python_stacks_switched` says how
+/// often each was done (written with the meta's next rewrite, not at each switch:
+/// switching costs no file write).
+pub(crate) fn switch(shared: &Shared, on: bool) -> Result<bool, StateError> {
+    let mut switches = SWITCHES.lock().unwrap_or_else(|p| p.into_inner());
+    let was = cupmon_cupti::python_stacks_noted();
+    if was == on {
+        return Ok(was);
+    }
+    let mut python = None;
+    if on {
+        let not_counting = crate::monitor::lock(&shared.ledger).not_counting();
+        if let Some(reason) = not_counting {
+            return Err(StateError::NoPythonStacks {
+                why: format!(
+                    "they are noted by the launch callbacks, and launches are not counted \
+                     ({reason})"
+                ),
+            });
+        }
+        python = Some(
+            cupmon_cupti::start_python_stacks(shared.cupti)
+                .map_err(|why| StateError::NoPythonStacks { why })?,
+        );
+        switches.turned_on += 1;
+    } else {
+        cupmon_cupti::stop_python_stacks();
+        switches.turned_off += 1;
+    }
+    let mut meta = crate::monitor::lock(&shared.meta);
+    // A session started without them (CUPMON_PYTHON_STACKS=0) has them now.
+    let said_off = meta
+        .json()
+        .get("python_stacks")
+        .and_then(|v| v.as_str())
+        .is_none_or(|s| s.starts_with("off"));
+    if let (Some(python), true) = (python, said_off) {
+        meta.set("python_stacks", python);
+    }
+    meta.set(
+        "python_stacks_switched",
+        serde_json::json!({
+            "turned_off": switches.turned_off,
+            "turned_on": switches.turned_on,
+            "on": on,
+        }),
+    );
+    Ok(was)
 }
 
 /// The worker's half: pairs of this buffer.

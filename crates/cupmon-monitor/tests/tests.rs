@@ -8,4 +8,5 @@ mod common;
 mod crash;
 mod memory;
 mod monitor;
+mod python_stacks_switch;
 mod segment_launches;

@@ -5,10 +5,9 @@
 //! monitor to write ([`take_new`]).
 
 use std::cell::RefCell;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
 
 use crate::runtime::Runtime;
 use crate::walk::{self, RawFrame, MAX_DEPTH};
@@ -160,12 +159,9 @@ pub(crate) unsafe fn this_thread(rt: &Runtime) -> Option<u32> {
             return Some(NO_PYTHON_FRAMES);
         }
         let key = &cache.walked[..walk.frames];
-        let mut h = FxHasher::default();
-        key.hash(&mut h);
-        walk.truncated.hash(&mut h);
-        let hash = h.finish();
+        let hash = walk.hash ^ u64::from(walk.truncated);
         if let Some((seen, truncated, id)) = cache.stacks.get(&hash) {
-            if **seen == *key && *truncated == walk.truncated {
+            if walk::same_frames(seen, key) && *truncated == walk.truncated {
                 return Some(*id);
             }
         }

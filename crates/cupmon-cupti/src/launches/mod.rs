@@ -26,7 +26,8 @@ mod subscriber;
 
 pub use counter::{launch_counts, LaunchCounts};
 pub use stacks::{
-    all_node_stacks, launch_stack, start_python_stacks, stop_python_stacks, take_new_node_stacks,
+    all_node_stacks, launch_stack, python_stacks_noted, start_python_stacks, stop_python_stacks,
+    take_new_node_stacks,
 };
 pub use subscriber::{
     client_callback_state, client_enable_all_domains, client_enable_callback, client_enable_domain,

@@ -124,6 +124,12 @@ pub(crate) fn noting() -> bool {
     ON.load(Ordering::Relaxed)
 }
 
+/// Whether the launch callbacks note each launch's Python stack now (between
+/// [`start_python_stacks`] and [`stop_python_stacks`]).
+pub fn python_stacks_noted() -> bool {
+    ON.load(Ordering::Acquire)
+}
+
 /// The calling thread's stack; on a thread without Python frames, the stack of the
 /// backward op running there, if torch's sequence numbers named its forward op
 /// (`autograd.rs`: one thread-local read, only on such threads).

@@ -166,6 +166,17 @@ impl Monitor {
         Ok(monitor)
     }
 
+    /// Note each launch's Python stack from now on (`on`), or stop noting them (a hot
+    /// loop run without attribution); returns whether they were noted. Launches made
+    /// while off are counted as unattributed. Refused, saying why, where they cannot
+    /// be noted (launches not counted, no CPython 3.11-3.13 in the process).
+    pub fn python_stacks(&self, on: bool) -> Result<bool, MonitorError> {
+        if lock(&self.worker).is_none() {
+            return Err(StateError::Stopped.into());
+        }
+        Ok(crate::launch_stacks::switch(self.shared, on)?)
+    }
+
     /// Hand every buffer to `observer` too (after writing it), from now on.
     pub fn set_observer(&self, observer: std::sync::Arc<dyn crate::BufferObserver>) {
         *self
