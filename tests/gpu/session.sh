@@ -68,6 +68,20 @@ command_of() { # the part's command, one word per line
 
 line() { echo "$*" | tee -a "$summary"; }
 line "session: parts $parts, budget ${budget}s, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo 'no nvidia-smi')"
+# What a clock read costs here: NVTX ranges read the precise clock twice a pair, and
+# the H200 gave 3x the dev VM's cost per pair (a clocksource other than the TSC makes
+# clock_gettime a system call).
+line "machine: $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo '?'), $(python3 -c '
+import time
+n = 200000
+t0 = time.perf_counter_ns()
+for _ in range(n):
+    time.time_ns()
+t1 = time.perf_counter_ns()
+for _ in range(n):
+    pass
+t2 = time.perf_counter_ns()
+print(f"clock_gettime(REALTIME) from Python ~{((t1 - t0) - (t2 - t1)) / n:.0f} ns a call")' 2>/dev/null || echo 'no python3')"
 failed=0
 for part in ${parts//,/ }; do
   name=${part%%:*}
