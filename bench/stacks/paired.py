@@ -35,11 +35,12 @@ from typing import Callable, Optional
 ORDER = ("on", "off", "off2")
 
 
-def abi_switch(library: Optional[str] = None) -> Callable[[bool], bool]:
-    """`switch(on) -> was_on` through `cupmon_call` of the injection library in this
-    process (`CUPMON_INJECT_LIBRARY`, set by `cupmon run`; loading it again returns the
-    instance already loaded). Raises RuntimeError with the library's answer on failure.
-    Straight through ctypes: the GPU machine's bundle has the library, not the package."""
+def abi_call(library: Optional[str] = None) -> Callable[..., dict]:
+    """`call(op, **args) -> result` through `cupmon_call` of the injection library in
+    this process (`CUPMON_INJECT_LIBRARY`, set by `cupmon run`; loading it again returns
+    the instance already loaded). Raises RuntimeError with the library's answer on
+    failure. Straight through ctypes: the GPU machine's bundle has the library, not the
+    package."""
     path = library or os.environ.get("CUPMON_INJECT_LIBRARY")
     if not path:
         raise RuntimeError("CUPMON_INJECT_LIBRARY is not set: run this under `cupmon run`")
@@ -49,18 +50,42 @@ def abi_switch(library: Optional[str] = None) -> Callable[[bool], bool]:
     lib.cupmon_free.argtypes = [ctypes.c_void_p]
     lib.cupmon_free.restype = None
 
-    def switch(on: bool) -> bool:
-        request = json.dumps({"op": "python_stacks", "on": bool(on)}).encode()
-        answer_ptr = lib.cupmon_call(request)
+    def call(op: str, **args) -> dict:
+        answer_ptr = lib.cupmon_call(json.dumps({"op": op, **args}).encode())
         try:
             answer = json.loads(ctypes.string_at(answer_ptr))
         finally:
             lib.cupmon_free(answer_ptr)
         if not answer.get("ok"):
-            raise RuntimeError(f"python_stacks({on}): {answer.get('error')}")
-        return bool(answer["result"]["was_on"])
+            raise RuntimeError(f"{op}{args or ''}: {answer.get('error')}")
+        return answer["result"]
 
-    return switch
+    return call
+
+
+def abi_switch(library: Optional[str] = None) -> Callable[[bool], bool]:
+    """`switch(on) -> was_on`: the ABI's `python_stacks` op (see `abi_call`)."""
+    call = abi_call(library)
+    return lambda on: bool(call("python_stacks", on=bool(on))["was_on"])
+
+
+def kernels_per_step(step: Callable[[], object], steps: int = 20,
+                     library: Optional[str] = None,
+                     sync: Callable[[], object] = lambda: None) -> float:
+    """Kernels one call of `step` launches, as cupmon counts them (the ABI's `stats`,
+    `kernels_launched`): for a workload whose launches per step are not written down (a
+    model's training step)."""
+    call = abi_call(library)
+    sync()
+    before = call("stats").get("kernels_launched")
+    for _ in range(steps):
+        step()
+    sync()
+    after = call("stats").get("kernels_launched")
+    if before is None or after is None:
+        raise RuntimeError("cupmon does not count launches in this process (stats: "
+                           "kernels_launched is null)")
+    return (after - before) / steps
 
 
 def nested(depth: int, fn: Callable[[], object]) -> object:

@@ -9,7 +9,8 @@
 #   4. cost: ns added per launch by stacks (goal <= 0.3 us), paired in one process under
 #      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
 #      (bench/stacks/paired.py), from the loop's frame (judged) and 30 frames deeper
-#      (a model's nesting, printed); and, as information, whole runs without cupmon,
+#      (a model's nesting, printed), and in the model's training step (printed:
+#      STACKS_MODEL_BLOCK steps a block, 50); and, as information, whole runs without cupmon,
 #      with CUPMON_PYTHON_STACKS=0 and with stacks. STACKS_BLOCK (1000 steps of 10
 #      launches) and STACKS_PAIRS (40 rounds of 3 blocks): about 12 s per paired run.
 #   5. retention: the loop's 10 M launches under --keep 16MiB: the launch stacks
@@ -95,6 +96,10 @@ for depth in 0 30; do
   paired+=" $work/paired-$depth.json"
   rm -rf "$work/paired-$depth"
 done
+"$cupmon" run -o "$work/paired-model" -- python3 "$wl" paired_model "${STACKS_MODEL_BLOCK:-50}" \
+  >"$work/paired-model.json" 2>"$work/paired-model.err"
+paired+=" $work/paired-model.json"
+rm -rf "$work/paired-model"
 cp $paired "$FINAL/" 2>/dev/null
 # shellcheck disable=SC2086
 judge python3 "$check" cost "$base" "$off" "$on" $paired

@@ -241,6 +241,9 @@ def cost(base_json, off_json, on_json, *paired_json):
         s = paired.summarize(result)
         depth = result.get("depth", "?")
         where = f"loop {depth} frames deeper" if depth else "loop"
+        if result.get("workload") == "model":
+            where = (f"the model's training step ({result.get('kernels_per_step', 0):.0f} "
+                     "kernels a step)")
         if i == 0:
             ok = "error" not in s and s["cost"]["median"] <= 300
             print(f"{'PASS' if ok else 'FAIL'} paired, {where} (goal <= 300 ns): "

@@ -12,6 +12,8 @@ usage: stacks_workload.py MODE [STEPS] [ARG]
   paired  the same steps in blocks of STEPS with stacks on and off in turn, in this one
           process (bench/stacks/paired.py; rounds: $STACKS_PAIRS, 40); ARG: the loop
           runs that many Python frames deeper (a model's module nesting), default 0
+  paired_model  the same with blocks of STEPS training steps of the model (its kernels
+          per step counted by cupmon)
   backward  STEPS training steps under torch.autograd.profiler.emit_nvtx(): the
           autograd engine's backward kernels must name their forward op's line
 Prints one JSON line with what it ran.
@@ -161,6 +163,26 @@ elif mode in ("loop", "paired"):
         out.update(result, depth=depth)
         if "error" not in result:
             out["summary"] = paired.describe(paired.summarize(result))
+elif mode == "paired_model":
+    # The cost per kernel launch in a real model's training step (forward from ~20
+    # frames of nn.Module calls, backward on the engine's thread, the optimizer),
+    # paired as above: blocks of STEPS steps with stacks on and off in turn.
+    import os
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "bench", "stacks"))
+    import paired
+
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    launches = paired.kernels_per_step(lambda: train_step(opt), 20,
+                                       sync=torch.cuda.synchronize)
+    pairs = int(os.environ.get("STACKS_PAIRS", "40"))
+    result = paired.run(lambda: train_step(opt), max(round(launches), 1), steps, pairs,
+                        paired.abi_switch(), before_block=torch.cuda.synchronize,
+                        warm_steps=5)
+    out.update(result, workload="model", kernels_per_step=launches)
+    if "error" not in result:
+        out["summary"] = paired.describe(paired.summarize(result))
 elif mode == "backward":
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     with torch.autograd.profiler.emit_nvtx():

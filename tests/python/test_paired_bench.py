@@ -46,3 +46,30 @@ def test_incomplete_runs_say_why_instead_of_a_figure():
     assert "too few" in paired.summarize({"launches_per_block": 1, "blocks": blocks(3, 1, 1)})["error"]
     s = paired.summarize({"error": "stacks were not on at the start"})
     assert paired.describe(s) == "no figure: stacks were not on at the start"
+
+
+def test_kernels_per_step_are_counted_by_cupmon_under_cupmon_run(fake_cupti, tmp_path):
+    # The model's step in tests/gpu/stacks_workload.py paired_model has no written-down
+    # launch count: cupmon's own (the ABI's stats) gives it.
+    import json
+    import sys
+
+    from conftest import cupmon_cmd, fake_env
+
+    app = tmp_path / "app.py"
+    app.write_text(
+        "import ctypes, importlib.util, json, os\n"
+        "assert ctypes.CDLL(os.environ['CUDA_INJECTION64_PATH']).InitializeInjection() == 1\n"
+        "fake = ctypes.CDLL(os.environ['CUPMON_LIBCUPTI'])\n"
+        "launch = fake.cupmonFakeLaunchKernels\n"
+        "launch.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p]\n"
+        f"spec = importlib.util.spec_from_file_location('paired', {str(ROOT / 'bench' / 'stacks' / 'paired.py')!r})\n"
+        "paired = importlib.util.module_from_spec(spec); spec.loader.exec_module(paired)\n"
+        "def step():\n"
+        "    launch(2, 7, b'a'); launch(1, 9, b'b')\n"
+        "print(json.dumps(paired.kernels_per_step(step, 10)))\n"
+    )
+    done = cupmon_cmd("run", "-o", str(tmp_path / "out"), "--", sys.executable, str(app),
+                      env=fake_env(fake_cupti))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == 3.0
