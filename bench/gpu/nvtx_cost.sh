@@ -14,6 +14,22 @@ export CUPMON_INJECT_LIBRARY=${CUPMON_INJECT:-$root/.gpu/libcupmon_inject.so}
 n=${NVTX_PAIRS:-1000000}
 nvcc -O2 -arch=sm_90 -o "$out/nvtx_cost" "$here/nvtx_cost.cu" >"$out/nvcc.log" 2>&1 \
   || { echo "FAIL nvtx_cost: nvcc ($(tail -3 "$out/nvcc.log" | tr '\n' ' '))"; exit 1; }
+# The parts of a pair, measured alone: CUPTI's external correlation push/pop and the
+# clock (nvtx_parts_cost.cu). CUPTI's headers and library from the toolkit.
+cuda=${CUDA_HOME:-/usr/local/cuda}
+inc= lib=
+for d in "$cuda/targets/x86_64-linux/include" "$cuda/extras/CUPTI/include" "$cuda/include"; do
+  [ -z "$inc" ] && [ -f "$d/cupti.h" ] && inc=$d
+done
+for d in "$cuda/targets/x86_64-linux/lib" "$cuda/lib64" "$cuda/extras/CUPTI/lib64"; do
+  [ -z "$lib" ] && compgen -G "$d/libcupti.so*" >/dev/null && lib=$d
+done
+if [ -n "$inc" ] && [ -n "$lib" ] && nvcc -O2 -arch=sm_90 -o "$out/nvtx_parts_cost" \
+    "$here/nvtx_parts_cost.cu" -I"$inc" -L"$lib" -lcupti -Xlinker -rpath="$lib" >>"$out/nvcc.log" 2>&1; then
+  for i in 1 2 3; do echo "parts alone:         $(env -u NVTX_INJECTION64_PATH "$out/nvtx_parts_cost" "$n")"; done
+else
+  echo "SKIPPED: the parts of a pair: CUPTI's headers or library not found under $cuda, or nvcc failed (see nvcc.log)"
+fi
 for i in 1 2 3; do
   echo "no NVTX tool:        $(env -u NVTX_INJECTION64_PATH "$out/nvtx_cost" "$n")"
   echo "cupmon run:          $("$cupmon" run -o "$out/run$i" -- "$out/nvtx_cost" "$n" 2>/dev/null)"

@@ -42,7 +42,7 @@ needs() {
   local common=(.gpu/cupmon .gpu/libcupmon_inject.so)
   case $1 in
     core) echo "${common[*]} tests/gpu/run.sh tests/gpu/workload.cu tests/gpu/memory.cu bench/gpu/empty_kernel.cu tests/gpu/check.py .gpu/cupmon-*.whl" ;;
-    nvtx) echo "${common[*]} tests/gpu/nvtx.sh tests/gpu/nvtx_ranges.cu tests/gpu/nvtx_torch.py tests/gpu/nvtx_check.py bench/gpu/nvtx_cost.sh bench/gpu/nvtx_cost.cu .gpu/wheels/nvtx-*.whl" ;;
+    nvtx) echo "${common[*]} tests/gpu/nvtx.sh tests/gpu/nvtx_ranges.cu tests/gpu/nvtx_torch.py tests/gpu/nvtx_check.py bench/gpu/nvtx_cost.sh bench/gpu/nvtx_cost.cu bench/gpu/nvtx_parts_cost.cu .gpu/wheels/nvtx-*.whl" ;;
     hang) echo "${common[*]} tests/gpu/hang.sh tests/gpu/hang.cu" ;;
     stacks) echo "${common[*]} tests/gpu/stacks.sh tests/gpu/stacks_workload.py tests/gpu/stacks_check.py bench/stacks/paired.py" ;;
     straggler|balanced) echo "${common[*]} tests/gpu/straggler.sh tests/gpu/straggler_train.py tests/gpu/straggler_check.py" ;;
