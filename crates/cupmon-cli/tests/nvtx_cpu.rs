@@ -36,12 +36,16 @@ fn contains(outer: &Value, inner: &Value) -> bool {
     a <= c + 1e-3 && d <= b + 1e-3
 }
 
-/// [`contains`] for a runtime call in a range: the fake libcupti's clock is made
-/// strictly increasing (+1 ns per record read within the same ns), so its records may
-/// run some ns ahead of CLOCK_REALTIME, which the ranges read; 0.5 µs of slack.
+/// [`contains`] for a runtime call in a range, by the call's start: the fake libcupti's
+/// API records last a fixed 4 µs, not the call's own time, so a call's record can end
+/// after the pop that followed it (0.5-0.6 µs after on a loaded machine: the test failed
+/// in CI and 3 times in 38 runs here). Its clock is made strictly increasing (+1 ns per record
+/// read within the same ns), so its records may run some ns ahead of CLOCK_REALTIME,
+/// which the ranges read; 0.5 µs of slack. The GPU checks (tests/gpu/nvtx_check.py)
+/// hold real calls' ends to their ranges.
 fn holds_call(range: &Value, call: &Value) -> bool {
-    let ((a, b), (c, d)) = (time(range), time(call));
-    a <= c + 0.5 && d <= b + 0.5
+    let ((a, b), (c, _)) = (time(range), time(call));
+    a <= c + 0.5 && c <= b + 0.5
 }
 
 /// The kernel launches' runtime calls of kernels named `kernel`.
@@ -112,7 +116,11 @@ pub(crate) fn check_cpu_ranges_and_marks(dir: &Path, dump: &Path) {
     ] {
         for kernel in kernels {
             for call in launches(events, kernel) {
-                assert!(holds_call(range(name), call), "{name} holds no {call}");
+                assert!(
+                    holds_call(range(name), call),
+                    "{name} ({}) holds no {call}",
+                    range(name)
+                );
             }
         }
     }
