@@ -67,14 +67,17 @@ class Turns:
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         self.rank, self.world = rank, world
 
-    def _locked(self, write=None):
+    def _locked(self, change=None):
+        """The turn now; `change(turn)`, when given, gives the new one, written under
+        the same lock (a rank leaving between a read and a write is not overwritten)."""
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         try:
-            if write is not None:
+            turn = os.pread(self.fd, 16, 0).decode() or "0"
+            if change is not None:
+                turn = change(turn)
                 os.ftruncate(self.fd, 0)
-                os.pwrite(self.fd, write.encode(), 0)
-                return write
-            return os.pread(self.fd, 16, 0).decode() or "0"
+                os.pwrite(self.fd, turn.encode(), 0)
+            return turn
         finally:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
 
@@ -87,11 +90,11 @@ class Turns:
         return False
 
     def pass_on(self):
-        if self._locked() != "free":
-            self._locked(str((self.rank + 1) % self.world))
+        following = str((self.rank + 1) % self.world)
+        self._locked(lambda turn: turn if turn == "free" else following)
 
     def leave(self):
-        self._locked("free")
+        self._locked(lambda _: "free")
 
 
 def main():
