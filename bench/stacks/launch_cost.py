@@ -7,6 +7,10 @@ usage: launch_cost.py LAUNCHES DEPTH
        launch_cost.py paired STEPS PAIRS DEPTH
          blocks of STEPS launches with stacks on and off in turn, in this one process
          (paired.py: the method and its figures); bench/stacks/run.sh runs this
+       launch_cost.py paired-graph STEPS PAIRS DEPTH
+         the same with replays (cudaGraphLaunch) of a graph of 20 kernel nodes captured
+         first: what stacks add per replay (the replay call's own stack is noted, for
+         graphs captured before the session; the kernels carry their nodes')
 Prints one JSON line.
 """
 import ctypes
@@ -37,11 +41,23 @@ def loop(k, count):
         launch(1, 7, name)
 
 
-if sys.argv[1] == "paired":
+if sys.argv[1] in ("paired", "paired-graph"):
     steps, pairs, depth = (int(a) for a in sys.argv[2:5])
     switch = paired.abi_switch()
-    out = paired.nested(depth, lambda: paired.run(step, 1, steps, pairs, switch))
+    one = step
+    if sys.argv[1] == "paired-graph":
+        exec_handle = ctypes.c_uint64(0)
+        assert fake.cupmonFakeCaptureKernels(20, 7) == 0
+        assert fake.cupmonFakeGraphInstantiateCaptured(ctypes.byref(exec_handle)) == 0
+        replay = fake.cupmonFakeGraphLaunch
+        replay.argtypes = [ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p]
+
+        def one():
+            replay(exec_handle.value, 1, 7, name)
+
+    out = paired.nested(depth, lambda: paired.run(one, 1, steps, pairs, switch))
     out["depth"] = depth
+    out["workload"] = sys.argv[1]
     print(json.dumps(out))
     sys.exit(0 if "error" not in out else 1)
 

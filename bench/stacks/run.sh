@@ -26,3 +26,12 @@ for depth in ${DEPTHS:-5 30 90}; do
   python3 "$root/bench/stacks/paired.py" "$json"
   rm -rf "$work/dump-$depth"
 done
+# Graph replays: per replay of a graph of 20 kernel nodes (blocks of STEPS/2 replays).
+for depth in ${DEPTHS:-5 30}; do
+  json=$work/graph-$depth.json
+  "$t/cupmon" run -o "$work/graph-$depth" -- "$py" "$root/bench/stacks/launch_cost.py" paired-graph \
+    "$((steps / 2))" "$pairs" "$depth" >"$json" 2>"$work/err-graph-$depth" || { cat "$work/err-graph-$depth" >&2; exit 1; }
+  [ -n "$keep" ] && cp "$json" "$keep/"
+  echo -n "graph replays, "; python3 "$root/bench/stacks/paired.py" "$json" | sed 's/per launch/per replay/g'
+  rm -rf "$work/graph-$depth"
+done
