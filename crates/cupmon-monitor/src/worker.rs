@@ -384,8 +384,7 @@ impl Worker {
         let b = cupmon_cupti::launches::autograd::backward_counts();
         if b.attributed + b.forward_not_seen + b.forward_overwritten > 0 {
             // Backward ops whose NVTX range carried a sequence number (emit_nvtx): given
-            // their forward op's stack, or why not, and the launches after such an op
-            // given its stack (the process's counts so far).
+            // their forward op's stack, or why not (the process's counts so far).
             self.shared.write_meta(|m| {
                 m.set(
                     "autograd_backward_ops",
@@ -393,7 +392,6 @@ impl Worker {
                         "attributed": b.attributed,
                         "forward_not_seen": b.forward_not_seen,
                         "forward_overwritten": b.forward_overwritten,
-                        "launches_after_op": b.launches_after_op,
                     }),
                 );
             });

@@ -68,16 +68,12 @@ struct Counts {
     /// Backward op ranges whose forward's note was overwritten (more than
     /// [`SEQ_SLOTS`] numbers in between).
     overwritten: AtomicU64,
-    /// Launches outside a backward op's range given the stack of the op before them
-    /// on their thread (gradient sums, `AccumulateGrad`, hooks).
-    after: AtomicU64,
 }
 
 static COUNTS: Counts = Counts {
     attributed: AtomicU64::new(0),
     unseen: AtomicU64::new(0),
     overwritten: AtomicU64::new(0),
-    after: AtomicU64::new(0),
 };
 
 /// What [`range_opened`] did, for [`range_closed`].
@@ -138,7 +134,7 @@ fn noted(seq: u64) -> Noted {
 #[cold]
 #[inline(never)]
 pub fn range_opened(seq: u64) -> SeqRange {
-    if !super::stacks::noting() || BACKWARD.try_with(Cell::get).unwrap_or(1) != 0 {
+    if !super::stacks::python_stacks_noted() || BACKWARD.try_with(Cell::get).unwrap_or(1) != 0 {
         return SeqRange::Ignored;
     }
     let Some(stack) = cupmon_pystack::this_thread_stack() else {
@@ -186,19 +182,12 @@ pub fn range_closed(how: SeqRange) {
 /// module's comment), else `NO_PYTHON_FRAMES`.
 #[inline]
 pub(crate) fn thread_without_python() -> u32 {
+    // Thread-local reads only: this is on the launch path of the engine's threads.
     match BACKWARD.try_with(Cell::get) {
-        Ok(NO_PYTHON_FRAMES) => after_backward_op(),
+        Ok(NO_PYTHON_FRAMES) => LAST.try_with(Cell::get).unwrap_or(NO_PYTHON_FRAMES),
         Ok(stack) => stack,
         Err(_) => NO_PYTHON_FRAMES,
     }
-}
-
-fn after_backward_op() -> u32 {
-    let last = LAST.try_with(Cell::get).unwrap_or(NO_PYTHON_FRAMES);
-    if last != NO_PYTHON_FRAMES {
-        COUNTS.after.fetch_add(1, Ordering::Relaxed);
-    }
-    last
 }
 
 /// What the backward ops of the process came to so far.
@@ -210,17 +199,14 @@ pub struct BackwardCounts {
     pub forward_not_seen: u64,
     /// Ranges whose forward's note was overwritten.
     pub forward_overwritten: u64,
-    /// Launches after a backward op's range given its stack.
-    pub launches_after_op: u64,
 }
 
-/// Backward op ranges (and launches after them) so far.
+/// Backward op ranges so far.
 pub fn backward_counts() -> BackwardCounts {
     BackwardCounts {
         attributed: COUNTS.attributed.load(Ordering::Relaxed),
         forward_not_seen: COUNTS.unseen.load(Ordering::Relaxed),
         forward_overwritten: COUNTS.overwritten.load(Ordering::Relaxed),
-        launches_after_op: COUNTS.after.load(Ordering::Relaxed),
     }
 }
 
