@@ -4,32 +4,42 @@
 //! last buffer, to the dump writer (the table a side file, the pairs in the buffer's
 //! segment: `cupmon_records::dump::python_stacks`).
 
-use std::sync::Mutex;
-
 use cupmon_records::dump::{StackFrame, StackLine};
 use cupmon_records::{DumpError, DumpWriter, Record};
 
+use crate::monitor::lock;
 use crate::shared::Shared;
 use crate::StateError;
 
-/// Starts noting stacks at the launch callbacks when the process runs a CPython the
-/// walker reads; returns what the meta says of it (`"CPython 3.12.1"`, or why not).
-pub(crate) fn start(cupti: &cupmon_cupti::Cupti, wanted: bool, counting: bool) -> String {
-    if !wanted {
+/// Starts noting stacks at the launch callbacks (`not_counting`: why the session does
+/// not count launches, from its ledger); `Err` says why they cannot be noted.
+fn begin(cupti: &cupmon_cupti::Cupti, not_counting: Option<String>) -> Result<String, String> {
+    if let Some(reason) = not_counting {
+        return Err(format!(
+            "they are noted by the launch callbacks, and launches are not counted ({reason})"
+        ));
+    }
+    cupmon_cupti::start_python_stacks(cupti)
+}
+
+/// Starts noting stacks at the session's start when its settings want them and the
+/// process runs a CPython the walker reads; returns what the meta says of it
+/// (`"CPython 3.12.1"`, or why not).
+pub(crate) fn start(shared: &Shared) -> String {
+    if !shared.config.python_stacks {
         return "off (CUPMON_PYTHON_STACKS=0)".to_owned();
     }
-    if !counting {
-        return "off: they are noted by the launch callbacks, and launches are not counted"
-            .to_owned();
-    }
-    match cupmon_cupti::start_python_stacks(cupti) {
+    let not_counting = lock(&shared.ledger).not_counting();
+    // The ledger has warned that launches are not counted; not a Python program (or
+    // one older than 3.11) is nothing to warn about.
+    let quiet = not_counting.is_some();
+    match begin(shared.cupti, not_counting) {
         Ok(python) => {
             cupmon_log::info!("noting the Python stack of each launch ({python})");
             python
         }
         Err(why) => {
-            if why.contains("Py_Version") {
-                // Not a Python program (or a Python older than 3.11): nothing to say.
+            if quiet || why.contains("Py_Version") {
                 cupmon_log::info!("no Python stacks: {why}");
             } else {
                 cupmon_log::warn!("the Python stacks of launches are not noted: {why}");
@@ -43,71 +53,50 @@ pub(crate) fn stop() {
     cupmon_cupti::stop_python_stacks();
 }
 
-/// How often the program switched stacks off and on (`cupmon.python_stacks`).
-#[derive(Debug, Default)]
-struct Switches {
-    turned_off: u64,
-    turned_on: u64,
-}
-
-/// Held while a switch is made: the flag, the callbacks and the meta change together.
-static SWITCHES: Mutex<Switches> = Mutex::new(Switches {
-    turned_off: 0,
-    turned_on: 0,
-});
-
 /// Turns the noting of stacks on or off while the session runs (the program's
 /// `cupmon.python_stacks(on)`, e.g. around a hot loop); returns whether it was on.
 /// Launches made while it is off get no stack: the worker counts their records as
 /// unattributed (`python_stack_records` in the meta), as any launch without a note.
 /// On works even where `CUPMON_PYTHON_STACKS=0` started the session without them; it
 /// fails, saying why, where the launch callbacks cannot note them (launches not
-/// counted, no CPython the walker reads). The meta's `python_stacks_switched` says how
-/// often each was done (written with the meta's next rewrite, not at each switch:
-/// switching costs no file write).
+/// counted, no CPython the walker reads). The meta's `python_stacks_switched` counts
+/// the session's switches (written with the meta's next rewrite, not at each switch:
+/// switching costs no file write); the meta's lock, held throughout, orders switches.
 pub(crate) fn switch(shared: &Shared, on: bool) -> Result<bool, StateError> {
-    let mut switches = SWITCHES.lock().unwrap_or_else(|p| p.into_inner());
+    let not_counting = on.then(|| lock(&shared.ledger).not_counting()).flatten();
+    let mut meta = lock(&shared.meta);
     let was = cupmon_cupti::python_stacks_noted();
     if was == on {
         return Ok(was);
     }
-    let mut python = None;
+    let count = |key: &str| {
+        meta.json()
+            .get("python_stacks_switched")
+            .and_then(|s| s.get(key))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+    };
+    let (mut turned_off, mut turned_on) = (count("turned_off"), count("turned_on"));
     if on {
-        let not_counting = crate::monitor::lock(&shared.ledger).not_counting();
-        if let Some(reason) = not_counting {
-            return Err(StateError::NoPythonStacks {
-                why: format!(
-                    "they are noted by the launch callbacks, and launches are not counted \
-                     ({reason})"
-                ),
-            });
+        let python =
+            begin(shared.cupti, not_counting).map_err(|why| StateError::NoPythonStacks { why })?;
+        // A session started without them (CUPMON_PYTHON_STACKS=0) has them now.
+        let said_off = meta
+            .json()
+            .get("python_stacks")
+            .and_then(serde_json::Value::as_str)
+            .is_none_or(|s| s.starts_with("off"));
+        if said_off {
+            meta.set("python_stacks", python);
         }
-        python = Some(
-            cupmon_cupti::start_python_stacks(shared.cupti)
-                .map_err(|why| StateError::NoPythonStacks { why })?,
-        );
-        switches.turned_on += 1;
+        turned_on += 1;
     } else {
         cupmon_cupti::stop_python_stacks();
-        switches.turned_off += 1;
-    }
-    let mut meta = crate::monitor::lock(&shared.meta);
-    // A session started without them (CUPMON_PYTHON_STACKS=0) has them now.
-    let said_off = meta
-        .json()
-        .get("python_stacks")
-        .and_then(|v| v.as_str())
-        .is_none_or(|s| s.starts_with("off"));
-    if let (Some(python), true) = (python, said_off) {
-        meta.set("python_stacks", python);
+        turned_off += 1;
     }
     meta.set(
         "python_stacks_switched",
-        serde_json::json!({
-            "turned_off": switches.turned_off,
-            "turned_on": switches.turned_on,
-            "on": on,
-        }),
+        serde_json::json!({"turned_off": turned_off, "turned_on": turned_on, "on": on}),
     );
     Ok(was)
 }

@@ -119,13 +119,9 @@ pub fn stop_python_stacks() {
     super::subscriber::resync();
 }
 
-/// Whether stacks are being noted (the copy callbacks are then wanted too).
-pub(crate) fn noting() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
 /// Whether the launch callbacks note each launch's Python stack now (between
-/// [`start_python_stacks`] and [`stop_python_stacks`]).
+/// [`start_python_stacks`] and [`stop_python_stacks`]; the copy callbacks are then
+/// wanted too).
 pub fn python_stacks_noted() -> bool {
     ON.load(Ordering::Acquire)
 }

@@ -342,7 +342,7 @@ fn sync(state: &mut State) {
     if state.counting {
         want.extend(ids::counted_callbacks());
         want.extend(inflight::sync_callbacks());
-        if stacks::noting() {
+        if stacks::python_stacks_noted() {
             want.extend(ids::copy_callbacks());
             want.insert((ids::DOMAIN_RESOURCE, ids::RESOURCE_GRAPHNODE_CLONED));
         }

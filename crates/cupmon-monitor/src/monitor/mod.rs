@@ -150,11 +150,7 @@ impl Monitor {
         // not recorded (a false alarm) rather than recorded and not counted (which
         // could hide a loss of the same size).
         *lock(&shared.ledger) = Ledger::start(cupti, shared.config.count_launches);
-        let counting = matches!(
-            cupmon_cupti::launch_counting(),
-            cupmon_cupti::Counting::On { .. }
-        );
-        let stacks = crate::launch_stacks::start(cupti, shared.config.python_stacks, counting);
+        let stacks = crate::launch_stacks::start(shared);
         shared.write_meta(|meta| {
             meta.set("python_stacks", stacks);
         });
