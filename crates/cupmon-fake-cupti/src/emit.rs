@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::MutexGuard;
 
 use cupmon_records::ActivityKind;
 use cupmon_records::{
@@ -14,7 +15,7 @@ use crate::cupti_types::{
     CallbackData, DOMAIN_DRIVER_API, DOMAIN_RUNTIME_API, SITE_ENTER, SITE_EXIT,
 };
 use crate::memory::MemoryCall;
-use crate::state::{fake, lock, Config, Counters, HeldRecord, LentBuffer};
+use crate::state::{fake, lock, Buffers, Config, Counters, HeldRecord, LentBuffer};
 use crate::{clock, layout, subscriber};
 
 /// External correlation kinds CUPTI accepts (UNKNOWN .. CUSTOM2).
@@ -369,36 +370,27 @@ fn append(record: HeldRecord) {
         return;
     }
     let size = encoded_size(&record.record, layout());
-    // A flush on another thread (delivery.rs) may take the open buffer between
-    // make_room and the lock below: then room is made again. Bounded: each round asks
-    // the client for a buffer; a record that never finds one is dropped and counted.
-    for _ in 0..MAKE_ROOM_ROUNDS {
-        if !make_room(size) {
-            break;
-        }
-        let mut buffers = lock(&fake.buffers);
-        if let Some(open) = buffers
-            .open
-            .as_mut()
-            .filter(|open| open.used + size <= open.size)
-        {
-            open.used += size;
-            open.records.push(record);
-            Counters::bump(&fake.counters.records_emitted);
-            return;
-        }
-    }
-    lock(&fake.buffers).dropped += 1;
-    Counters::bump(&fake.counters.records_dropped);
+    let Some(mut buffers) = make_room(size) else {
+        lock(&fake.buffers).dropped += 1;
+        Counters::bump(&fake.counters.records_dropped);
+        return;
+    };
+    let open = buffers
+        .open
+        .as_mut()
+        .expect("make_room holds the lock over the buffer it made room in");
+    open.used += size;
+    open.records.push(record);
+    Counters::bump(&fake.counters.records_emitted);
 }
 
-/// Times [`append`] makes room for one record before it drops it (a flush took the
-/// buffer made each time).
-const MAKE_ROOM_ROUNDS: usize = 8;
-
 /// Ensures the open buffer has `size` free bytes: retires a full one to the
-/// delivery queue and requests the next from the client.
-fn make_room(size: usize) -> bool {
+/// delivery queue and requests the next from the client. Returns the buffers' lock,
+/// held since the room was found or the new buffer put in place: a flush on another
+/// thread (delivery.rs) takes the open buffer under that lock, and once took it
+/// between this making room and the record's append (`make_room left an open buffer`,
+/// an abort of the traced process: 1 graph-replay bench run in 17).
+fn make_room(size: usize) -> Option<MutexGuard<'static, Buffers>> {
     let fake = fake();
     {
         let mut buffers = lock(&fake.buffers);
@@ -407,16 +399,14 @@ fn make_room(size: usize) -> bool {
             .as_ref()
             .is_some_and(|open| open.used + size <= open.size)
         {
-            return true;
+            return Some(buffers);
         }
         if let Some(full) = buffers.open.take() {
             buffers.full.push_back(full);
             fake.buffers_changed.notify_all();
         }
     }
-    let Some(callbacks) = lock(&fake.config).callbacks else {
-        return false;
-    };
+    let callbacks = lock(&fake.config).callbacks?;
     Counters::bump(&fake.counters.buffers_requested);
     let (mut ptr, mut lent_size, mut max_records) = (std::ptr::null_mut::<u8>(), 0usize, 0usize);
     // SAFETY: the client's request callback, called as CUPTI calls it, with valid
@@ -424,7 +414,7 @@ fn make_room(size: usize) -> bool {
     unsafe { (callbacks.request)(&mut ptr, &mut lent_size, &mut max_records) };
     if ptr.is_null() || lent_size == 0 {
         Counters::bump(&fake.counters.buffers_refused);
-        return false;
+        return None;
     }
     let lent = LentBuffer {
         ptr: ptr as usize,
@@ -437,10 +427,10 @@ fn make_room(size: usize) -> bool {
         // Unusable for this record: hand it back empty with the next delivery.
         buffers.full.push_back(lent);
         fake.buffers_changed.notify_all();
-        return false;
+        return None;
     }
     buffers.open = Some(lent);
-    true
+    Some(buffers)
 }
 
 /// A kernel's record as CUPTI makes it (if a kernel kind is enabled).
