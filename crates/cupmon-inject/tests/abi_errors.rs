@@ -24,6 +24,17 @@ fn fails(request: &str, expected: ErrorCode) -> String {
     message.to_owned()
 }
 
+/// Starts a session through the ABI on a reset fake, its dump under `dir`; returns the
+/// start request (to send again) and the dump directory.
+fn start_session(dir: &std::path::Path) -> (String, std::path::PathBuf) {
+    let (_cupti, fake) = load_fake();
+    fake.reset();
+    let dump = dir.join("dump");
+    let start = format!(r#"{{"op": "start", "output_dir": "{}"}}"#, dump.display());
+    ok(&start);
+    (start, dump)
+}
+
 #[test]
 fn requests_the_abi_cannot_read_are_bad_requests() {
     let _guard = exclusive();
@@ -77,14 +88,8 @@ fn without_a_session_calls_are_not_monitoring() {
 #[test]
 fn python_stacks_without_launch_counting_are_refused_with_the_reason() {
     let _guard = exclusive();
-    let (_cupti, fake) = load_fake();
-    fake.reset();
     let dir = tempfile::tempdir().expect("tempdir");
-    let start = format!(
-        r#"{{"op": "start", "output_dir": "{}"}}"#,
-        dir.path().join("dump").display()
-    );
-    ok(&start);
+    start_session(dir.path());
     let off = ok(r#"{"op": "python_stacks", "on": false}"#);
     assert_eq!(off, serde_json::json!({"was_on": false}));
     let why = fails(
@@ -102,12 +107,8 @@ fn python_stacks_without_launch_counting_are_refused_with_the_reason() {
 #[test]
 fn each_wrong_state_of_a_session_has_its_code() {
     let _guard = exclusive();
-    let (_cupti, fake) = load_fake();
-    fake.reset();
     let dir = tempfile::tempdir().expect("tempdir");
-    let dump = dir.path().join("dump");
-    let start = format!(r#"{{"op": "start", "output_dir": "{}"}}"#, dump.display());
-    ok(&start);
+    let (start, dump) = start_session(dir.path());
     let again = fails(&start, ErrorCode::AlreadyMonitoring);
     assert!(again.contains(&dump.display().to_string()), "{again}");
     fails(r#"{"op": "pop_annotation"}"#, ErrorCode::NoAnnotationOpen);
