@@ -389,7 +389,7 @@ fn append(record: HeldRecord) {
 /// held since the room was found or the new buffer put in place: a flush on another
 /// thread (delivery.rs) takes the open buffer under that lock, and once took it
 /// between this making room and the record's append (`make_room left an open buffer`,
-/// an abort of the traced process: 1 graph-replay bench run in 17).
+/// an abort of the traced process: twice in at most 20 graph-replay bench runs).
 fn make_room(size: usize) -> Option<MutexGuard<'static, Buffers>> {
     let fake = fake();
     {
