@@ -39,7 +39,7 @@ fn contains(outer: &Value, inner: &Value) -> bool {
 /// [`contains`] for a runtime call in a range, by the call's start: the fake libcupti's
 /// API records last a fixed 4 µs, not the call's own time, so a call's record can end
 /// after the pop that followed it (0.5-0.6 µs after on a loaded machine: the test failed
-/// in CI and 3 times in 38 runs here). Its clock is made strictly increasing (+1 ns per record
+/// in a fresh-clone `.ci/run` and 3 times in 38 loaded runs). Its clock is made strictly increasing (+1 ns per record
 /// read within the same ns), so its records may run some ns ahead of CLOCK_REALTIME,
 /// which the ranges read; 0.5 µs of slack. The GPU checks (tests/gpu/nvtx_check.py)
 /// hold real calls' ends to their ranges.

@@ -22,10 +22,12 @@
 //!   `evaluate_function` but outside the op's range) and then runs the `AccumulateGrad`
 //!   of the parameters it made gradients for (its ready queue takes `AccumulateGrad`
 //!   first: its sequence number is the largest); neither range carries a number (grad
-//!   mode is off in the backward). On the H200 these were a fifth of the backward
-//!   kernel time (`bench/results/2026-12-03-h200-session-nvtx-stacks-straggler`). A
-//!   backward op whose forward is not known ends it (its own launches, and those after
-//!   it, have no stack).
+//!   mode is off in the backward). On the H200 a fifth of the backward kernel time,
+//!   5 kernels a step, had no line before this
+//!   (`bench/results/2026-12-03-h200-session-nvtx-stacks-straggler`); that they are
+//!   these is read from torch's engine, and tests/gpu/stacks_check.py lists the kernels
+//!   still without one. A backward op whose forward is not known ends it (its own
+//!   launches, and those after it, have no stack).
 //!
 //! Nothing here runs unless a range carries a sequence number; a launch from a Python
 //! thread never looks here, one from a thread without Python frames reads one
