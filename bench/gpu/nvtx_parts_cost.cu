@@ -1,9 +1,10 @@
 // What the parts of cupmon's NVTX push/pop pair cost on this machine, for
-// bench/gpu/nvtx_cost.sh: a pair (outside windows) is mostly one CUPTI external
-// correlation push and one pop (CUSTOM1, so the GPU work launched inside lands in the
-// range's gpu_user_annotation); inside a window two CLOCK_REALTIME reads more. On the
-// H200 a pair cost 400-560 ns (1.3-2.0 us inside a window) against 120-180 ns (600 ns)
-// on a development VM with the fake libcupti: this tells which part is the machine's.
+// bench/gpu/nvtx_cost.sh: besides cupmon's own bookkeeping, a pair (outside windows)
+// makes one CUPTI external correlation push and one pop (CUSTOM1, so the GPU work
+// launched inside lands in the range's gpu_user_annotation); inside a window two
+// CLOCK_REALTIME reads more. On the H200 a pair cost 404-722 ns (1.2-2.0 us inside a
+// window) against 124-184 ns (595-646 ns) on a development VM with the fake libcupti:
+// this tells how much of that is CUPTI's calls and the machine's clock.
 // Run alone (no injection): CUDA initialised, EXTERNAL_CORRELATION activity enabled
 // with buffers as cupmon gives them, then N pushes and pops, N clock reads, timed.
 #include <chrono>

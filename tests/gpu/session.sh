@@ -68,9 +68,9 @@ command_of() { # the part's command, one word per line
 
 line() { echo "$*" | tee -a "$summary"; }
 line "session: parts $parts, budget ${budget}s, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo 'no nvidia-smi')"
-# What a clock read costs here: NVTX ranges read the precise clock twice a pair, and
-# the H200 gave 3x the dev VM's cost per pair (a clocksource other than the TSC makes
-# clock_gettime a system call).
+# What a clock read costs here: inside windows NVTX ranges read the precise clock twice
+# a pair, and the H200 gave 2-6x the dev VM's cost per pair (a clocksource other than
+# the TSC makes clock_gettime a system call).
 line "machine: $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo '?'), $(python3 -c '
 import time
 n = 200000
