@@ -2,7 +2,10 @@
 # Issue 33 on the GPU: which line of Python launched each kernel.
 #   1. eager: a small model's training steps under `cupmon run`, the last 3 profiled by
 #      torch.profiler with_stack=True in the same process; per kernel (correlation id),
-#      cupmon's `source line` must equal torch.profiler's innermost user frame.
+#      cupmon's function must be torch.profiler's innermost user frame (its trace's
+#      python_function events, and the op's stack in prof.events(): torch names a frame
+#      by its function's first line), and cupmon's line the one a record_function label
+#      (on the marked line itself) puts the launch on.
 #   2. graph: a decode step captured in a torch.cuda.CUDAGraph and replayed: >= 99 % of
 #      kernel time attributed to a line of the workload (the capture's).
 #   3. compile: torch.compile(mode="reduce-overhead"), the same check.
@@ -62,7 +65,11 @@ run() { # run NAME MODE STEPS [ARG]: cupmon run, then the dump's trace with stac
 if want 1; then
 note "1. eager: cupmon's line per kernel against torch.profiler with_stack"
 run eager eager 20 "$work/torch_with_stack.json"
-judge python3 "$check" compare "$work/torch_with_stack.json" "$work/eager.trace.json.gz"
+judge python3 "$check" compare "$work/torch_with_stack.json" "$work/eager.trace.json.gz" "$wl"
+# Both sides of the comparison come back (extra.tar.gz) for a failure to be read here.
+mkdir -p "$FINAL/stacks-eager"
+gzip -c "$work/torch_with_stack.json" >"$FINAL/stacks-eager/torch_with_stack.json.gz"
+cp "$work/torch_with_stack.json.lines.json" "$work/eager.trace.json.gz" "$FINAL/stacks-eager/" 2>/dev/null
 fi
 
 if want 2; then

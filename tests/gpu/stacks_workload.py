@@ -18,7 +18,9 @@ usage: stacks_workload.py MODE [STEPS] [ARG]
           autograd engine's backward kernels must name their forward op's line
 Prints one JSON line with what it ran.
 """
+import contextlib
 import json
+import re
 import sys
 import time
 
@@ -31,6 +33,14 @@ torch.manual_seed(0)
 dev = "cuda"
 
 
+# The profiled eager steps wrap each marked line in torch.profiler.record_function, on
+# the line itself, so the line keeps its number: torch's trace then says which line's
+# code launched each kernel. (torch.profiler's own stacks name a frame by its function's
+# first line, not the line executing: they can check the function, not the line.)
+label = torch.profiler.record_function if mode == "eager" else contextlib.nullcontext
+LABELS = ("norm", "up", "down", "loss", "backward", "optimizer")
+
+
 class Block(torch.nn.Module):
     def __init__(self, d=512):
         super().__init__()
@@ -39,9 +49,9 @@ class Block(torch.nn.Module):
         self.down = torch.nn.Linear(4 * d, d)
 
     def forward(self, x):
-        h = self.norm(x)  # line: norm
-        h = torch.nn.functional.gelu(self.up(h))  # line: up
-        return x + self.down(h)  # line: down
+        with label("norm"): h = self.norm(x)  # line: norm
+        with label("up"): h = torch.nn.functional.gelu(self.up(h))  # line: up
+        with label("down"): return x + self.down(h)  # line: down
 
 
 model = torch.nn.Sequential(Block(), Block()).to(dev)
@@ -50,9 +60,9 @@ x = torch.randn(32, 512, device=dev)
 
 def train_step(opt):
     opt.zero_grad(set_to_none=True)
-    loss = model(x).square().mean()  # line: loss
-    loss.backward()  # line: backward
-    opt.step()  # line: optimizer
+    with label("loss"): loss = model(x).square().mean()  # line: loss
+    with label("backward"): loss.backward()  # line: backward
+    with label("optimizer"): opt.step()  # line: optimizer
 
 
 def decode_step(inp):
@@ -69,8 +79,13 @@ if mode == "eager":
     if arg:
         from torch.profiler import ProfilerActivity, profile
 
+        # torch >= 2.x fills an op's stack in prof.events() (FunctionEvent.stack) only
+        # in verbose mode; without it every op's stack is empty (torch 2.11 on the H200).
+        verbose = {}
+        if hasattr(torch._C._profiler, "_ExperimentalConfig"):
+            verbose["experimental_config"] = torch._C._profiler._ExperimentalConfig(verbose=True)
         with profile(
-            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True
+            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True, **verbose
         ) as prof:
             for _ in range(3):
                 train_step(opt)
@@ -81,24 +96,34 @@ if mode == "eager":
         # innermost frame that is not torch's) and the kernels it launched.
         lines = []
         for evt in prof.events():
+            # Every op, kernels or not: a kernel's External id can name an op whose
+            # kernels torch files under another one.
             kernels = [k.name for k in getattr(evt, "kernels", [])]
-            if not kernels:
-                continue
             # An op called by another op (aten::native_layer_norm under
             # aten::layer_norm) has no stack of its own: its caller's is the one.
-            owner = evt
+            owner, chain = evt, []
             while owner is not None and not getattr(owner, "stack", None):
+                chain.append(owner.name)
                 owner = getattr(owner, "cpu_parent", None)
+            # The innermost record_function label over the op: the line that ran it.
+            marked = evt
+            while marked is not None and marked.name not in LABELS:
+                marked = getattr(marked, "cpu_parent", None)
             stack = list(owner.stack) if owner is not None else []
             library = ("/torch/", "/functorch/", "/triton/", "/cupmon/")
+            # "file(line): function" frames only: not "<built-in ...>" nor the
+            # "nn.Module: Linear_0" entries torch puts between them.
             user = next(
                 (f for f in stack
-                 if not any(p in "/" + f for p in library) and not f.startswith("<")),
+                 if re.match(r"^[^<].*\(\d+\): ", f)
+                 and not any(p in "/" + f for p in library)),
                 None,
             )
             # evt.id is the op's id, which the trace's kernels name as "External id".
-            lines.append({"op": evt.name, "id": evt.id, "line": user, "stack": stack[:6],
-                          "kernels": kernels})
+            lines.append({"op": evt.name, "id": evt.id, "line": user, "stack": stack,
+                          "kernels": kernels, "chain": chain,
+                          "label": marked.name if marked is not None else None,
+                          "thread": evt.thread, "start_us": evt.time_range.start})
         with open(arg + ".lines.json", "w") as f:
             json.dump(lines, f)
         out["ops_with_kernels"] = len(lines)

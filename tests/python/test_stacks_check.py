@@ -1,0 +1,102 @@
+"""tests/gpu/stacks_check.py compare, the H200 check of issue 33's kernel -> line mapping
+against torch.profiler: on hand-made pairs of traces, it passes when cupmon's lines agree
+and names the kernel when one is a line off."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location(
+    "stacks_check", ROOT / "tests" / "gpu" / "stacks_check.py")
+stacks_check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(stacks_check)
+
+WORKLOAD = """\
+class Block:
+    def forward(self, x):
+        with label("norm"): h = self.norm(x)  # line: norm
+        with label("up"): return self.up(h)  # line: up
+"""
+
+
+def torch_trace(tmp_path):
+    """torch's side: labels on the Python thread (tid 1), two launches under them, one
+    launch on the autograd engine's thread (tid 2); the ops' stacks in lines.json."""
+    events = [
+        {"cat": "python_function", "name": "w.py(2): forward", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 100},
+        {"cat": "user_annotation", "name": "norm", "pid": 1, "tid": 1, "ts": 1, "dur": 20},
+        {"cat": "user_annotation", "name": "up", "pid": 1, "tid": 1, "ts": 30, "dur": 20},
+    ]
+    for corr, ext, tid, ts in ((5, 7, 1, 10), (6, 8, 1, 40), (9, 20, 2, 60)):
+        args = {"correlation": corr, "External id": ext}
+        events.append({"cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": tid, "ts": ts, "dur": 2, "args": args})
+        events.append({"cat": "kernel", "name": f"k{corr}", "pid": 0, "tid": 7,
+                       "ts": ts + 5, "dur": 3, "args": args})
+    path = tmp_path / "torch.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    ops = [
+        {"id": 7, "op": "aten::native_layer_norm", "thread": 1, "start_us": 9,
+         "stack": ["<built-in method layer_norm>", "nn.Module: LayerNorm_0",
+                   "w.py(2): forward"]},
+        {"id": 8, "op": "aten::addmm", "thread": 1, "start_us": 39,
+         "stack": ["<built-in function linear>", "w.py(2): forward"]},
+        {"id": 20, "op": "aten::mm", "thread": 2, "start_us": 59,
+         "stack": ["w.py(2): forward"]},
+    ]
+    (tmp_path / "torch.json.lines.json").write_text(json.dumps(ops))
+    return path
+
+
+def cupmon_trace(tmp_path, lines):
+    events = []
+    for corr, line in lines.items():
+        args = {"correlation": corr}
+        if line is None:
+            args["source line"] = "(no Python frames)"
+        else:
+            args["source line"] = f"/src/w.py:{line}"
+            args["python stack"] = f"/src/w.py:{line} Block.forward [user]"
+        events.append({"cat": "kernel", "name": f"k{corr}", "args": args})
+    path = tmp_path / "cupmon.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def compare(tmp_path, lines):
+    workload = tmp_path / "w.py"
+    workload.write_text(WORKLOAD)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        stacks_check.compare(str(torch_trace(tmp_path)), str(cupmon_trace(tmp_path, lines)),
+                             str(workload))
+    return out.getvalue()
+
+
+def verdicts(text):
+    return [line.split()[0] for line in text.splitlines() if line.startswith(("PASS", "FAIL"))]
+
+
+def test_agreeing_lines_pass_all_three_and_engine_kernels_are_set_aside(tmp_path):
+    out = compare(tmp_path, {5: 3, 6: 4, 9: None})
+    assert verdicts(out) == ["PASS", "PASS", "PASS"], out
+    assert "2/2 kernels launched under a label" in out
+    assert "1 from the autograd engine's threads not compared" in out
+
+
+def test_a_kernel_one_line_off_fails_the_exact_line_and_is_named(tmp_path):
+    # Line 3 instead of 4: the same function, so only the exact-line check can see it.
+    out = compare(tmp_path, {5: 3, 6: 3, 9: None})
+    assert verdicts(out) == ["PASS", "PASS", "FAIL"], out
+    assert "correlation 6 k6: label up is w.py:4, cupmon w.py:3" in out
+
+
+def test_a_python_kernel_without_a_line_fails_rather_than_matching_nothing(tmp_path):
+    out = compare(tmp_path, {5: None, 6: 4, 9: None})
+    assert verdicts(out) == ["FAIL", "FAIL", "FAIL"], out
