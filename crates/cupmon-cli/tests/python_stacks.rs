@@ -373,3 +373,53 @@ fn the_window_trace_and_decode_give_each_gpu_op_its_source_line() {
         serde_json::from_slice(&std::fs::read(&out).expect("decoded")).expect("json");
     check_lines("decode --format chrome", &gpu_ops_lines(&decoded));
 }
+
+#[test]
+fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
+    let Some((version, python)) = pythons().into_iter().next() else {
+        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+        return;
+    };
+    let marks = markers();
+    let dir = tempfile::tempdir().expect("tempdir");
+    run(&python, dir.path(), &[("CUPMON_PYTHON_STACK_DEPTH", "3")]);
+    let dump_dir = only_dump(dir.path());
+    let dump = Dump::open(&dump_dir).expect("open");
+    assert_eq!(dump.meta().json()["python_stack_depth"], 3, "{version}");
+    let table = dump.python_stacks();
+    let mut names = KernelNames::new(dump.kernel_names());
+    let mut cut: HashMap<String, bool> = HashMap::new();
+    let mut check = |what: String, corr: u32, node: u64| {
+        let Some(LaunchStack::Stack(id)) = table.gpu_op(corr, node) else {
+            panic!("{version}: {what} (correlation {corr}) has no stack");
+        };
+        let (frames, truncated) = table.frames(id).expect("frames");
+        assert!(frames.len() <= 3, "{version}: {what}: {frames:?}");
+        assert!(
+            !truncated || frames.len() == 3,
+            "{version}: {what}: cut short of 3"
+        );
+        // The line that launched it is among the innermost three: nothing lost there.
+        let frame = table.user_frame(id).expect("user frame");
+        assert_eq!(frame.line, marks[&what], "{version}: {what}: {frame:?}");
+        *cut.entry(what).or_default() |= truncated;
+    };
+    walk_records(
+        &dump,
+        |_| {},
+        |_, _, record| match record {
+            Record::Kernel(k) => check(
+                names.name(k.name_ptr).0.to_owned(),
+                k.correlation_id,
+                k.graph_node_id,
+            ),
+            Record::Memset(m) => check("memset".to_owned(), m.correlation_id, 0),
+            _ => {}
+        },
+    )
+    .expect("walk");
+    // 150 calls deep: cut to its innermost 3; attention's own 3 frames: whole.
+    assert_eq!(cut.get("deep_kernel"), Some(&true), "{version}: {cut:?}");
+    assert_eq!(cut.get("attn_kernel"), Some(&false), "{version}: {cut:?}");
+    assert_eq!(cut.len(), ops_per_name().len(), "{version}: {cut:?}");
+}

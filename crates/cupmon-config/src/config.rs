@@ -8,6 +8,11 @@ use std::time::Duration;
 use cupmon_log::Level;
 use cupmon_records::{ActivityKind, TraceFormat};
 
+/// Frames kept of a Python stack at most: `cupmon_pystack::MAX_DEPTH`, the walker's
+/// buffer (a test in cupmon-monitor holds the two equal; this crate does not depend on
+/// the walker).
+pub const MAX_PYTHON_STACK_DEPTH: u32 = 96;
+
 /// Settings of one monitoring session (of one process).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MonitorConfig {
@@ -54,6 +59,8 @@ pub struct MonitorConfig {
     pub count_launches: bool,
     /// Note each launch's Python stack (needs `count_launches`).
     pub python_stacks: bool,
+    /// Frames kept of each stack, innermost first (at most `cupmon_pystack::MAX_DEPTH`).
+    pub python_stack_depth: u32,
     /// Act when CUPTI delivers nothing while kernels are launched.
     pub recover: bool,
     /// A stall: this many flush periods without a buffer back...
@@ -126,6 +133,7 @@ impl MonitorConfig {
             trace_format: TraceFormat::Json,
             count_launches: true,
             python_stacks: true,
+            python_stack_depth: MAX_PYTHON_STACK_DEPTH,
             recover: true,
             stall_periods: 3,
             stall_kernels: 20_000,

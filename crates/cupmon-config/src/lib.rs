@@ -24,7 +24,7 @@ mod table_recorder;
 pub mod time_spec;
 pub mod units;
 
-pub use config::{MonitorConfig, DEFAULT_KINDS, WINDOW_KINDS};
+pub use config::{MonitorConfig, DEFAULT_KINDS, MAX_PYTHON_STACK_DEPTH, WINDOW_KINDS};
 pub use cupmon_records::TraceFormat;
 pub use table::{setting, Setting, SETTINGS};
 pub use table_recorder::default_keep;

@@ -302,6 +302,7 @@ pub static SETTINGS: &[Setting] = &[
     recorder::RAW,
     accounting::COUNT_LAUNCHES,
     accounting::PYTHON_STACKS,
+    accounting::PYTHON_STACK_DEPTH,
     accounting::RECOVER,
     accounting::STALL_PERIODS,
     accounting::STALL_KERNELS,

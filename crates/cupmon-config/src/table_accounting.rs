@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::config::MAX_PYTHON_STACK_DEPTH;
 use crate::table::{duration_in, flag, size_in, Setting};
 use crate::units::{format_duration, format_size};
 
@@ -55,6 +56,24 @@ pub(crate) const PYTHON_STACKS: Setting = Setting {
         Ok(())
     },
     show: |c| on_off(c.python_stacks),
+};
+
+pub(crate) const PYTHON_STACK_DEPTH: Setting = Setting {
+    name: "python_stack_depth",
+    env: "CUPMON_PYTHON_STACK_DEPTH",
+    flag: None,
+    value: "N",
+    default: "96",
+    allowed: "1 to 96",
+    help: "frames of each launch's Python stack kept, innermost first (a deeper stack \
+           loses its outermost frames and is marked cut); each frame read costs a launch \
+           about 12 ns on an H200 host (2-3 on the development VM): lower it to cheapen \
+           deep stacks (no flag)",
+    apply: |c, v| {
+        c.python_stack_depth = count_in(v, 1, u64::from(MAX_PYTHON_STACK_DEPTH))? as u32;
+        Ok(())
+    },
+    show: |c| Some(c.python_stack_depth.to_string()),
 };
 
 pub(crate) const RECOVER: Setting = Setting {

@@ -11,15 +11,17 @@ use crate::monitor::lock;
 use crate::shared::Shared;
 use crate::StateError;
 
-/// Starts noting stacks at the launch callbacks (`not_counting`: why the session does
-/// not count launches, from its ledger); `Err` says why they cannot be noted.
-fn begin(cupti: &cupmon_cupti::Cupti, not_counting: Option<String>) -> Result<String, String> {
+/// Starts noting stacks at the launch callbacks, as deep as the settings keep them
+/// (`not_counting`: why the session does not count launches, from its ledger); `Err`
+/// says why they cannot be noted.
+fn begin(shared: &Shared, not_counting: Option<String>) -> Result<String, String> {
     if let Some(reason) = not_counting {
         return Err(format!(
             "they are noted by the launch callbacks, and launches are not counted ({reason})"
         ));
     }
-    cupmon_cupti::start_python_stacks(cupti)
+    let depth = shared.config.python_stack_depth as usize;
+    cupmon_cupti::start_python_stacks(shared.cupti, depth)
 }
 
 /// Starts noting stacks at the session's start when its settings want them and the
@@ -33,7 +35,7 @@ pub(crate) fn start(shared: &Shared) -> String {
     // The ledger has warned that launches are not counted; not a Python program (or
     // one older than 3.11) is nothing to warn about.
     let quiet = not_counting.is_some();
-    match begin(shared.cupti, not_counting) {
+    match begin(shared, not_counting) {
         Ok(python) => {
             cupmon_log::info!("noting the Python stack of each launch ({python})");
             python
@@ -79,7 +81,7 @@ pub(crate) fn switch(shared: &Shared, on: bool) -> Result<bool, StateError> {
     let (mut turned_off, mut turned_on) = (count("turned_off"), count("turned_on"));
     if on {
         let python =
-            begin(shared.cupti, not_counting).map_err(|why| StateError::NoPythonStacks { why })?;
+            begin(shared, not_counting).map_err(|why| StateError::NoPythonStacks { why })?;
         // A session started without them (CUPMON_PYTHON_STACKS=0) has them now.
         let said_off = meta
             .json()
@@ -211,5 +213,21 @@ impl StackJoin {
         let written = dump.add_python_stacks(&lines, &self.pairs);
         self.pairs.clear();
         written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_settings_keep_stacks_as_deep_as_the_walker_can() {
+        // cupmon-config does not depend on the walker: its bound is a copy.
+        assert_eq!(
+            cupmon_config::MAX_PYTHON_STACK_DEPTH as usize,
+            cupmon_pystack::MAX_DEPTH
+        );
+        assert_eq!(
+            cupmon_config::MonitorConfig::new("d").python_stack_depth as usize,
+            cupmon_pystack::MAX_DEPTH
+        );
     }
 }

@@ -23,7 +23,7 @@ mod runtime;
 mod walk;
 
 pub use intern::{all, backward_of, take_new, Frame, NewStacks, Origin, Stack, NO_PYTHON_FRAMES};
-pub use walk::MAX_DEPTH;
+pub use walk::{set_max_frames, MAX_DEPTH};
 
 /// The calling thread's Python stack, interned: `Some(NO_PYTHON_FRAMES)` for a thread
 /// without Python frames, `None` when stacks cannot be read in this process (see

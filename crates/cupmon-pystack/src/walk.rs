@@ -7,11 +7,25 @@
 //! object's file and name pointers, so that a code object freed and another allocated at
 //! its address is told apart unless both pointers repeat too.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::layout::{FramePath, Layout, OBJECT_TYPE, UNICODE_LENGTH, UNICODE_STATE};
 use crate::runtime::Runtime;
 
-/// Frames kept per stack, innermost first; deeper stacks lose their outermost frames.
+/// Frames kept per stack at most, innermost first; deeper stacks lose their outermost
+/// frames. [`set_max_frames`] keeps fewer.
 pub const MAX_DEPTH: usize = 96;
+
+/// Frames kept per stack now (1 to [`MAX_DEPTH`]).
+static MAX_FRAMES: AtomicUsize = AtomicUsize::new(MAX_DEPTH);
+
+/// Keeps at most `frames` frames of each stack from now on, innermost first (clamped to
+/// 1..=[`MAX_DEPTH`]). Each frame read costs a launch a few loads, which a deep stack
+/// pays per frame (CUPMON_PYTHON_STACK_DEPTH). A stack cut shorter is another stack:
+/// the thread caches key walks by their frames and whether they were cut.
+pub fn set_max_frames(frames: usize) {
+    MAX_FRAMES.store(frames.clamp(1, MAX_DEPTH), Ordering::Relaxed);
+}
 /// Frame links followed at most (a corrupt chain must not loop forever).
 const MAX_LINKS: usize = 4096;
 /// Characters read of a file or function name at most.
@@ -51,7 +65,7 @@ pub(crate) fn same_frames(a: &[RawFrame], b: &[RawFrame]) -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Walk {
     pub frames: usize,
-    /// Frames left out past [`MAX_DEPTH`].
+    /// Frames left out past the frames kept ([`set_max_frames`]).
     pub truncated: bool,
     /// A hash of the frames walked (all of each [`RawFrame`]), for the thread's cache,
     /// which compares the frames themselves on a hit: a collision costs a lookup in the
@@ -103,6 +117,7 @@ pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk
         return walk;
     }
     let l = &rt.layout;
+    let max_frames = MAX_FRAMES.load(Ordering::Relaxed).min(MAX_DEPTH);
     // SAFETY: `tstate` is this thread's live `PyThreadState`; the layout is its version's.
     let mut frame: usize = unsafe {
         match l.tstate_frame {
@@ -141,7 +156,7 @@ pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk
         if unsafe { read::<usize>(code + OBJECT_TYPE) } != rt.code_type {
             continue; // not a code object (3.13's shims, or a layout not understood)
         }
-        if walk.frames == MAX_DEPTH {
+        if walk.frames == max_frames {
             walk.truncated = true;
             break;
         }

@@ -104,9 +104,11 @@ pub fn all_node_stacks() -> Vec<(u64, u32)> {
     with_nodes(|n| n.by_node.iter().map(|(&k, &v)| (k, v)).collect())
 }
 
-/// Starts noting stacks; `Err` says why they cannot be (no readable Python here).
-pub fn start_python_stacks(cupti: &Cupti) -> Result<String, String> {
+/// Starts noting stacks, each kept to its innermost `max_frames` frames; `Err` says why
+/// they cannot be (no readable Python here).
+pub fn start_python_stacks(cupti: &Cupti, max_frames: usize) -> Result<String, String> {
     let python = cupmon_pystack::status()?;
+    cupmon_pystack::set_max_frames(max_frames);
     NODE_ID.get_or_init(|| cupti.raw().get_graph_node_id);
     ring();
     ON.store(true, Ordering::Release);

@@ -153,6 +153,7 @@ impl Monitor {
         let stacks = crate::launch_stacks::start(shared);
         shared.write_meta(|meta| {
             meta.set("python_stacks", stacks);
+            meta.set("python_stack_depth", shared.config.python_stack_depth);
         });
         cupti.register_callbacks(shared)?;
         for &kind in &shared.config.kinds {
