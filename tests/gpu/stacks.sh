@@ -12,7 +12,8 @@
 #   4. cost: ns added per launch by stacks (goal <= 0.3 us), paired in one process under
 #      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
 #      (bench/stacks/paired.py), from the loop's frame (judged) and 30 frames deeper
-#      (a model's nesting, printed), and in the model's training step (printed:
+#      (a model's nesting, printed; again with CUPMON_PYTHON_STACK_DEPTH=16, printed),
+#      and in the model's training step (printed:
 #      STACKS_MODEL_BLOCK steps a block, 50); and, as information, whole runs without cupmon,
 #      with CUPMON_PYTHON_STACKS=0 and with stacks. STACKS_BLOCK (1000 steps of 10
 #      launches) and STACKS_PAIRS (40 rounds of 3 blocks): about 12 s per paired run.
@@ -103,6 +104,11 @@ for depth in 0 30; do
   paired+=" $work/paired-$depth.json"
   rm -rf "$work/paired-$depth"
 done
+# The same 30 frames deeper with stacks kept to their innermost 16 frames.
+CUPMON_PYTHON_STACK_DEPTH=16 "$cupmon" run -o "$work/paired-30-cap16" -- python3 "$wl" paired \
+  "${STACKS_BLOCK:-1000}" 30 >"$work/paired-30-cap16.json" 2>"$work/paired-30-cap16.err"
+paired+=" $work/paired-30-cap16.json"
+rm -rf "$work/paired-30-cap16"
 "$cupmon" run -o "$work/paired-model" -- python3 "$wl" paired_model "${STACKS_MODEL_BLOCK:-50}" \
   >"$work/paired-model.json" 2>"$work/paired-model.err"
 paired+=" $work/paired-model.json"

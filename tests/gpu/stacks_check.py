@@ -321,6 +321,8 @@ def cost(base_json, off_json, on_json, *paired_json):
         if result.get("workload") == "model":
             where = (f"the model's training step ({result.get('kernels_per_step', 0):.0f} "
                      "kernels a step)")
+        if result.get("stack_depth_setting"):
+            where += f", CUPMON_PYTHON_STACK_DEPTH={result['stack_depth_setting']}"
         if i == 0:
             ok = "error" not in s and s["cost"]["median"] <= 300
             print(f"{'PASS' if ok else 'FAIL'} paired, {where} (goal <= 300 ns): "

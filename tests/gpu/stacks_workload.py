@@ -186,6 +186,7 @@ elif mode in ("loop", "paired"):
             ten_launches, 10, steps, pairs, paired.abi_switch(),
             before_block=torch.cuda.synchronize))
         out.update(result, depth=depth)
+        out["stack_depth_setting"] = os.environ.get("CUPMON_PYTHON_STACK_DEPTH")
         if "error" not in result:
             out["summary"] = paired.describe(paired.summarize(result))
 elif mode == "paired_model":
