@@ -65,6 +65,12 @@ fn diagnose(dir: &Path) -> (serde_json::Value, String) {
         .output()
         .expect("cupmon diagnose");
     assert!(text.status.success());
+    // The diagnosis as a person reads it: `cargo test hangs -- --nocapture` shows each.
+    eprintln!(
+        "cupmon diagnose {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&text.stdout)
+    );
     (
         serde_json::from_slice(&json.stdout).expect("diagnose --json is JSON"),
         String::from_utf8_lossy(&text.stdout).into_owned(),

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::record::{Call, Communicator, HangRecord, Launched, StreamState, ThreadState};
+use crate::record::{Call, Communicator, HangRecord, Launched, Op, StreamState, ThreadState};
 use crate::{StreamView, Trigger, FORMAT};
 
 /// One launch a thread's ring kept.
@@ -79,6 +79,25 @@ pub fn assemble(s: Snapshot, resolve: &dyn Fn(u64) -> Option<String>) -> HangRec
         .map(|v| v.max_done_correlation)
         .max()
         .unwrap_or(0);
+    // Unfinished operations' launch times, from the rings (CUPTI's forced flush may
+    // give them no start time).
+    let launched_at: HashMap<u32, u64> = s
+        .threads
+        .iter()
+        .flat_map(|t| &t.launches)
+        .filter(|l| running.contains(&l.correlation_id))
+        .map(|l| (l.correlation_id, l.unix_ns))
+        .collect();
+    let with_launch = |ops: &[Op]| -> Vec<Op> {
+        ops.iter()
+            .map(|o| Op {
+                launched_ns: o
+                    .launched_ns
+                    .or(launched_at.get(&o.correlation_id).copied()),
+                ..o.clone()
+            })
+            .collect()
+    };
     let mut queued: Vec<Vec<Launched>> = vec![Vec::new(); s.streams.len()];
     let mut unknown_stream: Vec<Launched> = Vec::new();
     for t in &s.threads {
@@ -124,11 +143,9 @@ pub fn assemble(s: Snapshot, resolve: &dyn Fn(u64) -> Option<String>) -> HangRec
             device: v.device,
             stream: v.stream,
             completed: v.nccl_completed,
-            running: v
-                .running
-                .iter()
+            running: with_launch(&v.running)
+                .into_iter()
                 .filter(|o| cupmon_records::nccl::NcclKernel::parse(&o.name).is_some())
-                .cloned()
                 .collect(),
             queued: q.iter().filter(|l| nccl_name(l)).cloned().collect(),
             last_completed: v.nccl_recent.clone(),
@@ -142,7 +159,7 @@ pub fn assemble(s: Snapshot, resolve: &dyn Fn(u64) -> Option<String>) -> HangRec
             device: Some(v.device),
             context: Some(v.context),
             stream: Some(v.stream),
-            running: v.running.clone(),
+            running: with_launch(&v.running),
             queued: q,
             recent: v.recent.clone(),
             completed: v.completed,
@@ -209,6 +226,7 @@ mod tests {
             correlation_id: corr,
             start_ns: Some(1),
             end_ns: end,
+            launched_ns: None,
             grid: None,
             block: None,
             bytes: None,
@@ -277,6 +295,11 @@ mod tests {
         );
         let s7 = &record.streams[0];
         assert_eq!(s7.running.len(), 1);
+        assert_eq!(
+            s7.running[0].launched_ns,
+            Some(4),
+            "the unfinished kernel's launch time, from the ring"
+        );
         let queued: Vec<u32> = s7.queued.iter().map(|l| l.correlation_id).collect();
         assert_eq!(
             queued,

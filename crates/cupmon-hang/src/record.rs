@@ -68,6 +68,12 @@ pub struct Op {
     pub start_ns: Option<u64>,
     /// `None`: still running at the forced flush.
     pub end_ns: Option<u64>,
+    /// When it was launched (the launch call, host clock), for an operation unfinished
+    /// at the forced flush whose launch the thread's ring still holds. On the H200,
+    /// CUPTI's forced flush gave a kernel spinning for seconds neither start nor end:
+    /// the launch time is then the only time there is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grid: Option<[i32; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

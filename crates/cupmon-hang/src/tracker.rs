@@ -272,6 +272,7 @@ impl StreamTracker {
                 correlation_id: s.correlation_id,
                 start_ns: time(s.start),
                 end_ns: time(s.end),
+                launched_ns: None,
                 grid: kernel.then_some(s.grid),
                 block: kernel.then_some(s.block),
                 bytes: (!kernel).then_some(s.bytes),

@@ -99,25 +99,37 @@ pub fn judge(facts: Vec<RankFacts>, warnings: Vec<String>) -> Diagnosis {
         if let RankState::ComputeKernel {
             name,
             since_ns,
+            launched_ns,
             started,
+            recorded,
             ..
         } = s
         {
             let what = cupmon_records::demangle(name);
+            let why = if *started {
+                format!(
+                    "a compute kernel running since {}: {what}",
+                    text::time(*since_ns)
+                )
+            } else if *recorded {
+                // A forced flush's record of an unfinished kernel can hold no time at
+                // all (the H200's spinning kernel): started or not cannot be told.
+                format!(
+                    "a compute kernel launched at {} that never ended (CUPTI's record of \
+                     it has no start time: running, or waiting behind other work): {what}",
+                    text::time(*launched_ns)
+                )
+            } else {
+                format!(
+                    "a compute kernel launched at {} with no record from CUPTI (not \
+                     started, or its record not delivered): {what}",
+                    text::time(*launched_ns)
+                )
+            };
             culprits.push(Culprit {
                 index: i,
                 rank: facts[i].rank,
-                why: if *started {
-                    format!(
-                        "a compute kernel running since {}: {what}",
-                        text::time(*since_ns)
-                    )
-                } else {
-                    format!(
-                        "a compute kernel launched at {} never started: {what}",
-                        text::time(*since_ns)
-                    )
-                },
+                why,
             });
         }
     }
@@ -254,4 +266,105 @@ fn headline(facts: &[RankFacts], states: &[RankState], culprits: &[Culprit]) -> 
         .collect();
     names.dedup();
     format!("culprit: {}", text::list(names.into_iter()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::{HangRecord, Op, StreamState, Trigger, FORMAT};
+
+    /// One rank whose hang record holds one unfinished kernel, as the H200's forced
+    /// flush gave a kernel spinning for seconds: no start, no end.
+    fn rank_with(start_ns: Option<u64>, launched_ns: Option<u64>) -> RankFacts {
+        let kernel = Op {
+            kind: "kernel".into(),
+            name: "_Z12spin_foreverv".into(),
+            correlation_id: 9,
+            start_ns,
+            end_ns: None,
+            launched_ns,
+            grid: Some([1, 1, 1]),
+            block: Some([1, 1, 1]),
+            bytes: None,
+        };
+        let record = HangRecord {
+            format: FORMAT,
+            trigger: Trigger::NoProgress,
+            detail: "no progress".into(),
+            written_ns: 1_000_000_000_000,
+            pid: 7,
+            rank: Some(1),
+            last_progress_ns: None,
+            last_completed_end_ns: None,
+            last_launch_ns: launched_ns,
+            streams: vec![StreamState {
+                device: Some(0),
+                context: Some(1),
+                stream: Some(13),
+                running: vec![kernel],
+                queued: Vec::new(),
+                recent: Vec::new(),
+                completed: 0,
+            }],
+            threads: Vec::new(),
+            communicators: Vec::new(),
+            notes: Vec::new(),
+        };
+        RankFacts {
+            rank: Some(1),
+            pid: Some(7),
+            dump: PathBuf::from("rank1"),
+            nccl: Vec::new(),
+            last_end_ns: None,
+            operations: 0,
+            record: Some(record),
+            record_path: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn said(facts: RankFacts) -> (String, String) {
+        let d = judge(vec![facts], Vec::new());
+        let mut text = Vec::new();
+        write_text(&mut text, &d).expect("text");
+        (
+            d.culprits[0].why.clone(),
+            String::from_utf8(text).expect("utf-8"),
+        )
+    }
+
+    #[test]
+    fn a_kernel_the_forced_flush_gave_no_time_is_unfinished_not_never_started() {
+        let (why, text) = said(rank_with(None, Some(999_000_000_000)));
+        assert!(
+            why.starts_with("a compute kernel launched at ") && why.contains("that never ended"),
+            "{why}"
+        );
+        assert!(
+            !why.contains("never started") && !why.contains(" - "),
+            "{why}"
+        );
+        assert!(
+            text.contains("unfinished compute kernel spin_forever()"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(1.0 s before its record), no start time"),
+            "{text}"
+        );
+        assert!(
+            text.contains("0 running, 1 unfinished with no start time"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_kernel_with_a_start_is_running_since_it() {
+        let (why, text) = said(rank_with(Some(999_500_000_000), Some(999_000_000_000)));
+        assert!(why.starts_with("a compute kernel running since "), "{why}");
+        assert!(text.contains("in compute kernel spin_forever()"), "{text}");
+        assert!(text.contains("1 running, 0 queued"), "{text}");
+    }
 }

@@ -9,13 +9,19 @@ use cupmon_records::nccl::NcclKernel;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum RankState {
-    /// A compute kernel started and never ended (or is queued, `started: false`).
+    /// A compute kernel launched and never ended.
     ComputeKernel {
         name: String,
         device: Option<u32>,
         stream: Option<u32>,
+        /// When it started (`None`: CUPTI gave no start time, or no record at all).
         since_ns: Option<u64>,
+        /// When it was launched (the launch call), when the thread's ring held it.
+        launched_ns: Option<u64>,
         started: bool,
+        /// CUPTI returned a record of it at the forced flush (`false`: only the launch
+        /// was seen: not started, or its record not delivered).
+        recorded: bool,
     },
     /// Waiting in an NCCL collective (`index` counts from 1 on its NCCL stream).
     Collective {
@@ -69,7 +75,9 @@ pub fn rank_state(f: &RankFacts) -> RankState {
                 device: s.device,
                 stream: s.stream,
                 since_ns: o.start_ns,
+                launched_ns: o.launched_ns,
                 started: o.start_ns.is_some(),
+                recorded: true,
             };
         }
     }
@@ -100,8 +108,10 @@ pub fn rank_state(f: &RankFacts) -> RankState {
                     .unwrap_or_else(|| "(a kernel cupmon could not name)".into()),
                 device: s.device,
                 stream: s.stream,
-                since_ns: Some(l.launched_ns),
+                since_ns: None,
+                launched_ns: Some(l.launched_ns),
                 started: false,
+                recorded: false,
             };
         }
         let thread = r

@@ -60,15 +60,33 @@ fn where_(device: Option<u32>, stream: Option<u32>) -> String {
 
 fn state_line(s: &RankState, written: Option<u64>) -> String {
     match s {
-        RankState::ComputeKernel { name, device, stream, since_ns, started } => format!(
-            "{} compute kernel {} on {}, {} {}{}",
-            if *started { "in" } else { "queued" },
-            cupmon_records::demangle(name),
-            where_(*device, *stream),
-            if *started { "running since" } else { "launched at" },
-            time(*since_ns),
-            ago(written, *since_ns)
-        ),
+        RankState::ComputeKernel {
+            name,
+            device,
+            stream,
+            since_ns,
+            launched_ns,
+            started,
+            recorded,
+        } => {
+            let (what, when, at, note) = match (started, recorded) {
+                (true, _) => ("in", "running since", *since_ns, ""),
+                (false, true) => (
+                    "unfinished",
+                    "launched at",
+                    *launched_ns,
+                    ", no start time from CUPTI",
+                ),
+                (false, false) => ("queued", "launched at", *launched_ns, ""),
+            };
+            format!(
+                "{what} compute kernel {} on {}, {when} {}{}{note}",
+                cupmon_records::demangle(name),
+                where_(*device, *stream),
+                time(at),
+                ago(written, at)
+            )
+        }
         RankState::Collective { communicator, index, label, device, stream, since_ns, .. } => format!(
             "waiting in collective #{index} ({label}) of communicator {communicator} on device {device} \
              stream {stream}, {}{}",
@@ -163,11 +181,19 @@ pub fn write_text(out: &mut impl Write, d: &Diagnosis) -> io::Result<()> {
                     )
                 },
             );
+            // A record from the forced flush with no start time is unfinished, not
+            // known to be running.
+            let timed = s.running.iter().filter(|o| o.start_ns.is_some()).count();
+            let untimed = s.running.len() - timed;
+            let untimed = if untimed > 0 {
+                format!(", {untimed} unfinished with no start time")
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
-                "    {}: {} running, {} queued; last completed: {last}",
+                "    {}: {timed} running{untimed}, {} queued; last completed: {last}",
                 where_(s.device, s.stream),
-                s.running.len(),
                 s.queued.len()
             )?;
         }
