@@ -155,9 +155,8 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
             "{version}: {:?}",
             table.warnings()
         );
-        let mut names = KernelNames::new(dump.kernel_names());
         let mut seen: HashMap<String, u32> = HashMap::new();
-        let mut checked = |what: String, corr: u32, node: u64| {
+        let checked = |what: String, corr: u32, node: u64| {
             let expected = marks[&what];
             let Some(LaunchStack::Stack(id)) = table.gpu_op(corr, node) else {
                 panic!("{version}: {what} (correlation {corr}) has no stack");
@@ -177,20 +176,7 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
             assert_eq!(truncated, what == "deep_kernel", "{version}: {what}");
             *seen.entry(what).or_default() += 1;
         };
-        walk_records(
-            &dump,
-            |_| {},
-            |_, _, record| match record {
-                Record::Kernel(k) => checked(
-                    names.name(k.name_ptr).0.to_owned(),
-                    k.correlation_id,
-                    k.graph_node_id,
-                ),
-                Record::Memset(m) => checked("memset".to_owned(), m.correlation_id, 0),
-                _ => {}
-            },
-        )
-        .expect("walk");
+        each_gpu_op(&dump, checked);
         assert_eq!(seen, ops_per_name(), "{version}");
         // The worker joined every one of them (none lost from the ring).
         let joined = &dump.meta().json()["python_stack_records"];
@@ -220,6 +206,26 @@ fn every_kernel_and_memset_names_the_python_line_that_launched_it() {
         );
         eprintln!("python stacks checked with CPython {version}");
     }
+}
+
+/// Calls `f(kernel name or "memset", correlation id, graph node id)` for each kernel and
+/// memset of the dump.
+fn each_gpu_op(dump: &Dump, mut f: impl FnMut(String, u32, u64)) {
+    let mut names = KernelNames::new(dump.kernel_names());
+    walk_records(
+        dump,
+        |_| {},
+        |_, _, record| match record {
+            Record::Kernel(k) => f(
+                names.name(k.name_ptr).0.to_owned(),
+                k.correlation_id,
+                k.graph_node_id,
+            ),
+            Record::Memset(m) => f("memset".to_owned(), m.correlation_id, 0),
+            _ => {}
+        },
+    )
+    .expect("walk");
 }
 
 /// The dump holds a stack table or a launch-stack file (raw or per segment).
@@ -387,9 +393,8 @@ fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
     let dump = Dump::open(&dump_dir).expect("open");
     assert_eq!(dump.meta().json()["python_stack_depth"], 3, "{version}");
     let table = dump.python_stacks();
-    let mut names = KernelNames::new(dump.kernel_names());
     let mut cut: HashMap<String, bool> = HashMap::new();
-    let mut check = |what: String, corr: u32, node: u64| {
+    let check = |what: String, corr: u32, node: u64| {
         let Some(LaunchStack::Stack(id)) = table.gpu_op(corr, node) else {
             panic!("{version}: {what} (correlation {corr}) has no stack");
         };
@@ -404,20 +409,7 @@ fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
         assert_eq!(frame.line, marks[&what], "{version}: {what}: {frame:?}");
         *cut.entry(what).or_default() |= truncated;
     };
-    walk_records(
-        &dump,
-        |_| {},
-        |_, _, record| match record {
-            Record::Kernel(k) => check(
-                names.name(k.name_ptr).0.to_owned(),
-                k.correlation_id,
-                k.graph_node_id,
-            ),
-            Record::Memset(m) => check("memset".to_owned(), m.correlation_id, 0),
-            _ => {}
-        },
-    )
-    .expect("walk");
+    each_gpu_op(&dump, check);
     // 150 calls deep: cut to its innermost 3; attention's own 3 frames: whole.
     assert_eq!(cut.get("deep_kernel"), Some(&true), "{version}: {cut:?}");
     assert_eq!(cut.get("attn_kernel"), Some(&false), "{version}: {cut:?}");
