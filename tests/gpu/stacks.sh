@@ -13,6 +13,7 @@
 #      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
 #      (bench/stacks/paired.py), from the loop's frame (judged) and 30 frames deeper
 #      (a model's nesting, printed; again with CUPMON_PYTHON_STACK_DEPTH=16, printed),
+#      per replay of a one-kernel CUDA graph from both depths (printed),
 #      and in the model's training step (printed:
 #      STACKS_MODEL_BLOCK steps a block, 50); and, as information, whole runs without cupmon,
 #      with CUPMON_PYTHON_STACKS=0 and with stacks. STACKS_BLOCK (1000 steps of 10
@@ -109,6 +110,13 @@ CUPMON_PYTHON_STACK_DEPTH=16 "$cupmon" run -o "$work/paired-30-cap16" -- python3
   "${STACKS_BLOCK:-1000}" 30 >"$work/paired-30-cap16.json" 2>"$work/paired-30-cap16.err"
 paired+=" $work/paired-30-cap16.json"
 rm -rf "$work/paired-30-cap16"
+# Per CUDA-graph replay (the goal: zero), from the loop's frame and 30 deeper.
+for depth in 0 30; do
+  "$cupmon" run -o "$work/paired-graph-$depth" -- python3 "$wl" paired_graph \
+    "${STACKS_BLOCK:-1000}" "$depth" >"$work/paired-graph-$depth.json" 2>"$work/paired-graph-$depth.err"
+  paired+=" $work/paired-graph-$depth.json"
+  rm -rf "$work/paired-graph-$depth"
+done
 "$cupmon" run -o "$work/paired-model" -- python3 "$wl" paired_model "${STACKS_MODEL_BLOCK:-50}" \
   >"$work/paired-model.json" 2>"$work/paired-model.err"
 paired+=" $work/paired-model.json"

@@ -318,6 +318,8 @@ def cost(base_json, off_json, on_json, *paired_json):
         s = paired.summarize(result)
         depth = result.get("depth", "?")
         where = f"loop {depth} frames deeper" if depth else "loop"
+        if result.get("workload") == "graph":
+            where = f"CUDA graph replays{f', {depth} frames deeper' if depth else ''} (per replay)"
         if result.get("workload") == "model":
             where = (f"the model's training step ({result.get('kernels_per_step', 0):.0f} "
                      "kernels a step)")

@@ -14,6 +14,8 @@ usage: stacks_workload.py MODE [STEPS] [ARG]
           runs that many Python frames deeper (a model's module nesting), default 0
   paired_model  the same with blocks of STEPS training steps of the model (its kernels
           per step counted by cupmon)
+  paired_graph  the same with blocks of STEPS replays of a CUDA graph of one kernel (what
+          stacks add per replay); ARG: frames deeper, default 0
   backward  STEPS training steps under torch.autograd.profiler.emit_nvtx(): the
           autograd engine's backward kernels must name their forward op's line
 Prints one JSON line with what it ran.
@@ -207,6 +209,34 @@ elif mode == "paired_model":
                         paired.abi_switch(), before_block=torch.cuda.synchronize,
                         warm_steps=5)
     out.update(result, workload="model", kernels_per_step=launches)
+    if "error" not in result:
+        out["summary"] = paired.describe(paired.summarize(result))
+elif mode == "paired_graph":
+    # What stacks add per CUDA-graph replay: blocks of STEPS replays with stacks on and
+    # off in turn. The graph is one tiny kernel so that a replay is bound by its launch
+    # call, not by the GPU (a replay's kernels carry their nodes' stacks, taken at
+    # capture; the replay call's own stack is the one read per replay).
+    import os
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "bench", "stacks"))
+    import paired
+
+    a = torch.randn(4096, device=dev)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            a.mul_(1.0001)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        a.mul_(1.0001)
+    pairs = int(os.environ.get("STACKS_PAIRS", "40"))
+    result = paired.nested(int(arg or 0), lambda: paired.run(
+        graph.replay, 1, steps, pairs, paired.abi_switch(),
+        before_block=torch.cuda.synchronize))
+    out.update(result, workload="graph", depth=int(arg or 0))
     if "error" not in result:
         out["summary"] = paired.describe(paired.summarize(result))
 elif mode == "backward":
