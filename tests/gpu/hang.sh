@@ -64,10 +64,15 @@ d = json.load(open(diag_path)) if ok else {}
 culprits = sorted({c["rank"] for c in d.get("culprits", [])})
 want = {"spin": "compute-kernel", "stop": "host-stopped"}[mode]
 state = next((r["state"]["state"] for r in d.get("ranks", []) if r["rank"] == 1), None)
-good = ok and culprits == [1] and state == want
+# The culprit's line must give a time: a start, or (CUPTI's forced flush can give a
+# running kernel no times) the launch from the thread's ring, never "at -".
+why = " ".join(c.get("why", "") for c in d.get("culprits", []))
+timed = " at - " not in why and "since -" not in why and "launch -" not in why
+good = ok and culprits == [1] and state == want and timed
 print(f"{'PASS' if good else 'FAIL'} {mode}: culprit {culprits} state {state} (want [1] {want}); "
       f"record {to_record:.2f} s after the threshold, diagnose took {took:.2f} s; "
-      f"threshold to diagnosis {to_record + took:.2f} s; {d.get('headline', '')}")
+      f"threshold to diagnosis {to_record + took:.2f} s; {d.get('headline', '')}"
+      f"{'' if timed else '; the culprit line has no time: ' + why}")
 PY
     grep -q "^PASS $mode" "$results" || failed=1
     sed 's/^/    /' "$run/diagnosis.txt" >>"$results"
