@@ -13,7 +13,9 @@
 #      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
 #      (bench/stacks/paired.py), from the loop's frame (judged) and 30 frames deeper
 #      (a model's nesting, printed; again with CUPMON_PYTHON_STACK_DEPTH=16, printed),
-#      per replay of a one-kernel CUDA graph from both depths (printed),
+#      per replay of a one-kernel CUDA graph from both depths (printed), and the stack
+#      read timed inside the program (CUPMON_PYTHON_STACK_TIMING=1) in the model's
+#      training steps and the loop (printed),
 #      and in the model's training step (printed:
 #      STACKS_MODEL_BLOCK steps a block, 50); and, as information, whole runs without cupmon,
 #      with CUPMON_PYTHON_STACKS=0 and with stacks. STACKS_BLOCK (1000 steps of 10
@@ -121,6 +123,18 @@ done
   >"$work/paired-model.json" 2>"$work/paired-model.err"
 paired+=" $work/paired-model.json"
 rm -rf "$work/paired-model"
+# The stack read timed inside the program (CUPMON_PYTHON_STACK_TIMING=1): the model's
+# training steps, whose paired figure is noisier than its effect, and the loop for
+# comparison with its paired figure.
+for what in "model:eager 300" "loop:loop $loop"; do
+  name=${what%%:*}
+  # shellcheck disable=SC2086
+  CUPMON_PYTHON_STACK_TIMING=1 "$cupmon" run -o "$work/timed-$name" -- python3 "$wl" ${what#*:} \
+    >"$work/timed-$name.out" 2>"$work/timed-$name.err"
+  python3 "$check" timing "$(ls -d "$work/timed-$name"/*/ | head -1)" "$name" >>"$results" 2>&1 \
+    || echo "INFO stack read timed, $name: no meta (see logs.txt)" >>"$results"
+  rm -rf "$work/timed-$name"
+done
 cp $paired "$FINAL/" 2>/dev/null
 # shellcheck disable=SC2086
 judge python3 "$check" cost "$base" "$off" "$on" $paired

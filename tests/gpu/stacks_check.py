@@ -21,6 +21,8 @@ usage:
                                                     paired.py), the others (deeper stacks)
                                                     and the whole runs (no cupmon, stacks
                                                     off, on) printed as information
+  stacks_check.py timing DUMP WHAT                   INFO: the stack read timed in the
+                                                    program (CUPMON_PYTHON_STACK_TIMING=1)
   stacks_check.py backward CUPMON_TRACE FILE         under emit_nvtx: >= 90 % of the kernel
                                                     time launched from threads without
                                                     Python frames is "backward of" a
@@ -358,6 +360,16 @@ def cost(base_json, off_json, on_json, *paired_json):
         print(f"  {name}: " + ", ".join(f"{v:.0f}" for v in r) + " ns per launch")
 
 
+def timing(dump, what):
+    """INFO: the stack read timed inside the program (CUPMON_PYTHON_STACK_TIMING=1), from
+    the dump's meta."""
+    with open(os.path.join(dump, "cupti_monitor_meta.bin"), "rb") as f:
+        t = json.loads(f.read()[16:]).get("python_stack_timing") or {}
+    print(f"INFO stack read timed in the program, {what}: {t.get('ns_per_read', '?')} ns per "
+          f"launch over {t.get('reads', 0)} launches (clock floor "
+          f"{t.get('clock_floor_ns', '?')} ns taken off)")
+
+
 def retention(dump, keep, slack):
     """The launch stacks stay inside --keep: segments were retired, every live segment
     with launches has its seg-N.stacks, no stacks file outlives its segment, and the
@@ -391,6 +403,7 @@ if __name__ == "__main__":
     what, *args = sys.argv[1:]
     {
         "compare": compare,
+        "timing": timing,
         "coverage": coverage,
         "cost": cost,
         "retention": retention,

@@ -415,3 +415,32 @@ fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
     assert_eq!(cut.get("attn_kernel"), Some(&false), "{version}: {cut:?}");
     assert_eq!(cut.len(), ops_per_name().len(), "{version}: {cut:?}");
 }
+
+#[test]
+fn stack_timing_puts_the_cost_of_each_read_in_the_meta_only_when_asked() {
+    let Some((version, python)) = pythons().into_iter().next() else {
+        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+        return;
+    };
+    let timed = tempfile::tempdir().expect("tempdir");
+    run(
+        &python,
+        timed.path(),
+        &[("CUPMON_PYTHON_STACK_TIMING", "1")],
+    );
+    let dump = Dump::open(only_dump(timed.path())).expect("open");
+    let t = &dump.meta().json()["python_stack_timing"];
+    // Each launch call of the app (kernels, memsets, the capture; a replay's one call).
+    let reads = t["reads"].as_u64().expect("reads");
+    assert!((20..=100).contains(&reads), "{version}: {t}");
+    let ns = t["ns_per_read"].as_f64().expect("ns_per_read");
+    // A read of a few frames, and a 150-deep one: more than nothing, far less than 1 ms.
+    assert!(ns > 0.0 && ns < 1e6, "{version}: {t}");
+    let plain = tempfile::tempdir().expect("tempdir");
+    run(&python, plain.path(), &[]);
+    let dump = Dump::open(only_dump(plain.path())).expect("open");
+    assert!(
+        dump.meta().json().get("python_stack_timing").is_none(),
+        "{version}: timed without being asked"
+    );
+}

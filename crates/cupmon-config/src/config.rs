@@ -61,6 +61,8 @@ pub struct MonitorConfig {
     pub python_stacks: bool,
     /// Frames kept of each stack, innermost first (at most `cupmon_pystack::MAX_DEPTH`).
     pub python_stack_depth: u32,
+    /// Time each stack read (for measuring what stacks cost; the meta says).
+    pub python_stack_timing: bool,
     /// Act when CUPTI delivers nothing while kernels are launched.
     pub recover: bool,
     /// A stall: this many flush periods without a buffer back...
@@ -134,6 +136,7 @@ impl MonitorConfig {
             count_launches: true,
             python_stacks: true,
             python_stack_depth: MAX_PYTHON_STACK_DEPTH,
+            python_stack_timing: false,
             recover: true,
             stall_periods: 3,
             stall_kernels: 20_000,

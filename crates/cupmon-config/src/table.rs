@@ -303,6 +303,7 @@ pub static SETTINGS: &[Setting] = &[
     accounting::COUNT_LAUNCHES,
     accounting::PYTHON_STACKS,
     accounting::PYTHON_STACK_DEPTH,
+    accounting::PYTHON_STACK_TIMING,
     accounting::RECOVER,
     accounting::STALL_PERIODS,
     accounting::STALL_KERNELS,

@@ -76,6 +76,23 @@ pub(crate) const PYTHON_STACK_DEPTH: Setting = Setting {
     show: |c| Some(c.python_stack_depth.to_string()),
 };
 
+pub(crate) const PYTHON_STACK_TIMING: Setting = Setting {
+    name: "python_stack_timing",
+    env: "CUPMON_PYTHON_STACK_TIMING",
+    flag: None,
+    value: "0|1",
+    default: "0",
+    allowed: "0 or 1",
+    help: "1: time each launch's Python stack read in the program itself (two clock reads \
+           a launch, taken off the figure; for measuring, not for always), the meta's \
+           `python_stack_timing` gives the reads and ns per read (no flag)",
+    apply: |c, v| {
+        c.python_stack_timing = flag(v)?;
+        Ok(())
+    },
+    show: |c| on_off(c.python_stack_timing),
+};
+
 pub(crate) const RECOVER: Setting = Setting {
     name: "recover",
     env: "CUPMON_RECOVER",

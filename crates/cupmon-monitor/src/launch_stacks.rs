@@ -21,7 +21,9 @@ fn begin(shared: &Shared, not_counting: Option<String>) -> Result<String, String
         ));
     }
     let depth = shared.config.python_stack_depth as usize;
-    cupmon_cupti::start_python_stacks(shared.cupti, depth)
+    let python = cupmon_cupti::start_python_stacks(shared.cupti, depth)?;
+    cupmon_cupti::time_python_stacks(shared.config.python_stack_timing);
+    Ok(python)
 }
 
 /// Starts noting stacks at the session's start when its settings want them and the

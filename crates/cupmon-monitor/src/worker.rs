@@ -381,6 +381,19 @@ impl Worker {
                 );
             });
         }
+        if let Some(t) = cupmon_cupti::python_stack_timing() {
+            // CUPMON_PYTHON_STACK_TIMING=1: what the stack reads cost in this program.
+            self.shared.write_meta(|m| {
+                m.set(
+                    "python_stack_timing",
+                    serde_json::json!({
+                        "reads": t.reads,
+                        "ns_per_read": (t.ns_per_read * 10.0).round() / 10.0,
+                        "clock_floor_ns": t.clock_floor_ns,
+                    }),
+                );
+            });
+        }
         let b = cupmon_cupti::launches::autograd::backward_counts();
         if b.attributed + b.forward_not_seen + b.forward_overwritten > 0 {
             // Backward ops whose NVTX range carried a sequence number (emit_nvtx): given

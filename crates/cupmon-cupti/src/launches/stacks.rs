@@ -145,7 +145,10 @@ pub(crate) fn note_launch(correlation_id: u32) {
     if !ON.load(Ordering::Relaxed) {
         return;
     }
-    let Some(stack) = this_thread_stack() else {
+    let timed = super::stack_timing::start();
+    let stack = this_thread_stack();
+    super::stack_timing::done(timed);
+    let Some(stack) = stack else {
         return;
     };
     let Some(ring) = RING.get() else { return };
