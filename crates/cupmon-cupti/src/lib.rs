@@ -40,7 +40,7 @@ pub use interest::Owner;
 pub use launches::{
     all_node_stacks, launch_counting, launch_counts, launch_stack, leave_callback_slot,
     python_stack_timing, python_stacks_noted, start_python_stacks, stop_python_stacks,
-    take_new_node_stacks, time_python_stacks, Counting, LaunchCounts, StackTiming,
+    take_new_node_stacks, Counting, LaunchCounts, StackTiming,
 };
 pub use load::{find_driver, LoadOptions};
 pub use locate::SearchOptions;

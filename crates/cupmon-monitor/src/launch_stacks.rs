@@ -20,10 +20,12 @@ fn begin(shared: &Shared, not_counting: Option<String>) -> Result<String, String
             "they are noted by the launch callbacks, and launches are not counted ({reason})"
         ));
     }
-    let depth = shared.config.python_stack_depth as usize;
-    let python = cupmon_cupti::start_python_stacks(shared.cupti, depth)?;
-    cupmon_cupti::time_python_stacks(shared.config.python_stack_timing);
-    Ok(python)
+    let c = &shared.config;
+    cupmon_cupti::start_python_stacks(
+        shared.cupti,
+        c.python_stack_depth as usize,
+        c.python_stack_timing,
+    )
 }
 
 /// Starts noting stacks at the session's start when its settings want them and the

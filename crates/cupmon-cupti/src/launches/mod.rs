@@ -26,7 +26,7 @@ mod stacks;
 mod subscriber;
 
 pub use counter::{launch_counts, LaunchCounts};
-pub use stack_timing::{python_stack_timing, time_python_stacks, StackTiming};
+pub use stack_timing::{python_stack_timing, StackTiming};
 pub use stacks::{
     all_node_stacks, launch_stack, python_stacks_noted, start_python_stacks, stop_python_stacks,
     take_new_node_stacks,

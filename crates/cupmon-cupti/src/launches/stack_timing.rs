@@ -6,10 +6,9 @@
 //! real training step its noise is larger than the effect; this figure is the read
 //! alone, with no noise from the rest of the step.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-static TIMING: AtomicBool = AtomicBool::new(false);
 static READS: AtomicU64 = AtomicU64::new(0);
 static NANOS: AtomicU64 = AtomicU64::new(0);
 /// An empty interval between two clock reads (their own cost), taken off each reading.
@@ -25,30 +24,23 @@ pub struct StackTiming {
     pub clock_floor_ns: u64,
 }
 
-/// Starts or stops timing the stack reads (the counts are the process's, kept across).
-pub fn time_python_stacks(on: bool) {
-    if on && FLOOR_NS.load(Ordering::Relaxed) == 0 {
+/// Measures the clock's own cost once, before the first timed read (`stacks.rs` turns
+/// timing on with the noting of stacks; the counts are the process's, kept across).
+pub(crate) fn calibrate() {
+    if FLOOR_NS.load(Ordering::Relaxed) == 0 {
         FLOOR_NS.store(clock_floor_ns(), Ordering::Relaxed);
     }
-    TIMING.store(on, Ordering::Relaxed);
 }
 
-/// The start of a timed read, when timing is on.
+/// One stack read, started at `t0`, is done.
 #[inline]
-pub(crate) fn start() -> Option<Instant> {
-    TIMING.load(Ordering::Relaxed).then(Instant::now)
-}
-
-#[inline]
-pub(crate) fn done(started: Option<Instant>) {
-    if let Some(t0) = started {
-        let ns = t0.elapsed().as_nanos() as u64;
-        NANOS.fetch_add(
-            ns.saturating_sub(FLOOR_NS.load(Ordering::Relaxed)),
-            Ordering::Relaxed,
-        );
-        READS.fetch_add(1, Ordering::Relaxed);
-    }
+pub(crate) fn add(t0: Instant) {
+    let ns = t0.elapsed().as_nanos() as u64;
+    NANOS.fetch_add(
+        ns.saturating_sub(FLOOR_NS.load(Ordering::Relaxed)),
+        Ordering::Relaxed,
+    );
+    READS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The reads timed so far; `None` when none was.
@@ -78,15 +70,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_are_counted_only_while_timing_and_the_clock_floor_is_taken_off() {
-        done(start());
-        assert_eq!(python_stack_timing(), None, "not timing: nothing counted");
-        time_python_stacks(true);
-        let t0 = start();
+    fn a_timed_read_is_counted_with_the_clock_floor_taken_off() {
+        assert_eq!(python_stack_timing(), None, "nothing timed yet");
+        calibrate();
+        let t0 = Instant::now();
         std::thread::sleep(std::time::Duration::from_millis(2));
-        done(t0);
-        time_python_stacks(false);
-        done(start());
+        add(t0);
         let t = python_stack_timing().expect("one read timed");
         assert_eq!(t.reads, 1);
         assert!(t.ns_per_read >= 2e6 - t.clock_floor_ns as f64, "{t:?}");

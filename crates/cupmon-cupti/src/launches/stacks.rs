@@ -11,7 +11,7 @@
 use std::alloc::{alloc_zeroed, Layout};
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::cupti::Cupti;
@@ -21,7 +21,13 @@ use crate::raw::GetGraphNodeIdFn;
 pub const SLOTS: usize = 1 << 22;
 const MASK: u32 = (SLOTS - 1) as u32;
 
-static ON: AtomicBool = AtomicBool::new(false);
+/// Whether launches note their stacks, and whether each note is timed: one load on the
+/// launch path says both.
+static ON: AtomicU8 = AtomicU8::new(OFF);
+const OFF: u8 = 0;
+const NOTING: u8 = 1;
+/// Noting, each stack read timed (`CUPMON_PYTHON_STACK_TIMING`, `stack_timing.rs`).
+const NOTING_TIMED: u8 = 2;
 static RING: OnceLock<&'static [AtomicU64]> = OnceLock::new();
 
 fn ring() -> &'static [AtomicU64] {
@@ -66,7 +72,7 @@ fn with_nodes<T>(f: impl FnOnce(&mut NodeStacks) -> T) -> T {
 
 /// A graph node was created on this thread: its stack is this thread's now.
 pub(crate) fn node_created(node: *mut c_void) {
-    if !ON.load(Ordering::Relaxed) || node.is_null() {
+    if ON.load(Ordering::Relaxed) == OFF || node.is_null() {
         return;
     }
     let (Some(id), Some(stack)) = (node_id(node), this_thread_stack()) else {
@@ -80,7 +86,7 @@ pub(crate) fn node_created(node: *mut c_void) {
 
 /// A node was cloned (into an executable graph): the clone has the original's stack.
 pub(crate) fn node_cloned(original: *mut c_void, node: *mut c_void) {
-    if !ON.load(Ordering::Relaxed) || node.is_null() || original.is_null() {
+    if ON.load(Ordering::Relaxed) == OFF || node.is_null() || original.is_null() {
         return;
     }
     let (Some(from), Some(to)) = (node_id(original), node_id(node)) else {
@@ -104,20 +110,27 @@ pub fn all_node_stacks() -> Vec<(u64, u32)> {
     with_nodes(|n| n.by_node.iter().map(|(&k, &v)| (k, v)).collect())
 }
 
-/// Starts noting stacks, each kept to its innermost `max_frames` frames; `Err` says why
-/// they cannot be (no readable Python here).
-pub fn start_python_stacks(cupti: &Cupti, max_frames: usize) -> Result<String, String> {
+/// Starts noting stacks, each kept to its innermost `max_frames` frames, each read timed
+/// when `timed`; `Err` says why they cannot be (no readable Python here).
+pub fn start_python_stacks(
+    cupti: &Cupti,
+    max_frames: usize,
+    timed: bool,
+) -> Result<String, String> {
     let python = cupmon_pystack::status()?;
     cupmon_pystack::set_max_frames(max_frames);
+    if timed {
+        super::stack_timing::calibrate();
+    }
     NODE_ID.get_or_init(|| cupti.raw().get_graph_node_id);
     ring();
-    ON.store(true, Ordering::Release);
+    ON.store(if timed { NOTING_TIMED } else { NOTING }, Ordering::Release);
     super::subscriber::resync();
     Ok(python)
 }
 
 pub fn stop_python_stacks() {
-    ON.store(false, Ordering::Release);
+    ON.store(OFF, Ordering::Release);
     super::subscriber::resync();
 }
 
@@ -125,7 +138,7 @@ pub fn stop_python_stacks() {
 /// [`start_python_stacks`] and [`stop_python_stacks`]; the copy callbacks are then
 /// wanted too).
 pub fn python_stacks_noted() -> bool {
-    ON.load(Ordering::Acquire)
+    ON.load(Ordering::Acquire) != OFF
 }
 
 /// The calling thread's stack; on a thread without Python frames, the stack of the
@@ -142,12 +155,15 @@ fn this_thread_stack() -> Option<u32> {
 /// At the entry of the outermost launch call of a thread.
 #[inline]
 pub(crate) fn note_launch(correlation_id: u32) {
-    if !ON.load(Ordering::Relaxed) {
+    let on = ON.load(Ordering::Relaxed);
+    if on == OFF {
         return;
     }
-    let timed = super::stack_timing::start();
+    let timed = (on == NOTING_TIMED).then(std::time::Instant::now);
     let stack = this_thread_stack();
-    super::stack_timing::done(timed);
+    if let Some(t0) = timed {
+        super::stack_timing::add(t0);
+    }
     let Some(stack) = stack else {
         return;
     };
