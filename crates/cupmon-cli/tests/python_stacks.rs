@@ -44,6 +44,15 @@ pub(crate) fn pythons() -> Vec<(String, PathBuf)> {
     pythons_of(11..=13)
 }
 
+/// The first CPython 3.11+ found; `None`, and the test said SKIPPED, when there is none.
+pub(crate) fn first_python() -> Option<(String, PathBuf)> {
+    let first = pythons().into_iter().next();
+    if first.is_none() {
+        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+    }
+    first
+}
+
 /// The CPythons `3.x` for x in `minors` found.
 fn pythons_of(minors: std::ops::RangeInclusive<u32>) -> Vec<(String, PathBuf)> {
     let mut candidates = vec![PathBuf::from("python3")];
@@ -246,8 +255,7 @@ fn has_stack_files(dump_dir: &Path) -> bool {
 
 #[test]
 fn with_python_stacks_off_nothing_is_noted_and_stats_says_so() {
-    let Some((_, python)) = pythons().into_iter().next() else {
-        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+    let Some((_, python)) = first_python() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -337,8 +345,7 @@ fn check_lines(what: &str, ops: &[(String, Option<String>)]) {
 
 #[test]
 fn the_window_trace_and_decode_give_each_gpu_op_its_source_line() {
-    let Some((_, python)) = pythons().into_iter().next() else {
-        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+    let Some((_, python)) = first_python() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -382,8 +389,7 @@ fn the_window_trace_and_decode_give_each_gpu_op_its_source_line() {
 
 #[test]
 fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
-    let Some((version, python)) = pythons().into_iter().next() else {
-        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+    let Some((version, python)) = first_python() else {
         return;
     };
     let marks = markers();
@@ -418,8 +424,7 @@ fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
 
 #[test]
 fn stack_timing_puts_the_cost_of_each_read_in_the_meta_only_when_asked() {
-    let Some((version, python)) = pythons().into_iter().next() else {
-        cupmon_test_skip::skipped!("no CPython 3.11-3.13 (python3 or pyenv) to run the app");
+    let Some((version, python)) = first_python() else {
         return;
     };
     let timed = tempfile::tempdir().expect("tempdir");
