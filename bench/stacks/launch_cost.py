@@ -9,8 +9,9 @@ usage: launch_cost.py LAUNCHES DEPTH
          (paired.py: the method and its figures); bench/stacks/run.sh runs this
        launch_cost.py paired-graph STEPS PAIRS DEPTH
          the same with replays (cudaGraphLaunch) of a graph of 20 kernel nodes captured
-         first: what stacks add per replay (the replay call's own stack is noted, for
-         graphs captured before the session; the kernels carry their nodes')
+         first: what stacks add per replay (the kernels carry their nodes' stacks, so a
+         replay reads none; a graph with a node captured without one, e.g. before the
+         session, has each replay's own stack read)
 Prints one JSON line.
 """
 import ctypes

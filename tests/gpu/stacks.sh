@@ -7,7 +7,8 @@
 #      by its function's first line), and cupmon's line the one a record_function label
 #      (on the marked line itself) puts the launch on.
 #   2. graph: a decode step captured in a torch.cuda.CUDAGraph and replayed: >= 99 % of
-#      kernel time attributed to a line of the workload (the capture's).
+#      kernel time attributed to a line of the workload (the capture's), and no stack
+#      read for the replays (reads counted with CUPMON_PYTHON_STACK_TIMING=1).
 #   3. compile: torch.compile(mode="reduce-overhead"), the same check.
 #   4. cost: ns added per launch by stacks (goal <= 0.3 us), paired in one process under
 #      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
@@ -78,8 +79,10 @@ fi
 
 if want 2; then
 note "2. CUDA graph replays"
-run graph graph 2000
+# Stack reads counted (CUPMON_PYTHON_STACK_TIMING=1): the replays must read none.
+CUPMON_PYTHON_STACK_TIMING=1 run graph graph 2000
 judge python3 "$check" coverage "$work/graph.trace.json.gz" "$wl"
+judge python3 "$check" replay_reads "$(ls -d "$work"/graph/*/ | head -1)" 2000
 fi
 
 if want 3; then

@@ -370,6 +370,19 @@ def timing(dump, what):
           f"{t.get('clock_floor_ns', '?')} ns taken off)")
 
 
+def replay_reads(dump, replays):
+    """A CUDA graph's replays read no stack (their kernels carry the captured nodes'):
+    the stack reads counted in the program (CUPMON_PYTHON_STACK_TIMING=1) are the eager
+    and capture launches' only, fewer than half the replays."""
+    with open(os.path.join(dump, "cupti_monitor_meta.bin"), "rb") as f:
+        t = json.loads(f.read()[16:]).get("python_stack_timing") or {}
+    reads, replays = t.get("reads"), int(replays)
+    ok = reads is not None and reads < replays / 2
+    print(f"{'PASS' if ok else 'FAIL'} graph replays read no stack: {reads} stack reads in a "
+          f"run of {replays} replays (the warm-up and capture launches'; each replay "
+          f"reading one would make it over {replays})")
+
+
 def retention(dump, keep, slack):
     """The launch stacks stay inside --keep: segments were retired, every live segment
     with launches has its seg-N.stacks, no stacks file outlives its segment, and the
@@ -404,6 +417,7 @@ if __name__ == "__main__":
     {
         "compare": compare,
         "timing": timing,
+        "replay_reads": replay_reads,
         "coverage": coverage,
         "cost": cost,
         "retention": retention,

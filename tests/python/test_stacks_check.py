@@ -100,3 +100,19 @@ def test_a_kernel_one_line_off_fails_the_exact_line_and_is_named(tmp_path):
 def test_a_python_kernel_without_a_line_fails_rather_than_matching_nothing(tmp_path):
     out = compare(tmp_path, {5: None, 6: 4, 9: None})
     assert verdicts(out) == ["FAIL", "FAIL", "FAIL"], out
+
+
+def replay_reads(tmp_path, reads):
+    """The check's verdict line for a dump whose meta counted `reads` stack reads."""
+    meta = {"python_stack_timing": {"reads": reads}} if reads is not None else {}
+    (tmp_path / "cupti_monitor_meta.bin").write_bytes(b"\0" * 16 + json.dumps(meta).encode())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        stacks_check.replay_reads(str(tmp_path), "2000")
+    return out.getvalue()
+
+
+def test_replays_that_read_no_stack_pass_and_ones_that_do_fail(tmp_path):
+    assert replay_reads(tmp_path, 57).startswith("PASS"), "warm-up and capture only"
+    assert replay_reads(tmp_path, 2057).startswith("FAIL"), "one read a replay"
+    assert replay_reads(tmp_path, None).startswith("FAIL"), "the meta has no count"

@@ -435,9 +435,31 @@ fn stack_timing_puts_the_cost_of_each_read_in_the_meta_only_when_asked() {
     );
     let dump = Dump::open(only_dump(timed.path())).expect("open");
     let t = &dump.meta().json()["python_stack_timing"];
-    // Each launch call of the app (kernels, memsets, the capture; a replay's one call).
+    // Each launch call of the app (kernels, memsets, the capture), and none for the
+    // graph's replays: their kernels carry the captured nodes' stacks.
     let reads = t["reads"].as_u64().expect("reads");
     assert!((20..=100).contains(&reads), "{version}: {t}");
+    let replayed = tempfile::tempdir().expect("tempdir");
+    run(
+        &python,
+        replayed.path(),
+        &[
+            ("CUPMON_PYTHON_STACK_TIMING", "1"),
+            ("STACKS_APP_REPLAYS", "40"),
+        ],
+    );
+    let dump = Dump::open(only_dump(replayed.path())).expect("open");
+    let more = &dump.meta().json()["python_stack_timing"];
+    assert_eq!(
+        more["reads"].as_u64(),
+        Some(reads),
+        "{version}: 36 more replays read stacks ({t} with 4, {more} with 40)"
+    );
+    // Every replay's kernels still have their line: 36 ops more than with 4 replays
+    // (two kernels each), all joined.
+    let joined = &dump.meta().json()["python_stack_records"];
+    assert_eq!(joined["attributed"], 36 + 36 * 2, "{version}: {joined}");
+    assert_eq!(joined["unattributed"], 0, "{version}: {joined}");
     let ns = t["ns_per_read"].as_f64().expect("ns_per_read");
     // A read of a few frames, and a 150-deep one: more than nothing, far less than 1 ms.
     assert!(ns > 0.0 && ns < 1e6, "{version}: {t}");

@@ -46,6 +46,9 @@ struct Graphs {
     exec_nodes: Vec<Vec<u64>>,
     /// Handles of kernel nodes captured and not instantiated yet.
     captured: Vec<usize>,
+    /// Graphs made by capture, by graph id, and their nodes: the captured nodes
+    /// themselves, as the driver lists a captured graph's.
+    captured_graphs: Vec<(usize, Vec<usize>)>,
     /// Node handles made so far (captured nodes and their clones).
     nodes_made: usize,
 }
@@ -55,6 +58,7 @@ static GRAPHS: Mutex<Graphs> = Mutex::new(Graphs {
     execs: Vec::new(),
     exec_nodes: Vec::new(),
     captured: Vec::new(),
+    captured_graphs: Vec::new(),
     nodes_made: 0,
 });
 
@@ -107,7 +111,9 @@ pub(crate) fn instantiate_captured() -> u64 {
             .map(|&original| (original, new_loose_node(&mut g)))
             .collect();
         g.graphs.push(vec![Node::Kernel; captured.len()]);
-        let graph = graph_handle(g.graphs.len() - 1);
+        let id = g.graphs.len() - 1;
+        g.captured_graphs.push((id, captured.clone()));
+        let graph = graph_handle(id);
         g.execs.push(Some(captured.len() as u32));
         let at = g.execs.len() - 1;
         g.exec_nodes.resize(at, Vec::new());
@@ -156,6 +162,13 @@ fn node_of(g: &Graphs, handle: usize) -> Option<Node> {
         (offset % GRAPH_STRIDE).checked_sub(1)?,
     );
     g.graphs.get(graph)?.get(index).copied()
+}
+
+/// The captured node a handle names: all are kernels.
+fn is_loose_node(g: &Graphs, handle: usize) -> bool {
+    handle
+        .checked_sub(LOOSE_NODE_BASE)
+        .is_some_and(|o| o > 0 && o % 8 == 0 && o / 8 <= g.nodes_made)
 }
 
 fn graph_of(g: &Graphs, handle: usize) -> Option<&Vec<Node>> {
@@ -260,6 +273,7 @@ pub unsafe extern "C" fn cuGraphGetNodes(
         return INVALID_VALUE;
     };
     let id = (graph as usize - GRAPH_BASE) / GRAPH_STRIDE;
+    let captured = g.captured_graphs.iter().find(|(g, _)| *g == id);
     if nodes.is_null() {
         // SAFETY: valid for writes by the caller's contract.
         unsafe { num_nodes.write(list.len()) };
@@ -268,7 +282,9 @@ pub unsafe extern "C" fn cuGraphGetNodes(
     // SAFETY: valid for reads by the caller's contract.
     let room = unsafe { num_nodes.read() };
     for i in 0..room {
-        let node = if i < list.len() {
+        let node = if let Some((_, handles)) = captured.filter(|_| i < list.len()) {
+            handles[i] as *mut c_void
+        } else if i < list.len() {
             node_handle(id, i) as *mut c_void
         } else {
             std::ptr::null_mut()
@@ -290,8 +306,14 @@ pub unsafe extern "C" fn cuGraphNodeGetType(node: *mut c_void, kind: *mut c_int)
     if kind.is_null() {
         return INVALID_VALUE;
     }
-    let Some(node) = node_of(&lock(&GRAPHS), node as usize) else {
-        return INVALID_VALUE;
+    let g = lock(&GRAPHS);
+    let node = if is_loose_node(&g, node as usize) {
+        Node::Kernel
+    } else {
+        let Some(node) = node_of(&g, node as usize) else {
+            return INVALID_VALUE;
+        };
+        node
     };
     let value = match node {
         Node::Kernel => NODE_KERNEL,

@@ -132,23 +132,22 @@ impl StackJoin {
     /// One record of a buffer.
     #[inline]
     pub fn see(&mut self, record: &Record) {
-        if !matches!(
-            record,
-            Record::Kernel(_) | Record::Memcpy(_) | Record::Memset(_)
-        ) {
-            return;
-        }
-        if let Record::Kernel(k) = record {
-            if k.graph_node_id != 0 {
-                let known = self.nodes.contains_key(&k.graph_node_id)
-                    || (!self.nodes_looked && {
-                        self.learn_nodes();
-                        self.nodes.contains_key(&k.graph_node_id)
-                    });
-                if known {
-                    self.attributed += 1;
-                    return;
-                }
+        let node = match record {
+            Record::Kernel(k) => k.graph_node_id,
+            Record::Memcpy(m) => m.graph_node_id,
+            Record::Memset(m) => m.graph_node_id,
+            _ => return,
+        };
+        // A graph node's work carries the node's stack (its replays read none).
+        if node != 0 {
+            let known = self.nodes.contains_key(&node)
+                || (!self.nodes_looked && {
+                    self.learn_nodes();
+                    self.nodes.contains_key(&node)
+                });
+            if known {
+                self.attributed += 1;
+                return;
             }
         }
         let corr = record.correlation_id();

@@ -15,6 +15,11 @@ pub struct Layout {
     /// `_PyInterpreterFrame.f_code` (`f_executable` in 3.13: then it may be a non-code
     /// object, which the walker recognises by its type).
     pub frame_code: usize,
+    /// `frame_code` may hold something other than a code object (3.13), so the walker
+    /// reads each one's type. 3.11 and 3.12 declare it a `PyCodeObject *`: their walks
+    /// skip that read, a cache line of each code object that the names do not share
+    /// (the type is at offset 8, the names at 112 and 128).
+    pub frame_code_may_not_be_code: bool,
     pub frame_previous: usize,
     /// `prev_instr` (3.11, 3.12) or `instr_ptr` (3.13); either way Python's own line of
     /// the frame is that of `(ptr - co_code_adaptive)` bytes.
@@ -54,6 +59,7 @@ pub const PY311: Layout = Layout {
         current_frame: 8,
     },
     frame_code: 32,
+    frame_code_may_not_be_code: false,
     frame_previous: 48,
     frame_instr: 56,
     frame_owner: 69,
@@ -73,6 +79,7 @@ pub const PY312: Layout = Layout {
         current_frame: 0,
     },
     frame_code: 0,
+    frame_code_may_not_be_code: false,
     frame_previous: 8,
     frame_instr: 56,
     frame_owner: 70,
@@ -89,6 +96,7 @@ pub const PY313: Layout = Layout {
     version: (3, 13),
     tstate_frame: FramePath::Direct(72),
     frame_code: 0,
+    frame_code_may_not_be_code: true,
     frame_previous: 8,
     frame_instr: 56,
     frame_owner: 70,

@@ -153,8 +153,10 @@ pub(crate) unsafe fn walk(rt: &Runtime, out: &mut [RawFrame; MAX_DEPTH]) -> Walk
             continue;
         }
         // SAFETY: a non-null object pointer of a live frame: its header is readable.
-        if unsafe { read::<usize>(code + OBJECT_TYPE) } != rt.code_type {
-            continue; // not a code object (3.13's shims, or a layout not understood)
+        if l.frame_code_may_not_be_code
+            && unsafe { read::<usize>(code + OBJECT_TYPE) } != rt.code_type
+        {
+            continue; // not a code object (3.13's executables that are not code)
         }
         if walk.frames == max_frames {
             walk.truncated = true;
@@ -191,9 +193,10 @@ pub(crate) struct Resolved {
 /// (the same launch call).
 pub(crate) unsafe fn resolve(rt: &Runtime, raw: RawFrame) -> Resolved {
     let l = &rt.layout;
-    // SAFETY: `raw.code` is a live code object (checked by type in `walk`) of this
-    // version; `PyCode_Addr2Line` reads only the immutable line table (no allocation, no
-    // GIL needed), and gets an offset inside the code (else -1: the first line).
+    // SAFETY: `raw.code` is a live code object of this version (its frames hold only
+    // code objects there, or `walk` checked the type); `PyCode_Addr2Line` reads only
+    // the immutable line table (no allocation, no GIL needed), and gets an offset
+    // inside the code (else -1: the first line).
     unsafe {
         let units: isize = read(raw.code + 16); // `ob_size`: code units
         let offset = match i32::try_from(raw.offset) {

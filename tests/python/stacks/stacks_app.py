@@ -84,5 +84,5 @@ deep(150)
 gen = (fake.cupmonFakeLaunchKernels(1, 7, b"gen_kernel") for _ in range(2))  # LAUNCH gen_kernel
 list(gen)
 graph = capture_graph()
-for _ in range(4):
+for _ in range(int(os.environ.get("STACKS_APP_REPLAYS", "4"))):
     replay(graph)

@@ -1,17 +1,20 @@
-//! How many kernels each executable graph launches: counted once, when CUPTI says the
-//! graph was instantiated (the resource domain's graph-exec-created callback), from
-//! the driver's view of the graph (`cuGraphGetNodes`, `cuGraphNodeGetType`, child
-//! graphs recursively), and looked up at every graph launch.
+//! How many kernels each executable graph launches, and whether every node that runs
+//! GPU work has a Python stack: both found once, when CUPTI says the graph was
+//! instantiated (the resource domain's graph-exec-created callback), from the driver's
+//! view of the graph (`cuGraphGetNodes`, `cuGraphNodeGetType`, child graphs
+//! recursively), and looked up at every graph launch.
 
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::path::Path;
 use std::sync::{OnceLock, RwLock};
 
 use libloading::Library;
+use rustc_hash::FxHashMap;
 
 /// `CUgraphNodeType` values.
 const NODE_KERNEL: c_int = 0;
+const NODE_MEMCPY: c_int = 1;
+const NODE_MEMSET: c_int = 2;
 const NODE_GRAPH: c_int = 4;
 const NODE_CONDITIONAL: c_int = 13;
 /// Child graphs nested deeper than this are not followed (CUDA allows no cycles; this
@@ -34,8 +37,18 @@ static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
 /// Why a graph's kernels are not known, or how many it has.
 pub(crate) type GraphSize = Result<u64, &'static str>;
 
-/// Executable graph (`CUgraphExec` as an address) → its kernels.
-static SIZES: RwLock<Option<HashMap<usize, GraphSize>>> = RwLock::new(None);
+/// What a graph launch needs to know of its executable graph.
+#[derive(Debug, Clone, Copy)]
+struct Exec {
+    kernels: GraphSize,
+    /// Every kernel, copy and memset node had a Python stack when the graph was
+    /// instantiated: each record of a replay carries its node's, and the replay's own
+    /// stack would be read for nothing.
+    stacked: bool,
+}
+
+/// Executable graph (`CUgraphExec` as an address) → what its launches need.
+static EXECS: RwLock<Option<FxHashMap<usize, Exec>>> = RwLock::new(None);
 
 /// Loads the driver's graph functions from `libcuda` (the library the driver check
 /// loaded). Returns why not, when it cannot.
@@ -68,40 +81,68 @@ pub(crate) fn load_driver(libcuda: Option<&Path>) -> Result<(), String> {
         .map_err(Clone::clone)
 }
 
-/// A graph was instantiated as `exec`: count its kernels now. Called from CUPTI's
-/// callback inside `cuGraphInstantiate`, where `graph` is valid.
-pub(crate) fn exec_created(graph: *mut c_void, exec: *mut c_void) {
+/// A graph was instantiated as `exec`: count its kernels now, and see whether its work
+/// nodes all have stacks (`has_stack`: a node of `graph`). Called from CUPTI's callback
+/// inside `cuGraphInstantiate`, where `graph` is valid.
+pub(crate) fn exec_created(
+    graph: *mut c_void,
+    exec: *mut c_void,
+    has_stack: impl Fn(*mut c_void) -> bool,
+) {
     if exec.is_null() {
         return;
     }
-    let size = match DRIVER.get() {
-        Some(Ok(driver)) if !graph.is_null() => count_kernels(driver, graph, 0),
+    let mut stacked = true;
+    let kernels = match DRIVER.get() {
+        Some(Ok(driver)) if !graph.is_null() => {
+            let mut visit = |node| stacked &= has_stack(node);
+            count_kernels(driver, graph, 0, &mut visit)
+        }
         Some(Ok(_)) => Err("CUPTI gave no graph"),
         _ => Err("the driver's graph functions are not available"),
     };
-    SIZES
+    // A graph not walked to its end may have work nodes not seen.
+    let stacked = stacked && kernels.is_ok();
+    EXECS
         .write()
         .unwrap_or_else(|p| p.into_inner())
-        .get_or_insert_with(HashMap::new)
-        .insert(exec as usize, size);
+        .get_or_insert_with(FxHashMap::default)
+        .insert(exec as usize, Exec { kernels, stacked });
 }
 
 /// `exec` is being destroyed (its address may be reused).
 pub(crate) fn exec_destroyed(exec: *mut c_void) {
-    if let Some(map) = SIZES.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
+    if let Some(map) = EXECS.write().unwrap_or_else(|p| p.into_inner()).as_mut() {
         map.remove(&(exec as usize));
     }
+}
+
+fn exec_of(exec: *const c_void) -> Option<Exec> {
+    let execs = EXECS.read().unwrap_or_else(|p| p.into_inner());
+    execs.as_ref()?.get(&(exec as usize)).copied()
 }
 
 /// The kernels one launch of `exec` runs; `None` when not known.
 #[inline]
 pub(crate) fn kernels_of(exec: *const c_void) -> Option<u64> {
-    let sizes = SIZES.read().unwrap_or_else(|p| p.into_inner());
-    sizes.as_ref()?.get(&(exec as usize))?.ok()
+    exec_of(exec)?.kernels.ok()
 }
 
-/// Kernel nodes of `graph` and of its child graphs.
-fn count_kernels(driver: &Driver, graph: *mut c_void, depth: u32) -> GraphSize {
+/// Whether every record a launch of `exec` makes carries its node's stack (then the
+/// launch's own stack is not read: a replay costs no stack walk).
+#[inline]
+pub(crate) fn replays_carry_stacks(exec: *const c_void) -> bool {
+    exec_of(exec).is_some_and(|e| e.stacked)
+}
+
+/// Kernel nodes of `graph` and of its child graphs; `work` sees each kernel, copy and
+/// memset node.
+fn count_kernels(
+    driver: &Driver,
+    graph: *mut c_void,
+    depth: u32,
+    work: &mut dyn FnMut(*mut c_void),
+) -> GraphSize {
     if depth > MAX_DEPTH {
         return Err("child graphs nested too deep");
     }
@@ -125,6 +166,9 @@ fn count_kernels(driver: &Driver, graph: *mut c_void, depth: u32) -> GraphSize {
         if unsafe { (driver.node_get_type)(node, &mut kind) } != 0 {
             return Err("cuGraphNodeGetType failed");
         }
+        if matches!(kind, NODE_KERNEL | NODE_MEMCPY | NODE_MEMSET) {
+            work(node);
+        }
         match kind {
             NODE_KERNEL => kernels += 1,
             NODE_GRAPH => {
@@ -133,7 +177,7 @@ fn count_kernels(driver: &Driver, graph: *mut c_void, depth: u32) -> GraphSize {
                 if unsafe { (driver.child_graph)(node, &mut child) } != 0 || child.is_null() {
                     return Err("cuGraphChildGraphNodeGetGraph failed");
                 }
-                kernels += count_kernels(driver, child, depth + 1)?;
+                kernels += count_kernels(driver, child, depth + 1, work)?;
             }
             // A conditional body runs a number of times only the GPU knows.
             NODE_CONDITIONAL => return Err("the graph has conditional nodes"),
@@ -145,11 +189,11 @@ fn count_kernels(driver: &Driver, graph: *mut c_void, depth: u32) -> GraphSize {
 
 /// How many executable graphs are known, and how many of them have no kernel count.
 pub(crate) fn known_graphs() -> (u64, u64) {
-    let sizes = SIZES.read().unwrap_or_else(|p| p.into_inner());
-    sizes.as_ref().map_or((0, 0), |m| {
+    let execs = EXECS.read().unwrap_or_else(|p| p.into_inner());
+    execs.as_ref().map_or((0, 0), |m| {
         (
             m.len() as u64,
-            m.values().filter(|s| s.is_err()).count() as u64,
+            m.values().filter(|e| e.kernels.is_err()).count() as u64,
         )
     })
 }

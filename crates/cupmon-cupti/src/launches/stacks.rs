@@ -46,7 +46,9 @@ fn ring() -> &'static [AtomicU64] {
 /// Graph nodes' stacks: taken when a node is created (during stream capture, inside
 /// the launch call that made it; or by `cudaGraphAdd*Node`), copied to the node's
 /// clones (the executable graph's nodes), keyed by CUPTI's node id, which each
-/// replayed kernel's record carries. A replay costs nothing.
+/// replayed kernel's, copy's and memset's record carries. A replay costs nothing: when
+/// all of a graph's work nodes have stacks, its launches read none
+/// (`graphs::replays_carry_stacks`).
 #[derive(Debug, Default)]
 struct NodeStacks {
     by_node: HashMap<u64, u32>,
@@ -98,6 +100,12 @@ pub(crate) fn node_cloned(original: *mut c_void, node: *mut c_void) {
             n.new.push((to, stack));
         }
     });
+}
+
+/// Whether graph node `node` has a stack (one of a graph being instantiated: see
+/// `graphs::exec_created`).
+pub(crate) fn node_has_stack(node: *mut c_void) -> bool {
+    node_id(node).is_some_and(|id| with_nodes(|n| n.by_node.contains_key(&id)))
 }
 
 /// Graph nodes given a stack since the last call: `(node id, stack)`.

@@ -430,7 +430,15 @@ unsafe extern "C" fn on_callback(
 unsafe fn on_launch(launch: Launch, domain: u32, cbid: u32, data: &CallbackData) {
     if data.callback_site == ids::SITE_ENTER {
         if counter::enter() {
-            stacks::note_launch(data.correlation_id);
+            // A replay of a graph whose nodes all have stacks: its records carry
+            // theirs, so its own would be read for nothing.
+            let replay_carries_stacks = matches!(launch, Launch::Graph)
+                && stacks::python_stacks_noted()
+                // SAFETY: the caller's contract (a launch callback's data).
+                && graphs::replays_carry_stacks(unsafe { graph_exec(data) });
+            if !replay_carries_stacks {
+                stacks::note_launch(data.correlation_id);
+            }
         }
         return;
     }
@@ -447,18 +455,23 @@ unsafe fn on_launch(launch: Launch, domain: u32, cbid: u32, data: &CallbackData)
     unsafe { inflight::launched(domain, cbid, data) };
     match launch {
         Launch::Kernel => counter::add_kernel(),
-        Launch::Graph => {
-            let params = data.function_params.cast::<*const c_void>();
-            let exec = if params.is_null() {
-                ptr::null()
-            } else {
-                // SAFETY: the parameters of `cudaGraphLaunch`/`cuGraphLaunch` start
-                // with the executable graph handle.
-                unsafe { params.read_unaligned() }
-            };
-            counter::add_graph(graphs::kernels_of(exec));
-        }
+        // SAFETY: the caller's contract (a graph launch's callback data).
+        Launch::Graph => counter::add_graph(graphs::kernels_of(unsafe { graph_exec(data) })),
     }
+}
+
+/// The executable graph a graph launch launches (null when CUPTI gave no parameters).
+///
+/// # Safety
+/// `data` must be CUPTI's callback data for `cudaGraphLaunch`/`cuGraphLaunch`.
+unsafe fn graph_exec(data: &CallbackData) -> *const c_void {
+    let params = data.function_params.cast::<*const c_void>();
+    if params.is_null() {
+        return ptr::null();
+    }
+    // SAFETY: the parameters of `cudaGraphLaunch`/`cuGraphLaunch` start with the
+    // executable graph handle.
+    unsafe { params.read_unaligned() }
 }
 
 /// # Safety
@@ -491,7 +504,7 @@ unsafe fn on_resource(cbid: u32, data: &ResourceData) {
     } else if cbid == ids::RESOURCE_GRAPHNODE_CLONED {
         stacks::node_cloned(graph.original_node, graph.node);
     } else if cbid == ids::RESOURCE_GRAPHEXEC_CREATED {
-        graphs::exec_created(graph.graph, graph.graph_exec);
+        graphs::exec_created(graph.graph, graph.graph_exec, stacks::node_has_stack);
     } else {
         graphs::exec_destroyed(graph.graph_exec);
     }
