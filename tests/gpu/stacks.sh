@@ -25,6 +25,10 @@
 #      (segments/seg-N.stacks) retired with their segments, the dump within its budget.
 #   6. backward: training steps under torch.autograd.profiler.emit_nvtx(): >= 90 % of
 #      the autograd engine's kernel time is "backward of" the forward line that made it.
+#   7. the stack read timed in the program alone (part 4's last runs), TIMED_ROUNDS (5)
+#      rounds of the model and the loop: how much one run's figure varies; with
+#      TIMED_LIBS ("label:library ...") builds take turns in each round, an A/B of a
+#      change to the read (not in the default parts).
 # Needs .gpu/cupmon and .gpu/libcupmon_inject.so (scripts/gpu-bundle.sh), python3 with
 # torch. Results in $OUT/results.txt (PASS/FAIL lines), logs in $OUT/logs.txt.
 #
@@ -65,6 +69,23 @@ run() { # run NAME MODE STEPS [ARG]: cupmon run, then the dump's trace with stac
   "$cupmon" decode "$dump" --format chrome -o "$work/$name.trace.json.gz" >>"$work/$name.err" 2>&1
   "$cupmon" stats --by-line --top 8 "$dump" >"$work/$name.lines.txt" 2>>"$work/$name.err"
   sed -n '/^top source lines/,$p' "$work/$name.lines.txt" | head -40 >>"$results"
+}
+
+# The stack read timed inside the program (CUPMON_PYTHON_STACK_TIMING=1): the model's
+# training steps, whose paired figure is noisier than its effect, and the loop for
+# comparison with its paired figure.
+# timed_reads [LABEL [INJECTION LIBRARY]]: another build's library for an A/B (part 7).
+timed_reads() {
+  local what name label=${1:+$1, } lib=${2:-$CUPMON_INJECT_LIBRARY}
+  for what in "model:eager 300" "loop:loop $loop"; do
+    name=${what%%:*}
+    # shellcheck disable=SC2086
+    CUPMON_INJECT_LIBRARY=$lib CUPMON_PYTHON_STACK_TIMING=1 "$cupmon" run -o "$work/timed-$name" \
+      -- python3 "$wl" ${what#*:} >"$work/timed-$name.out" 2>"$work/timed-$name.err"
+    python3 "$check" timing "$(ls -d "$work/timed-$name"/*/ | head -1)" "$label$name" >>"$results" 2>&1 \
+      || echo "INFO stack read timed, $label$name: no meta (see logs.txt)" >>"$results"
+    rm -rf "$work/timed-$name"
+  done
 }
 
 if want 1; then
@@ -126,18 +147,7 @@ done
   >"$work/paired-model.json" 2>"$work/paired-model.err"
 paired+=" $work/paired-model.json"
 rm -rf "$work/paired-model"
-# The stack read timed inside the program (CUPMON_PYTHON_STACK_TIMING=1): the model's
-# training steps, whose paired figure is noisier than its effect, and the loop for
-# comparison with its paired figure.
-for what in "model:eager 300" "loop:loop $loop"; do
-  name=${what%%:*}
-  # shellcheck disable=SC2086
-  CUPMON_PYTHON_STACK_TIMING=1 "$cupmon" run -o "$work/timed-$name" -- python3 "$wl" ${what#*:} \
-    >"$work/timed-$name.out" 2>"$work/timed-$name.err"
-  python3 "$check" timing "$(ls -d "$work/timed-$name"/*/ | head -1)" "$name" >>"$results" 2>&1 \
-    || echo "INFO stack read timed, $name: no meta (see logs.txt)" >>"$results"
-  rm -rf "$work/timed-$name"
-done
+timed_reads
 cp $paired "$FINAL/" 2>/dev/null
 # shellcheck disable=SC2086
 judge python3 "$check" cost "$base" "$off" "$on" $paired
@@ -156,6 +166,17 @@ run backward backward 30
 judge python3 "$check" backward "$work/backward.trace.json.gz" "$wl"
 python3 -c 'import json,sys; print("autograd_backward_ops:", json.loads(open(sys.argv[1],"rb").read()[16:]).get("autograd_backward_ops"))' \
   "$(ls -d "$work"/backward/*/ | head -1)/cupti_monitor_meta.bin" >>"$results" 2>&1
+fi
+if want 7; then
+note "7. the stack read timed in the program, ${TIMED_ROUNDS:-5} rounds of the model and the loop"
+# TIMED_LIBS="this:.gpu/libcupmon_inject.so before:.gpu/before/libcupmon_inject.so":
+# builds taking turns in each round (an A/B of a change to the read).
+for _ in $(seq 1 "${TIMED_ROUNDS:-5}"); do
+  for build in ${TIMED_LIBS:-this:$CUPMON_INJECT_LIBRARY}; do
+    timed_reads "${build%%:*}" "$(cd "$root" && realpath "${build#*:}")"
+  done
+done
+judge python3 "$check" timed_summary "$results"
 fi
 logs
 grep -c '^FAIL' "$results" >/dev/null && exit 1 || exit 0

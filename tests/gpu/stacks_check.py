@@ -370,6 +370,32 @@ def timing(dump, what):
           f"{t.get('clock_floor_ns', '?')} ns taken off)")
 
 
+def timed_summary(results):
+    """Part 7's verdict: the model's stack read timed in the program, the median of its
+    rounds (the first build's, with TIMED_LIBS), within the goal of 300 ns; each
+    build's median and range."""
+    line = re.compile(r"^INFO stack read timed in the program, (?:([^,]+), )?(\w+): "
+                      r"([\d.]+) ns per launch")
+    runs = {}
+    with open(results) as f:
+        for m in filter(None, map(line.match, f)):
+            runs.setdefault((m.group(1) or "", m.group(2)), []).append(float(m.group(3)))
+    if not runs:
+        print(f"FAIL stack read timed: no timed runs in {results}")
+        return
+    for (build, name), ns in runs.items():
+        ns.sort()
+        print(f"INFO stack read timed, {build + ', ' if build else ''}{name}: median "
+              f"{ns[len(ns) // 2]:.1f} ns of {len(ns)} runs (range {ns[0]:.1f}..{ns[-1]:.1f})")
+    first = next(iter(runs))[0]
+    model = sorted(runs.get((first, "model"), []))
+    median = model[len(model) // 2] if model else None
+    ok = median is not None and median <= 300
+    print(f"{'PASS' if ok else 'FAIL'} the model's stack read timed in the program "
+          f"(goal <= 300 ns): median {median} ns of {len(model)} runs"
+          f"{' (build ' + first + ')' if first else ''}")
+
+
 def replay_reads(dump, replays):
     """A CUDA graph's replays read no stack (their kernels carry the captured nodes'):
     the stack reads counted in the program (CUPMON_PYTHON_STACK_TIMING=1) are the eager
@@ -418,6 +444,7 @@ if __name__ == "__main__":
         "compare": compare,
         "timing": timing,
         "replay_reads": replay_reads,
+        "timed_summary": timed_summary,
         "coverage": coverage,
         "cost": cost,
         "retention": retention,

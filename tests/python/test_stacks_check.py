@@ -116,3 +116,30 @@ def test_replays_that_read_no_stack_pass_and_ones_that_do_fail(tmp_path):
     assert replay_reads(tmp_path, 57).startswith("PASS"), "warm-up and capture only"
     assert replay_reads(tmp_path, 2057).startswith("FAIL"), "one read a replay"
     assert replay_reads(tmp_path, None).startswith("FAIL"), "the meta has no count"
+
+
+def timed_summary(tmp_path, model_ns):
+    """The part 7 verdict for rounds of two builds whose first build's model read took
+    `model_ns` each round."""
+    lines = ["== 7. the stack read timed in the program"]
+    for ns in model_ns:
+        lines += [
+            f"INFO stack read timed in the program, this, model: {ns} ns per launch over 9 launches",
+            "INFO stack read timed in the program, this, loop: 100.0 ns per launch over 9 launches",
+            "INFO stack read timed in the program, before, model: 999.0 ns per launch over 9 launches",
+        ]
+    results = tmp_path / "results.txt"
+    results.write_text("\n".join(lines) + "\n")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        stacks_check.timed_summary(str(results))
+    return out.getvalue().splitlines()[-1]
+
+
+def test_the_timed_model_read_is_judged_by_the_median_of_the_first_build(tmp_path):
+    assert timed_summary(tmp_path, [212.8, 290.6, 230.8]).startswith("PASS")
+    assert "median 230.8 ns of 3 runs" in timed_summary(tmp_path, [212.8, 290.6, 230.8])
+    # One slow round does not fail it; most rounds over the goal do.
+    assert timed_summary(tmp_path, [212.8, 329.5, 230.8]).startswith("PASS")
+    assert timed_summary(tmp_path, [312.8, 329.5, 230.8]).startswith("FAIL")
+    assert timed_summary(tmp_path, []).startswith("FAIL")
