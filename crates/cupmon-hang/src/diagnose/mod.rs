@@ -100,13 +100,12 @@ pub fn judge(facts: Vec<RankFacts>, warnings: Vec<String>) -> Diagnosis {
             name,
             since_ns,
             launched_ns,
-            started,
             recorded,
             ..
         } = s
         {
             let what = cupmon_records::demangle(name);
-            let why = if *started {
+            let why = if since_ns.is_some() {
                 format!(
                     "a compute kernel running since {}: {what}",
                     text::time(*since_ns)

@@ -14,11 +14,11 @@ pub enum RankState {
         name: String,
         device: Option<u32>,
         stream: Option<u32>,
-        /// When it started (`None`: CUPTI gave no start time, or no record at all).
+        /// When it started: it is running (`None`: CUPTI gave no start time, or no
+        /// record at all).
         since_ns: Option<u64>,
         /// When it was launched (the launch call), when the thread's ring held it.
         launched_ns: Option<u64>,
-        started: bool,
         /// CUPTI returned a record of it at the forced flush (`false`: only the launch
         /// was seen: not started, or its record not delivered).
         recorded: bool,
@@ -76,7 +76,6 @@ pub fn rank_state(f: &RankFacts) -> RankState {
                 stream: s.stream,
                 since_ns: o.start_ns,
                 launched_ns: o.launched_ns,
-                started: o.start_ns.is_some(),
                 recorded: true,
             };
         }
@@ -110,7 +109,6 @@ pub fn rank_state(f: &RankFacts) -> RankState {
                 stream: s.stream,
                 since_ns: None,
                 launched_ns: Some(l.launched_ns),
-                started: false,
                 recorded: false,
             };
         }

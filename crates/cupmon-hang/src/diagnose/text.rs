@@ -66,18 +66,17 @@ fn state_line(s: &RankState, written: Option<u64>) -> String {
             stream,
             since_ns,
             launched_ns,
-            started,
             recorded,
         } => {
-            let (what, when, at, note) = match (started, recorded) {
-                (true, _) => ("in", "running since", *since_ns, ""),
-                (false, true) => (
+            let (what, when, at, note) = match (since_ns, recorded) {
+                (Some(_), _) => ("in", "running since", *since_ns, ""),
+                (None, true) => (
                     "unfinished",
                     "launched at",
                     *launched_ns,
                     ", no start time from CUPTI",
                 ),
-                (false, false) => ("queued", "launched at", *launched_ns, ""),
+                (None, false) => ("queued", "launched at", *launched_ns, ""),
             };
             format!(
                 "{what} compute kernel {} on {}, {when} {}{}{note}",
