@@ -422,34 +422,36 @@ fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
     assert_eq!(cut.len(), ops_per_name().len(), "{version}: {cut:?}");
 }
 
+/// Runs the app with `env` and returns its dump's meta.
+fn run_meta(python: &Path, env: &[(&str, &str)]) -> serde_json::Map<String, serde_json::Value> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    run(python, dir.path(), env);
+    let dump = Dump::open(only_dump(dir.path())).expect("open");
+    dump.meta().json().clone()
+}
+
 #[test]
 fn stack_timing_puts_the_cost_of_each_read_in_the_meta_only_when_asked() {
     let Some((version, python)) = first_python() else {
         return;
     };
-    let timed = tempfile::tempdir().expect("tempdir");
-    run(
-        &python,
-        timed.path(),
-        &[("CUPMON_PYTHON_STACK_TIMING", "1")],
-    );
-    let dump = Dump::open(only_dump(timed.path())).expect("open");
-    let t = &dump.meta().json()["python_stack_timing"];
+    let timed = run_meta(&python, &[("CUPMON_PYTHON_STACK_TIMING", "1")]);
+    let t = &timed["python_stack_timing"];
     // Each launch call of the app (kernels, memsets, the capture), and none for the
     // graph's replays: their kernels carry the captured nodes' stacks.
     let reads = t["reads"].as_u64().expect("reads");
     assert!((20..=100).contains(&reads), "{version}: {t}");
-    let replayed = tempfile::tempdir().expect("tempdir");
-    run(
+    let ns = t["ns_per_read"].as_f64().expect("ns_per_read");
+    // A read of a few frames, and a 150-deep one: more than nothing, far less than 1 ms.
+    assert!(ns > 0.0 && ns < 1e6, "{version}: {t}");
+    let replayed = run_meta(
         &python,
-        replayed.path(),
         &[
             ("CUPMON_PYTHON_STACK_TIMING", "1"),
             ("STACKS_APP_REPLAYS", "40"),
         ],
     );
-    let dump = Dump::open(only_dump(replayed.path())).expect("open");
-    let more = &dump.meta().json()["python_stack_timing"];
+    let more = &replayed["python_stack_timing"];
     assert_eq!(
         more["reads"].as_u64(),
         Some(reads),
@@ -457,17 +459,11 @@ fn stack_timing_puts_the_cost_of_each_read_in_the_meta_only_when_asked() {
     );
     // Every replay's kernels still have their line: 36 ops more than with 4 replays
     // (two kernels each), all joined.
-    let joined = &dump.meta().json()["python_stack_records"];
+    let joined = &replayed["python_stack_records"];
     assert_eq!(joined["attributed"], 36 + 36 * 2, "{version}: {joined}");
     assert_eq!(joined["unattributed"], 0, "{version}: {joined}");
-    let ns = t["ns_per_read"].as_f64().expect("ns_per_read");
-    // A read of a few frames, and a 150-deep one: more than nothing, far less than 1 ms.
-    assert!(ns > 0.0 && ns < 1e6, "{version}: {t}");
-    let plain = tempfile::tempdir().expect("tempdir");
-    run(&python, plain.path(), &[]);
-    let dump = Dump::open(only_dump(plain.path())).expect("open");
     assert!(
-        dump.meta().json().get("python_stack_timing").is_none(),
+        run_meta(&python, &[]).get("python_stack_timing").is_none(),
         "{version}: timed without being asked"
     );
 }
