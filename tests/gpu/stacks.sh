@@ -8,7 +8,8 @@
 #      (on the marked line itself) puts the launch on.
 #   2. graph: a decode step captured in a torch.cuda.CUDAGraph and replayed: >= 99 % of
 #      kernel time attributed to a line of the workload (the capture's), and no stack
-#      read for the replays (reads counted with CUPMON_PYTHON_STACK_TIMING=1).
+#      read for the replays (reads counted with CUPMON_PYTHON_STACK_TIMING=1 equal in
+#      runs of 2000 and 200 replays).
 #   3. compile: torch.compile(mode="reduce-overhead"), the same check.
 #   4. cost: ns added per launch by stacks (goal <= 0.3 us), paired in one process under
 #      `cupmon run`: blocks of a launch-bound loop with stacks on and off in turn
@@ -100,10 +101,14 @@ fi
 
 if want 2; then
 note "2. CUDA graph replays"
-# Stack reads counted (CUPMON_PYTHON_STACK_TIMING=1): the replays must read none.
+# Stack reads counted (CUPMON_PYTHON_STACK_TIMING=1): the replays must read none, so a
+# run of 200 replays reads as many as the run of 2000.
 CUPMON_PYTHON_STACK_TIMING=1 run graph graph 2000
 judge python3 "$check" coverage "$work/graph.trace.json.gz" "$wl"
-judge python3 "$check" replay_reads "$(ls -d "$work"/graph/*/ | head -1)" 2000
+CUPMON_PYTHON_STACK_TIMING=1 "$cupmon" run -o "$work/graph-few" -- python3 "$wl" graph 200 \
+  >"$work/graph-few.out" 2>"$work/graph-few.err"
+judge python3 "$check" replay_reads "$(ls -d "$work"/graph/*/ | head -1)" 2000 \
+  "$(ls -d "$work"/graph-few/*/ | head -1)" 200
 fi
 
 if want 3; then

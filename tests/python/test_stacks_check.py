@@ -102,20 +102,27 @@ def test_a_python_kernel_without_a_line_fails_rather_than_matching_nothing(tmp_p
     assert verdicts(out) == ["FAIL", "FAIL", "FAIL"], out
 
 
-def replay_reads(tmp_path, reads):
-    """The check's verdict line for a dump whose meta counted `reads` stack reads."""
-    meta = {"python_stack_timing": {"reads": reads}} if reads is not None else {}
-    (tmp_path / "cupti_monitor_meta.bin").write_bytes(b"\0" * 16 + json.dumps(meta).encode())
+def replay_reads(tmp_path, many, few):
+    """The check's verdict line for runs of 2000 and 200 replays whose metas counted
+    `many` and `few` stack reads (None: no count)."""
+    dumps = []
+    for name, reads in (("many", many), ("few", few)):
+        meta = {"python_stack_timing": {"reads": reads}} if reads is not None else {}
+        (tmp_path / name).mkdir(parents=True)
+        (tmp_path / name / "cupti_monitor_meta.bin").write_bytes(
+            b"\0" * 16 + json.dumps(meta).encode())
+        dumps.append(str(tmp_path / name))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        stacks_check.replay_reads(str(tmp_path), "2000")
+        stacks_check.replay_reads(dumps[0], "2000", dumps[1], "200")
     return out.getvalue()
 
 
 def test_replays_that_read_no_stack_pass_and_ones_that_do_fail(tmp_path):
-    assert replay_reads(tmp_path, 57).startswith("PASS"), "warm-up and capture only"
-    assert replay_reads(tmp_path, 2057).startswith("FAIL"), "one read a replay"
-    assert replay_reads(tmp_path, None).startswith("FAIL"), "the meta has no count"
+    assert replay_reads(tmp_path / "a", 72, 72).startswith("PASS"), "warm-up and capture only"
+    assert replay_reads(tmp_path / "b", 2072, 272).startswith("FAIL"), "one read a replay"
+    assert replay_reads(tmp_path / "c", 73, 72).startswith("FAIL"), "a replay read one"
+    assert replay_reads(tmp_path / "d", None, None).startswith("FAIL"), "no count"
 
 
 def timed_summary(tmp_path, model_ns):
