@@ -67,7 +67,7 @@ pub(crate) const PYTHON_STACK_DEPTH: Setting = Setting {
     allowed: "1 to 96",
     help: "frames of each launch's Python stack kept, innermost first (a deeper stack \
            loses its outermost frames and is marked cut); each frame read costs a launch \
-           about 12 ns on an H200 host (2-3 on the development VM): lower it to cheapen \
+           1 to 12 ns on an H200 host (2-3 on the development VM): lower it to cheapen \
            deep stacks (no flag)",
     apply: |c, v| {
         c.python_stack_depth = count_in(v, 1, u64::from(MAX_PYTHON_STACK_DEPTH))? as u32;
