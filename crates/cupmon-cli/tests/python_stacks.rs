@@ -422,12 +422,17 @@ fn a_depth_setting_keeps_the_innermost_frames_and_every_line() {
     assert_eq!(cut.len(), ops_per_name().len(), "{version}: {cut:?}");
 }
 
-/// Runs the app with `env` and returns its dump's meta.
-fn run_meta(python: &Path, env: &[(&str, &str)]) -> serde_json::Map<String, serde_json::Value> {
+/// Runs the app with `env` and returns its dump (with the directory that holds it).
+fn run_dump(python: &Path, env: &[(&str, &str)]) -> (tempfile::TempDir, Dump) {
     let dir = tempfile::tempdir().expect("tempdir");
     run(python, dir.path(), env);
     let dump = Dump::open(only_dump(dir.path())).expect("open");
-    dump.meta().json().clone()
+    (dir, dump)
+}
+
+/// Runs the app with `env` and returns its dump's meta.
+fn run_meta(python: &Path, env: &[(&str, &str)]) -> serde_json::Map<String, serde_json::Value> {
+    run_dump(python, env).1.meta().json().clone()
 }
 
 #[test]
@@ -444,23 +449,37 @@ fn stack_timing_puts_the_cost_of_each_read_in_the_meta_only_when_asked() {
     let ns = t["ns_per_read"].as_f64().expect("ns_per_read");
     // A read of a few frames, and a 150-deep one: more than nothing, far less than 1 ms.
     assert!(ns > 0.0 && ns < 1e6, "{version}: {t}");
-    let replayed = run_meta(
+    let (_dir, replayed) = run_dump(
         &python,
         &[
             ("CUPMON_PYTHON_STACK_TIMING", "1"),
             ("STACKS_APP_REPLAYS", "40"),
         ],
     );
-    let more = &replayed["python_stack_timing"];
+    let meta = replayed.meta().json();
+    let more = &meta["python_stack_timing"];
     assert_eq!(
         more["reads"].as_u64(),
         Some(reads),
         "{version}: 36 more replays read stacks ({t} with 4, {more} with 40)"
     );
-    // Every replay's kernels still have their line: 36 ops more than with 4 replays
-    // (two kernels each), all joined.
-    let joined = &replayed["python_stack_records"];
-    assert_eq!(joined["attributed"], 36 + 36 * 2, "{version}: {joined}");
+    // Every replay's kernels still name the capture's line: 40 replays of the app's two
+    // captured kernels.
+    let table = replayed.python_stacks();
+    let capture_line = markers()["graph_kernel"];
+    let mut on_capture_line = 0;
+    each_gpu_op(&replayed, |name, corr, node| {
+        if name == "graph_kernel" {
+            let line = match table.gpu_op(corr, node) {
+                Some(LaunchStack::Stack(id)) => table.user_frame(id).map(|f| f.line),
+                _ => None,
+            };
+            assert_eq!(line, Some(capture_line), "{version}: correlation {corr}");
+            on_capture_line += 1;
+        }
+    });
+    assert_eq!(on_capture_line, 40 * 2, "{version}");
+    let joined = &meta["python_stack_records"];
     assert_eq!(joined["unattributed"], 0, "{version}: {joined}");
     assert!(
         run_meta(&python, &[]).get("python_stack_timing").is_none(),
